@@ -1,0 +1,73 @@
+"""`mkdocs-vault-mcp serve SITE_DIR`: the MCP tools over a built or deployed site."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sqlite3
+import sys
+from pathlib import Path
+
+DEFAULT_PORT = 8765  # not 8000: that is `mkdocs serve`'s
+
+
+def index_path(target: str) -> Path:
+    """SITE_DIR, SITE_DIR/vault-mcp, or the index file itself."""
+    path = Path(target)
+    for candidate in (path, path / "vault-mcp" / "index.sqlite", path / "index.sqlite"):
+        if candidate.is_file():
+            return candidate
+    raise SystemExit(
+        f"mkdocs-vault-mcp: no index at {target!r}. Give a built site folder (it holds vault-mcp/index.sqlite "
+        "after `mkdocs build` with the vault-mcp plugin) or the path of an index.sqlite file."
+    )
+
+
+def check_index(path: Path) -> None:
+    from .index.store import open_read_only
+
+    try:
+        conn = open_read_only(path)
+        conn.execute("SELECT count(*) FROM documents JOIN info").fetchone()
+        conn.close()
+    except sqlite3.DatabaseError as error:
+        raise SystemExit(f"mkdocs-vault-mcp: {path} is not a vault-mcp index ({error}).")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="mkdocs-vault-mcp", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="serve the MCP tools from a built site's index (read-only)")
+    serve.add_argument("site", metavar="SITE_DIR", help="built site folder, or the path of an index.sqlite")
+    serve.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    serve.add_argument("--host", default="127.0.0.1", help="HTTP address to bind (default: loopback only)")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
+    serve.add_argument("--path", default="/mcp", help="HTTP endpoint path (default /mcp)")
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="HOST[:PORT]",
+        help="a Host header to accept besides loopback names, when binding beyond loopback (repeatable)",
+    )
+    args = parser.parse_args(argv)
+
+    path = index_path(args.site)
+    check_index(path)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s: %(message)s")
+
+    from .server import IndexReader, create_server
+
+    server = create_server(IndexReader(path))
+    if args.transport == "stdio":
+        server.run("stdio")
+        return
+    from .live import serve_http
+
+    try:
+        serve_http(server, host=args.host, port=args.port, path=args.path, allowed_hosts=args.allow_host)
+    except OSError as error:
+        raise SystemExit(f"mkdocs-vault-mcp: cannot listen on {args.host}:{args.port} ({error.strerror}); "
+                         "choose another with --port.")
+    except KeyboardInterrupt:
+        pass

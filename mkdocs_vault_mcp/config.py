@@ -1,0 +1,78 @@
+"""The plugin's options, as MkDocs validates them."""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+from mkdocs.config import base
+from mkdocs.config import config_options as c
+
+
+class AutoOrNames(c.BaseConfigOption[Union[str, list]]):
+    """`auto`, or a list of front matter keys."""
+
+    def __init__(self, default: str = "auto") -> None:
+        super().__init__()
+        self.default = default
+
+    def run_validation(self, value: Any) -> str | list[str]:
+        if value == "auto":
+            return value
+        if isinstance(value, list) and all(isinstance(item, str) and item for item in value):
+            return list(dict.fromkeys(value))
+        raise base.ValidationError(f"expected 'auto' or a list of front matter keys, got {value!r}")
+
+
+class PathOrOff(c.BaseConfigOption[Union[str, bool]]):
+    """A site path such as `stats/`, or `false` to turn the feature off."""
+
+    def __init__(self, default: str) -> None:
+        super().__init__()
+        self.default = default
+
+    def run_validation(self, value: Any) -> str | bool:
+        if value is False:
+            return False
+        if isinstance(value, str) and value.strip("/") and ".." not in value.split("/"):
+            return value
+        raise base.ValidationError(
+            f"expected a path inside the site such as 'stats/' or 'stats.md', or false, got {value!r}"
+        )
+
+
+class Port(c.Type[int]):
+    def __init__(self, default: int) -> None:
+        super().__init__(int, default=default)
+
+    def run_validation(self, value: object) -> int:
+        port = super().run_validation(value)
+        if not 1 <= port <= 65535:
+            raise base.ValidationError(f"expected a TCP port from 1 to 65535, got {port}")
+        return port
+
+
+class VaultMcpConfig(base.Config):
+    enabled = c.Type(bool, default=True)
+
+    # What is indexed.
+    indexed_fields = AutoOrNames(default="auto")
+    tag_fields = c.ListOfItems(c.Type(str), default=["tags", "categories"])
+    modified = c.Choice(("auto", "git", "mtime"), default="auto")
+    modified_meta = c.Optional(c.Type(str))
+    exclude = c.ListOfItems(c.Type(str), default=[])
+    respect_search_exclude = c.Type(bool, default=True)
+    include_generated = c.Type(bool, default=False)
+
+    # Where it goes.
+    cache_dir = c.Type(str, default=".cache/plugin/vault-mcp")
+    publish_index = c.Type(bool, default=True)
+    stats_page = PathOrOff(default="stats/")
+    stats_page_in_nav = c.Type(bool, default=False)
+
+    # The live MCP server beside `mkdocs serve`.
+    serve_mcp = c.Type(bool, default=True)
+    mcp_host = c.Type(str, default="127.0.0.1")
+    mcp_port = Port(default=8765)
+    mcp_path = c.Type(str, default="/mcp")
+    mcp_allowed_hosts = c.ListOfItems(c.Type(str), default=[])
+    wait_timeout = c.Type((int, float), default=30)

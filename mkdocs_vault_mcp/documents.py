@@ -1,0 +1,262 @@
+"""Documents as plain data: what one rendered page contributes to the index.
+
+Nothing here knows SQL or MkDocs events; the plugin hands in what MkDocs
+produced (Markdown, HTML, meta) and gets back a `Document`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import html
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+
+@dataclass(frozen=True)
+class Section:
+    """The text from one heading to the next heading of any level."""
+
+    heading: str  # "" for the text before the first heading
+    level: int  # 0 for the text before the first heading
+    anchor: str | None  # the id the rendered page gives the heading
+    trail: str  # "Install > From PyPI"
+    body: str
+
+
+@dataclass
+class Document:
+    path: str
+    url: str
+    title: str
+    summary: str
+    meta: dict[str, Any]
+    markdown: str
+    modified: dt.datetime  # aware, UTC
+    modified_source: str  # "meta", "git" or "mtime"
+    sections: list[Section] = field(default_factory=list)
+    values: dict[str, list[str]] = field(default_factory=dict)
+    fingerprint: str = ""
+
+    @property
+    def folder(self) -> str:
+        return self.path.rpartition("/")[0]
+
+    @property
+    def headings(self) -> list[str]:
+        return [section.heading for section in self.sections if section.level]
+
+
+def build_document(
+    *,
+    path: str,
+    url: str,
+    title: str,
+    meta: dict[str, Any],
+    markdown: str,
+    html_content: str,
+    modified: dt.datetime,
+    modified_source: str,
+    indexed_fields: str | list[str],
+    fingerprint: str,
+) -> Document:
+    sections = split_sections(html_content)
+    description = meta.get("description")
+    summary = description if isinstance(description, str) else first_paragraph(html_content)
+    return Document(
+        path=path,
+        url=url,
+        title=title,
+        summary=summary,
+        meta=json_ready(meta),
+        markdown=markdown,
+        modified=modified,
+        modified_source=modified_source,
+        sections=sections,
+        values=field_values(meta, indexed_fields),
+        fingerprint=fingerprint,
+    )
+
+
+def fingerprint(*parts: object) -> str:
+    """A digest of everything that, when unchanged, lets a page skip re-indexing."""
+    digest = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        digest.update(str(part).encode("utf-8", "surrogatepass"))
+        digest.update(b"\x00")
+    return digest.hexdigest()
+
+
+# --- Front matter values ---------------------------------------------------
+
+
+def normalize_value(value: Any) -> str | None:
+    """One scalar as the index stores it, or None when it gives no value."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        return json.dumps(value)
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, str):
+        return value
+    return None
+
+
+def field_values(meta: dict[str, Any], indexed_fields: str | list[str]) -> dict[str, list[str]]:
+    """Normalized values of every indexable top-level key; a list gives one value per scalar member."""
+    keys = meta.keys() if indexed_fields == "auto" else [key for key in indexed_fields if key in meta]
+    values: dict[str, list[str]] = {}
+    for key in keys:
+        raw = meta[key]
+        members = raw if isinstance(raw, list) else [raw]
+        normalized = [v for v in (normalize_value(member) for member in members) if v is not None]
+        if normalized:
+            values[str(key)] = list(dict.fromkeys(normalized))
+    return values
+
+
+def json_ready(value: Any) -> Any:
+    """Front matter as JSON can carry it: dates as ISO strings, anything else odd as its text."""
+    if isinstance(value, dict):
+        return {str(key): json_ready(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple, set)):
+        return [json_ready(item) for item in value]
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+# --- Rendered HTML ---------------------------------------------------------
+
+# Regular expressions rather than an HTML parser: MkDocs' own output is regular
+# enough, and the build-time budget per page is well under a millisecond.
+_HEADING = re.compile(r"<h([1-6])((?:\s[^>]*)?)>(.*?)</h\1\s*>", re.S | re.I)
+_ID = re.compile(r"""\sid\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.I)
+_PERMALINK = re.compile(r"<a\b[^>]*\bclass=\"[^\"]*\bheaderlink\b[^\"]*\"[^>]*>.*?</a>", re.S | re.I)
+_INVISIBLE = re.compile(r"<(script|style|template)\b.*?</\1\s*>|<!--.*?-->", re.S | re.I)
+_BLOCK_TAG = re.compile(
+    r"</?(?:p|div|br|hr|li|ul|ol|dl|dt|dd|pre|table|thead|tbody|tr|td|th|blockquote|section|details|summary"
+    r"|figure|figcaption|h[1-6])\b[^>]*>",
+    re.I,
+)
+_TAG = re.compile(r"<[^>]+>")
+_SPACE = re.compile(r"\s+")
+_FIRST_PARAGRAPH = re.compile(r"<p\b([^>]*)>(.*?)</p\s*>", re.S | re.I)
+
+
+def visible_text(fragment: str) -> str:
+    fragment = _INVISIBLE.sub(" ", fragment)
+    fragment = _BLOCK_TAG.sub(" ", fragment)
+    fragment = _TAG.sub("", fragment)
+    return _SPACE.sub(" ", html.unescape(fragment)).strip()
+
+
+def split_sections(html_content: str) -> list[Section]:
+    """Cut rendered HTML at every heading; the text before the first one is a section when not empty."""
+    sections: list[Section] = []
+    trail: list[tuple[int, str]] = []
+    position = 0
+    heading, level, anchor = "", 0, None
+    for match in _HEADING.finditer(html_content):
+        body = visible_text(html_content[position : match.start()])
+        if level or body:
+            sections.append(Section(heading, level, anchor, " > ".join(t for _, t in trail), body))
+        level = int(match.group(1))
+        heading = visible_text(_PERMALINK.sub("", match.group(3)))
+        id_match = _ID.search(match.group(2))
+        anchor = next((g for g in id_match.groups() if g is not None), None) if id_match else None
+        while trail and trail[-1][0] >= level:
+            trail.pop()
+        trail.append((level, heading))
+        position = match.end()
+    body = visible_text(html_content[position:])
+    if level or body or not sections:
+        sections.append(Section(heading, level, anchor, " > ".join(t for _, t in trail), body))
+    return sections
+
+
+def first_paragraph(html_content: str) -> str:
+    for match in _FIRST_PARAGRAPH.finditer(html_content):
+        if "admonition-title" in match.group(1):
+            continue
+        text = visible_text(match.group(2))
+        if text:
+            return text
+    return ""
+
+
+# --- Markdown source -------------------------------------------------------
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_ATTR_LIST = re.compile(r"\s*\{\s*[:#.][^}]*\}\s*$")
+_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
+
+
+@dataclass(frozen=True)
+class MarkdownHeading:
+    start: int  # character offset of the heading's first line
+    level: int
+    text: str  # without closing hashes and attribute lists
+    anchor: str | None  # an explicit `{ #id }`, when given
+
+
+def markdown_headings(markdown: str) -> list[MarkdownHeading]:
+    """ATX and setext headings of a Markdown source, skipping fenced code blocks."""
+    headings: list[MarkdownHeading] = []
+    fence: str | None = None
+    previous: tuple[int, str] | None = None  # (offset, line) of a candidate setext text line
+    for offset, line in _lines_with_offsets(markdown):
+        fence_match = _FENCE.match(line)
+        if fence is not None:
+            if fence_match and fence_match.group(1)[0] == fence[0] and len(fence_match.group(1)) >= len(fence):
+                fence = None
+            continue
+        if fence_match:
+            fence, previous = fence_match.group(1), None
+            continue
+        atx = _ATX.match(line)
+        setext = _SETEXT.match(line)
+        if atx:
+            text = _CLOSING_HASHES.sub("", atx.group(2) or "")
+            headings.append(_heading(offset, len(atx.group(1)), text))
+            previous = None
+        elif setext and previous is not None:
+            level = 1 if setext.group(1)[0] == "=" else 2
+            headings.append(_heading(previous[0], level, previous[1].strip()))
+            previous = None
+        else:
+            previous = (offset, line) if line.strip() and not line.startswith("    ") else None
+    return headings
+
+
+def _heading(offset: int, level: int, text: str) -> MarkdownHeading:
+    anchor = None
+    attr = _ATTR_LIST.search(text)
+    if attr:
+        id_match = re.search(r"#([^\s}]+)", attr.group(0))
+        anchor = id_match.group(1) if id_match else None
+        text = text[: attr.start()]
+    return MarkdownHeading(offset, level, text.strip(), anchor)
+
+
+def _lines_with_offsets(text: str) -> Iterator[tuple[int, str]]:
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        yield offset, line.rstrip("\r\n")
+        offset += len(line)

@@ -1,0 +1,188 @@
+"""The shared filters (spec section 4), checked and compiled to one SQL condition.
+
+Every tool that takes filters goes through `compile_filters`; the condition
+is over the `documents` table under the alias `d`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..documents import normalize_value
+from .store import to_micros
+
+SCOPES = {
+    "all": None,
+    "metadata": "{path title headings summary}",
+    "body": "{body}",
+}
+
+
+class InvalidArgument(ValueError):
+    """A tool argument that is wrong; the message says what is accepted."""
+
+
+@dataclass(frozen=True)
+class Filters:
+    query: str | None = None
+    scope: str = "all"
+    path: str | None = None
+    folder: str | None = None
+    pattern: str | None = None
+    filters: dict[str, Any] = field(default_factory=dict)
+    modified_after: str | None = None
+    modified_before: str | None = None
+
+
+@dataclass(frozen=True)
+class Compiled:
+    where: str  # a condition over `documents d`
+    params: list[Any]
+    match: str | None  # the FTS5 expression actually used, or None
+
+
+def check_choice(name: str, value: str, accepted: list[str] | tuple[str, ...]) -> str:
+    if value not in accepted:
+        raise InvalidArgument(f"Unknown {name} {value!r}; accepted: {', '.join(map(repr, accepted))}.")
+    return value
+
+
+def check_range(name: str, value: int, low: int, high: int | None = None) -> int:
+    if value < low or (high is not None and value > high):
+        accepted = f"from {low} to {high}" if high is not None else f"{low} or more"
+        raise InvalidArgument(f"{name} must be an integer {accepted}; got {value}.")
+    return value
+
+
+def parse_instant(name: str, text: str) -> dt.datetime:
+    """An RFC 3339 instant that must carry a time and a time zone."""
+    problem = (
+        f"{name} must be an RFC 3339 date-time with a time zone, such as "
+        f"'2025-03-01T00:00:00Z' or '2025-03-01T09:30:00+02:00'; got {text!r}"
+    )
+    candidate = text.strip()
+    if not re.match(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}", candidate):
+        raise InvalidArgument(problem + " (a date alone is not an instant).")
+    try:
+        instant = dt.datetime.fromisoformat(re.sub(r"[zZ]$", "+00:00", candidate))
+    except ValueError:
+        raise InvalidArgument(problem + ".") from None
+    if instant.tzinfo is None:
+        raise InvalidArgument(problem + " (the time zone is missing).")
+    return instant
+
+
+def normalize_folder(folder: str) -> str:
+    return folder.replace("\\", "/").strip("/")
+
+
+def indexed_fields(conn: sqlite3.Connection) -> list[str]:
+    row = conn.execute("SELECT value FROM info WHERE key = 'indexed_fields'").fetchone()
+    return json.loads(row[0]) if row else []
+
+
+def check_field(conn: sqlite3.Connection, name: str) -> str:
+    fields = indexed_fields(conn)
+    if name not in fields:
+        listing = ", ".join(fields) if fields else "none on this site"
+        raise InvalidArgument(f"Field {name!r} is not indexed; indexed fields: {listing}.")
+    return name
+
+
+def compile_filters(conn: sqlite3.Connection, filters: Filters) -> Compiled:
+    check_choice("scope", filters.scope, tuple(SCOPES))
+    clauses: list[str] = []
+    params: list[Any] = []
+
+    if filters.path is not None:
+        clauses.append("d.path = ?")
+        params.append(filters.path)
+
+    if filters.folder is not None:
+        folder = normalize_folder(filters.folder)
+        if folder:
+            # A range over the index instead of LIKE: case-sensitive, and `_` and `%` stay plain.
+            clauses.append("(d.folder = ? OR (d.folder >= ? AND d.folder < ?))")
+            params += [folder, folder + "/", folder + "0"]  # "0" is the character after "/"
+        else:
+            clauses.append("d.folder = ''")
+
+    if filters.pattern is not None:
+        clauses.append("d.path GLOB ?")
+        params.append(filters.pattern)
+
+    if not isinstance(filters.filters, dict):
+        raise InvalidArgument(
+            f"filters must be an object of field -> value (string, number or boolean); got {filters.filters!r}."
+        )
+    for name, value in filters.filters.items():
+        if value is None or isinstance(value, (list, dict)):
+            raise InvalidArgument(
+                f"filters[{name!r}] must be a string, number or boolean; got {json.dumps(value)}. "
+                "Give one value per field; all given fields must match."
+            )
+        check_field(conn, name)
+        clauses.append("d.id IN (SELECT document_id FROM field_values WHERE field = ? AND value = ?)")
+        params += [name, normalize_value(value)]
+
+    if filters.modified_after is not None:
+        clauses.append("d.modified >= ?")
+        params.append(to_micros(parse_instant("modified_after", filters.modified_after)))
+    if filters.modified_before is not None:
+        clauses.append("d.modified < ?")
+        params.append(to_micros(parse_instant("modified_before", filters.modified_before)))
+
+    match = None
+    if filters.query is not None and filters.query.strip():
+        match = fts_expression(conn, filters.query, filters.scope)
+        if match is None:
+            clauses.append("0")
+        else:
+            clauses.append(
+                "d.id IN (SELECT s.document_id FROM sections s WHERE s.id IN"
+                " (SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?))"
+            )
+            params.append(match)
+
+    return Compiled(" AND ".join(clauses) or "1", params, match)
+
+
+# --- FTS5 expressions ------------------------------------------------------
+
+# Words as the unicode61 tokenizer cuts them: runs of letters, digits and marks.
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def literal_words(query: str) -> list[str]:
+    return _WORD.findall(query)
+
+
+def literal_expression(words: list[str], joiner: str = " ") -> str | None:
+    return joiner.join(f'"{word}"' for word in words) or None
+
+
+def scoped(expression: str, scope: str) -> str:
+    columns = SCOPES[scope]
+    return expression if columns is None else f"{columns} : ({expression})"
+
+
+def is_valid_match(conn: sqlite3.Connection, expression: str) -> bool:
+    try:
+        conn.execute("SELECT rowid FROM sections_fts WHERE sections_fts MATCH ? LIMIT 1", [expression]).fetchall()
+    except sqlite3.OperationalError:
+        return False
+    return True
+
+
+def fts_expression(conn: sqlite3.Connection, query: str, scope: str) -> str | None:
+    """The query as FTS5 reads it; when SQLite rejects it, its literal words ANDed (None: no words)."""
+    expression = scoped(query.strip(), scope)
+    if is_valid_match(conn, expression):
+        return expression
+    literal = literal_expression(literal_words(query))
+    return None if literal is None else scoped(literal, scope)

@@ -1,0 +1,151 @@
+"""One function per question an agent (or the snapshot, or the stats page) asks the index.
+
+Each takes an open connection and checked-or-raw arguments and returns plain
+JSON-ready data; `InvalidArgument` says what was wrong with an argument.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sqlite3
+from typing import Any
+
+from .filters import Filters, InvalidArgument, check_choice, check_field, check_range, compile_filters, indexed_fields
+from .filters import normalize_folder
+
+DOCUMENT_COLUMNS = "d.path, d.title, d.folder, d.url, d.modified, d.summary, d.meta"
+
+
+def rfc3339(micros: int) -> str:
+    """UTC with `Z`, to the microsecond, the fraction left out when zero and trailing zeros dropped."""
+    instant = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=micros)
+    text = instant.strftime("%Y-%m-%dT%H:%M:%S")
+    if instant.microsecond:
+        text += f".{instant.microsecond:06d}".rstrip("0")
+    return text + "Z"
+
+
+def document_row(row: tuple) -> dict[str, Any]:
+    path, title, folder, url, modified, summary, meta = row
+    return {
+        "path": path,
+        "title": title,
+        "folder": folder,
+        "url": url,
+        "modified": rfc3339(modified),
+        "summary": summary,
+        "meta": json.loads(meta),
+    }
+
+
+def count_documents(conn: sqlite3.Connection, filters: Filters) -> int:
+    compiled = compile_filters(conn, filters)
+    return conn.execute(f"SELECT count(*) FROM documents d WHERE {compiled.where}", compiled.params).fetchone()[0]
+
+
+def bucket_order(bucket: dict[str, Any]) -> tuple:
+    return (-bucket["count"], bucket["key"].casefold(), bucket["key"])
+
+
+def aggregate_documents(
+    conn: sqlite3.Connection, by: str, filters: Filters, field: str = "tags", limit: int = 100
+) -> dict[str, Any]:
+    check_choice("by", by, ("folder", "tag", "month"))
+    check_range("limit", limit, 1, 1000)
+    compiled = compile_filters(conn, filters)
+    where, params = compiled.where, compiled.params
+    total = conn.execute(f"SELECT count(*) FROM documents d WHERE {where}", params).fetchone()[0]
+    missing = 0
+    if by == "folder":
+        sql = f"SELECT d.folder, count(*) FROM documents d WHERE {where} GROUP BY d.folder"
+    elif by == "month":
+        sql = (
+            "SELECT strftime('%Y-%m', d.modified / 1000000, 'unixepoch') AS month, count(*)"
+            f" FROM documents d WHERE {where} GROUP BY month"
+        )
+    else:
+        check_field(conn, field)
+        sql = (
+            "SELECT v.value, count(*) FROM field_values v JOIN documents d ON d.id = v.document_id"
+            f" WHERE v.field = ? AND {where} GROUP BY v.value"
+        )
+        params = [field, *params]
+        with_value = conn.execute(
+            f"SELECT count(*) FROM documents d WHERE {where}"
+            " AND d.id IN (SELECT document_id FROM field_values WHERE field = ?)",
+            [*compiled.params, field],
+        ).fetchone()[0]
+        missing = total - with_value
+    buckets = sorted(({"key": key, "count": count} for key, count in conn.execute(sql, params)), key=bucket_order)
+    return {"total": total, "buckets": buckets[:limit], "missing": missing, "truncated": len(buckets) > limit}
+
+
+def get_recent(conn: sqlite3.Connection, limit: int = 20, folder: str | None = None) -> list[dict[str, Any]]:
+    check_range("limit", limit, 1, 1000)
+    compiled = compile_filters(conn, Filters(folder=folder))
+    rows = conn.execute(
+        f"SELECT {DOCUMENT_COLUMNS} FROM documents d WHERE {compiled.where}"
+        " ORDER BY d.modified DESC, d.path ASC LIMIT ?",
+        [*compiled.params, limit],
+    )
+    return [document_row(row) for row in rows]
+
+
+SORT_COLUMNS = {"path": "d.path", "modified": "d.modified", "title": "d.title"}
+DEFAULT_ORDER = {"path": "asc", "modified": "desc", "title": "asc"}
+
+
+def query_documents(
+    conn: sqlite3.Connection,
+    filters: Filters,
+    sort: str = "path",
+    order: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> dict[str, Any]:
+    check_choice("sort", sort, tuple(SORT_COLUMNS))
+    order = DEFAULT_ORDER[sort] if order is None else check_choice("order", order, ("asc", "desc"))
+    check_range("limit", limit, 1, 1000)
+    check_range("offset", offset, 0)
+    compiled = compile_filters(conn, filters)
+    total = conn.execute(f"SELECT count(*) FROM documents d WHERE {compiled.where}", compiled.params).fetchone()[0]
+    tie = "" if sort == "path" else ", d.path ASC"
+    rows = conn.execute(
+        f"SELECT {DOCUMENT_COLUMNS} FROM documents d WHERE {compiled.where}"
+        f" ORDER BY {SORT_COLUMNS[sort]} {order.upper()}{tie} LIMIT ? OFFSET ?",
+        [*compiled.params, limit, offset],
+    )
+    result = [document_row(row) for row in rows]
+    after = offset + len(result)
+    return {"result": result, "total": total, "next_offset": after if after < total else None}
+
+
+def index_stats(conn: sqlite3.Connection) -> dict[str, Any]:
+    info = dict(conn.execute("SELECT key, value FROM info"))
+    documents, folders, oldest, newest = conn.execute(
+        "SELECT count(*), count(DISTINCT folder), min(modified), max(modified) FROM documents"
+    ).fetchone()
+    return {
+        "document_count": documents,
+        "section_count": conn.execute("SELECT count(*) FROM sections").fetchone()[0],
+        "folder_count": folders,
+        "indexed_frontmatter_fields": indexed_fields(conn),
+        "oldest_modified": rfc3339(oldest) if oldest is not None else None,
+        "newest_modified": rfc3339(newest) if newest is not None else None,
+        "built_at": rfc3339(int(info["built_at"])) if "built_at" in info else None,
+        "site_name": info.get("site_name", ""),
+        "site_url": info.get("site_url") or None,
+    }
+
+
+__all__ = [
+    "Filters",
+    "InvalidArgument",
+    "aggregate_documents",
+    "count_documents",
+    "get_recent",
+    "index_stats",
+    "normalize_folder",
+    "query_documents",
+]

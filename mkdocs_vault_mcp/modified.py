@@ -1,0 +1,169 @@
+"""When a page was last modified: a front-matter date, the git author time, or the file's mtime."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, timezone
+
+log = logging.getLogger("mkdocs.plugins.vault-mcp")
+
+GIT_TIMEOUT_SECONDS = 120
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+# A git hook exports these; inherited, they would point git at another repository or index than the
+# one that holds docs_dir.
+_REPOSITORY_ENV_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
+_AUTHOR_TIME = re.compile(rb"^author .* (-?\d+) [-+]\d{4}$", re.MULTILINE)
+
+# The whole history in one pass, children always before parents (--topo-order). -m (forced to mean
+# "separate") diffs a merge against each parent in turn, skipping parents it is identical to; a --format
+# cannot say which parent a diff is against, but --pretty=raw writes "commit H P1 P2 (from P2)".
+# The other flags pin down everything user configuration could change in that output.
+_LOG_ARGS = ["-c", "log.diffMerges=separate", "log", "-m", "--topo-order", "--root", "--pretty=raw",
+             "--parents", "--no-abbrev-commit", "--no-decorate", "--no-show-signature", "--no-notes",
+             "--no-color", "--name-status", "--no-renames", "--relative", "-z",
+             "--ignore-missing", "HEAD", "--"]  # --ignore-missing: a repository with no commits yet
+_STATUS_ARGS = ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--", "."]
+
+
+@dataclass(frozen=True)
+class GitTimes:
+    author_times: dict[str, int]  # docs-relative POSIX path (as File.src_uri) -> author time, epoch seconds
+    dirty: frozenset[str]  # docs-relative paths with uncommitted changes (staged or not) or untracked
+
+
+@dataclass
+class _Commit:
+    parents: list[bytes]
+    author_time: int
+    diffs: dict[bytes | None, dict[bytes, bytes]]  # parent diffed against (None: root) -> path -> status
+
+
+def _git(args: list[str], cwd: str) -> bytes:
+    env = {name: value for name, value in os.environ.items() if name not in _REPOSITORY_ENV_VARS}
+    env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat")
+    return subprocess.run(["git", "--no-pager", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                          capture_output=True, timeout=GIT_TIMEOUT_SECONDS, check=True).stdout
+
+
+def _parse_log(output: bytes) -> dict[bytes, _Commit]:
+    """Commits of the raw -z log, in output order. Entries look like
+    b"commit H P1 P2 (from P1)\\n<raw header>\\n\\n    <message>\\n\\nM", b"path", b"A", b"path", b"",
+    the first status stuck to the header; an entry without changes ends after its message."""
+    commits: dict[bytes, _Commit] = {}
+    tokens = iter(output.split(b"\0"))
+    for header in tokens:
+        if not header:  # the NUL between two entries
+            continue
+        meta, _, body = header.partition(b"\n\n")
+        words = meta.split(b"\n", 1)[0].split()[1:]
+        diffed_parent = words.pop()[:-1] if words[-1].endswith(b")") else None
+        if diffed_parent is not None:
+            words.pop()  # "(from"
+        sha, parents = words[0], words[1:]
+        commit = commits.setdefault(sha, _Commit(parents, int(_AUTHOR_TIME.search(meta)[1]), {}))
+        # no "(from P)": a commit with at most one parent, or a merge identical to all of its parents
+        changes = commit.diffs.setdefault(diffed_parent or (parents[0] if parents else None), {})
+        while body.startswith(b"    "):  # every message line, blank ones too, is indented by four spaces
+            body = body.partition(b"\n")[2]
+        status = body.removeprefix(b"\n")
+        while status:
+            changes[next(tokens)] = status
+            status = next(tokens, b"")
+    return commits
+
+
+def _last_change_per_path(commits: dict[bytes, _Commit]) -> dict[bytes, int]:
+    """Answer `git log -1 --format=%at -- PATH` for every path still present at HEAD, all at once.
+
+    For one path git walks back from HEAD (history simplification): a commit with one parent (or none)
+    is the answer when it changes the path; a merge passes the walk to its first parent that has the
+    same version of the path, and is the answer itself when it differs from every parent. Being a
+    single chain, the answer does not depend on commit dates. Here the paths travel down together."""
+    if not commits:
+        return {}
+    # Start from every path the log ever names: a path present at HEAD was added on its own chain.
+    head = next(iter(commits))
+    pending = {head: {path for c in commits.values() for diff in c.diffs.values() for path in diff}}
+    times: dict[bytes, int] = {}
+
+    def hand_over(sha: bytes | None, paths: set[bytes]) -> None:
+        if sha is None or not paths:
+            return
+        waiting = pending.setdefault(sha, paths)
+        if waiting is not paths:  # several children lead here: merge the smaller set into the larger
+            larger, smaller = (waiting, paths) if len(waiting) >= len(paths) else (paths, waiting)
+            larger |= smaller
+            pending[sha] = larger
+
+    for sha, commit in commits.items():  # children before parents, so `pending` is complete
+        paths = pending.pop(sha, None)
+        if not paths:
+            continue
+        parents = commit.parents or [None]
+        diffs = [commit.diffs.get(parent, {}) for parent in parents]
+        differ_from_first = [path for path in diffs[0] if path in paths]
+        paths.difference_update(differ_from_first)
+        hand_over(parents[0], paths)
+        for path in differ_from_first:
+            same = next((p for p, diff in zip(parents[1:], diffs[1:]) if path not in diff), None)
+            if same is not None:
+                hand_over(same, {path})
+            elif diffs[0][path] != b"D":  # deleted here, so absent at HEAD: no page to date
+                times[path] = commit.author_time
+    return times
+
+
+def read_git_times(docs_dir: str) -> GitTimes | None:
+    """None when docs_dir is not inside a git work tree or git is not installed (no exception, no output)."""
+    try:
+        inside, prefix = _git(["rev-parse", "--is-inside-work-tree", "--show-prefix"], docs_dir).split(b"\n")[:2]
+        if inside != b"true":
+            log.debug("vault-mcp: %s is not inside a git work tree", docs_dir)
+            return None
+        times = _last_change_per_path(_parse_log(_git(_LOG_ARGS, docs_dir)))
+        # porcelain paths are relative to the top level whatever the current directory
+        status = _git(_STATUS_ARGS, docs_dir).split(b"\0")
+        dirty = {entry[3:].removeprefix(prefix) for entry in status if len(entry) > 3}
+    except (OSError, subprocess.SubprocessError, ValueError, LookupError, TypeError, StopIteration) as error:
+        log.debug("vault-mcp: no git times for %s: %s", docs_dir, error)
+        return None
+    return GitTimes({os.fsdecode(path): t for path, t in times.items()},
+                    frozenset(os.fsdecode(path) for path in dirty))
+
+
+def _meta_instant(value: object) -> datetime | None:
+    if isinstance(value, str):
+        for parse in (datetime.fromisoformat, date.fromisoformat):
+            try:
+                value = parse(value)
+                break
+            except ValueError:
+                continue
+    if isinstance(value, datetime):  # before date: a datetime is a date too
+        return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+    if isinstance(value, date):
+        return datetime.combine(value, time(), timezone.utc)
+    return None
+
+
+def modified_instant(src_uri: str, abs_src_path: str | None, mode: str, git: GitTimes | None,
+                     meta: dict, modified_meta: str | None) -> tuple[datetime, str]:
+    """Return (aware UTC datetime, source) where source is one of "meta", "git", "mtime".
+    mode "auto": git author time for a tracked file without uncommitted changes, else mtime;
+    "git": git author time when there is one, else mtime; "mtime": always the file's mtime."""
+    if mode not in ("auto", "git", "mtime"):
+        raise ValueError(f"unknown modified mode {mode!r}")
+    from_meta = _meta_instant(meta.get(modified_meta)) if modified_meta else None
+    if from_meta is not None:
+        return from_meta, "meta"
+    if abs_src_path is None:  # a generated page has no file and no history
+        return datetime.now(timezone.utc), "mtime"
+    author_time = git.author_times.get(src_uri) if git and mode != "mtime" else None
+    if author_time is not None and (mode == "git" or src_uri not in git.dirty):
+        return _EPOCH + timedelta(seconds=author_time), "git"
+    # st_mtime_ns, not the float st_mtime, so the microseconds come out exact
+    return _EPOCH + timedelta(microseconds=os.stat(abs_src_path).st_mtime_ns // 1000), "mtime"

@@ -1,0 +1,46 @@
+"""The JSON aggregation snapshot: aggregate_documents' own answers, written into the site."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import sqlite3
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .index.filters import Filters, indexed_fields
+from .index.queries import aggregate_documents, index_stats, rfc3339
+from .index.store import to_micros
+
+SCHEMA_VERSION = 1
+BUCKET_LIMIT = 1000
+
+
+def build_snapshot(conn: sqlite3.Connection, tag_fields: list[str]) -> dict[str, Any]:
+    everything = Filters()
+    fields = set(indexed_fields(conn))
+    stats = index_stats(conn)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "generated_at": rfc3339(to_micros(dt.datetime.now(dt.timezone.utc))),
+        "site_name": stats["site_name"],
+        "site_url": stats["site_url"],
+        "total": stats["document_count"],
+        "by_folder": aggregate_documents(conn, "folder", everything, limit=BUCKET_LIMIT),
+        "by_month": aggregate_documents(conn, "month", everything, limit=BUCKET_LIMIT),
+        "by_tag": {
+            field: aggregate_documents(conn, "tag", everything, field=field, limit=BUCKET_LIMIT)
+            for field in tag_fields
+            if field in fields
+        },
+    }
+
+
+def write_snapshot(snapshot: dict[str, Any], destination: Path) -> None:
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=destination.parent, prefix=".snapshot-", suffix=".tmp")
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        json.dump(snapshot, out, ensure_ascii=False, indent=1)
+    os.replace(temporary, destination)

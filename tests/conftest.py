@@ -1,0 +1,119 @@
+"""Test helpers: write a small MkDocs site into a temp dir and build it for real."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from mkdocs.commands.build import build
+from mkdocs.config import load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPORA = ROOT.parent / "shared" / "corpora"
+
+
+@dataclass
+class Site:
+    """A site in a temp dir: `write` pages, `build` it, then read what the plugin wrote."""
+
+    root: Path
+    config: dict[str, Any] = field(default_factory=dict)
+    logs: list[logging.LogRecord] = field(default_factory=list)
+
+    @property
+    def docs(self) -> Path:
+        return self.root / "docs"
+
+    @property
+    def site_dir(self) -> Path:
+        return self.root / "site"
+
+    @property
+    def index_path(self) -> Path:
+        return self.site_dir / "vault-mcp" / "index.sqlite"
+
+    def write(self, path: str, text: str, *, encoding: str = "utf-8", newline: str | None = None) -> Path:
+        target = self.docs / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target, "w", encoding=encoding, newline=newline) as out:
+            out.write(textwrap.dedent(text).lstrip("\n"))
+        return target
+
+    def build(self, **overrides: Any) -> list[logging.LogRecord]:
+        """Run a real `mkdocs build` in-process; return the log records of this build."""
+        settings = {"site_name": "Test site", "docs_dir": "docs", "site_dir": "site", **self.config, **overrides}
+        config_file = self.root / "mkdocs.yml"
+        config_file.write_text(yaml.safe_dump(settings, allow_unicode=True), encoding="utf-8")
+        records: list[logging.LogRecord] = []
+        handler = _Collect(records)
+        logger = logging.getLogger("mkdocs")
+        logger.addHandler(handler)
+        previous = logger.level
+        logger.setLevel(logging.DEBUG)
+        try:
+            config = load_config(config_file=str(config_file))
+            config.plugins.on_startup(command="build", dirty=False)
+            try:
+                build(config)
+            finally:
+                config.plugins.on_shutdown()
+        finally:
+            logger.removeHandler(handler)
+            logger.setLevel(previous)
+        self.logs = records
+        return records
+
+    def messages(self, level: int = logging.INFO, prefix: str = "") -> list[str]:
+        return [r.getMessage() for r in self.logs if r.levelno >= level and r.getMessage().startswith(prefix)]
+
+    def db(self) -> sqlite3.Connection:
+        return sqlite3.connect(self.index_path)
+
+    def documents(self) -> dict[str, dict[str, Any]]:
+        with self.db() as conn:
+            conn.row_factory = sqlite3.Row
+            rows = conn.execute("SELECT * FROM documents").fetchall()
+        return {row["path"]: {**dict(row), "meta": json.loads(row["meta"])} for row in rows}
+
+    def sections(self, path: str) -> list[dict[str, Any]]:
+        with self.db() as conn:
+            conn.row_factory = sqlite3.Row
+            rows = conn.execute(
+                "SELECT s.* FROM sections s JOIN documents d ON d.id = s.document_id WHERE d.path = ?"
+                " ORDER BY s.position",
+                [path],
+            ).fetchall()
+        return [dict(row) for row in rows]
+
+    def values(self, path: str) -> dict[str, list[str]]:
+        with self.db() as conn:
+            rows = conn.execute(
+                "SELECT field, value FROM field_values v JOIN documents d ON d.id = v.document_id"
+                " WHERE d.path = ? ORDER BY field, value",
+                [path],
+            ).fetchall()
+        values: dict[str, list[str]] = {}
+        for name, value in rows:
+            values.setdefault(name, []).append(value)
+        return values
+
+
+class _Collect(logging.Handler):
+    def __init__(self, records: list[logging.LogRecord]) -> None:
+        super().__init__(logging.DEBUG)
+        self.records = records
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Site:
+    return Site(tmp_path, {"plugins": ["vault-mcp"]})
