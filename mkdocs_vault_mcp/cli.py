@@ -9,6 +9,11 @@ import sys
 from pathlib import Path
 
 DEFAULT_PORT = 8765  # not 8000: that is `mkdocs serve`'s
+USAGE_ERROR = 2  # as argparse exits on a bad command line
+
+
+class UsageError(Exception):
+    """A command line that cannot be served; the message says what to give instead."""
 
 
 def index_path(target: str) -> Path:
@@ -17,9 +22,10 @@ def index_path(target: str) -> Path:
     for candidate in (path, path / "vault-mcp" / "index.sqlite", path / "index.sqlite"):
         if candidate.is_file():
             return candidate
-    raise SystemExit(
-        f"mkdocs-vault-mcp: no index at {target!r}. Give a built site folder (it holds vault-mcp/index.sqlite "
-        "after `mkdocs build` with the vault-mcp plugin) or the path of an index.sqlite file."
+    problem = "does not exist" if not path.exists() else "holds no vault-mcp/index.sqlite"
+    raise UsageError(
+        f"{target!r} {problem}. Give a built site folder (it holds vault-mcp/index.sqlite after "
+        "`mkdocs build` with the vault-mcp plugin) or the path of an index.sqlite file."
     )
 
 
@@ -28,10 +34,20 @@ def check_index(path: Path) -> None:
 
     try:
         conn = open_read_only(path)
-        conn.execute("SELECT count(*) FROM documents JOIN info").fetchone()
-        conn.close()
+        try:
+            conn.execute("SELECT count(*) FROM documents JOIN info").fetchone()
+        finally:
+            conn.close()
     except sqlite3.DatabaseError as error:
-        raise SystemExit(f"mkdocs-vault-mcp: {path} is not a vault-mcp index ({error}).")
+        raise UsageError(
+            f"{str(path)!r} is not a vault-mcp index ({error}); build the site with the vault-mcp plugin."
+        ) from None
+
+
+def port_number(text: str) -> int:
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        raise argparse.ArgumentTypeError(f"expected a TCP port from 1 to 65535, got {text!r}")
+    return int(text)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -41,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
     serve.add_argument("site", metavar="SITE_DIR", help="built site folder, or the path of an index.sqlite")
     serve.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     serve.add_argument("--host", default="127.0.0.1", help="HTTP address to bind (default: loopback only)")
-    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
+    serve.add_argument("--port", type=port_number, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
     serve.add_argument("--path", default="/mcp", help="HTTP endpoint path (default /mcp)")
     serve.add_argument(
         "--allow-host",
@@ -51,7 +67,16 @@ def main(argv: list[str] | None = None) -> None:
         help="a Host header to accept besides loopback names, when binding beyond loopback (repeatable)",
     )
     args = parser.parse_args(argv)
+    try:
+        serve_index(args)
+    except UsageError as error:
+        print(f"mkdocs-vault-mcp: error: {error}", file=sys.stderr)
+        raise SystemExit(USAGE_ERROR) from None
+    except KeyboardInterrupt:
+        pass
 
+
+def serve_index(args: argparse.Namespace) -> None:
     path = index_path(args.site)
     check_index(path)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s: %(message)s")
@@ -67,7 +92,6 @@ def main(argv: list[str] | None = None) -> None:
     try:
         serve_http(server, host=args.host, port=args.port, path=args.path, allowed_hosts=args.allow_host)
     except OSError as error:
-        raise SystemExit(f"mkdocs-vault-mcp: cannot listen on {args.host}:{args.port} ({error.strerror}); "
-                         "choose another with --port.")
-    except KeyboardInterrupt:
-        pass
+        raise UsageError(
+            f"cannot listen on {args.host}:{args.port} ({error.strerror or error}); choose another with --port."
+        ) from None

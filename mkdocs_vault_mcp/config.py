@@ -45,10 +45,36 @@ class Port(c.Type[int]):
         super().__init__(int, default=default)
 
     def run_validation(self, value: object) -> int:
+        if isinstance(value, bool):  # YAML `true` is an int to Python
+            raise base.ValidationError(f"expected a TCP port from 1 to 65535, got {value!r}")
         port = super().run_validation(value)
         if not 1 <= port <= 65535:
             raise base.ValidationError(f"expected a TCP port from 1 to 65535, got {port}")
         return port
+
+
+class Seconds(c.BaseConfigOption[float]):
+    def __init__(self, default: float) -> None:
+        super().__init__()
+        self.default = default
+
+    def run_validation(self, value: object) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
+            raise base.ValidationError(f"expected a number of seconds, 0 or more, got {value!r}")
+        return value
+
+
+class NonEmptyText(c.Type[str]):
+    """A string with something in it; `hint` says what a good one looks like."""
+
+    def __init__(self, default: str, hint: str, prefix: str = "") -> None:
+        super().__init__(str, default=default)
+        self.hint, self.prefix = hint, prefix
+
+    def run_validation(self, value: object) -> str:
+        if not isinstance(value, str) or not value.strip() or not value.startswith(self.prefix):
+            raise base.ValidationError(f"expected {self.hint}, got {value!r}")
+        return value
 
 
 class VaultMcpConfig(base.Config):
@@ -64,7 +90,7 @@ class VaultMcpConfig(base.Config):
     include_generated = c.Type(bool, default=False)
 
     # Where it goes.
-    cache_dir = c.Type(str, default=".cache/plugin/vault-mcp")
+    cache_dir = NonEmptyText(".cache/plugin/vault-mcp", "a directory, relative to mkdocs.yml or absolute")
     publish_index = c.Type(bool, default=True)
     stats_page = PathOrOff(default="stats/")
     stats_page_in_nav = c.Type(bool, default=False)
@@ -73,6 +99,6 @@ class VaultMcpConfig(base.Config):
     serve_mcp = c.Type(bool, default=True)
     mcp_host = c.Type(str, default="127.0.0.1")
     mcp_port = Port(default=8765)
-    mcp_path = c.Type(str, default="/mcp")
+    mcp_path = NonEmptyText("/mcp", "a URL path that starts with '/', such as '/mcp'", prefix="/")
     mcp_allowed_hosts = c.ListOfItems(c.Type(str), default=[])
-    wait_timeout = c.Type((int, float), default=30)
+    wait_timeout = Seconds(default=30)

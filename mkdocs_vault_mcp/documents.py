@@ -65,7 +65,8 @@ def build_document(
 ) -> Document:
     sections = split_sections(html_content)
     description = meta.get("description")
-    summary = description if isinstance(description, str) else first_paragraph(html_content)
+    # A blank description is no description, as themes treat it (Material falls back to site_description).
+    summary = description if isinstance(description, str) and description.strip() else first_paragraph(html_content)
     return Document(
         path=path,
         url=url,
@@ -121,14 +122,25 @@ def field_values(meta: dict[str, Any], indexed_fields: str | list[str]) -> dict[
         members = raw if isinstance(raw, list) else [raw]
         normalized = [v for v in (normalize_value(member) for member in members) if v is not None]
         if normalized:
-            values[str(key)] = list(dict.fromkeys(normalized))
+            values[json_key(key)] = list(dict.fromkeys(normalized))
     return values
+
+
+def json_key(key: Any) -> str:
+    """A front matter key as JSON names it: YAML also allows `null`, `true`, `2024` or a date as a key."""
+    if isinstance(key, str):
+        return key
+    if key is None or isinstance(key, (bool, int, float)):
+        return json.dumps(key)
+    if isinstance(key, (dt.date, dt.datetime)):
+        return key.isoformat()
+    return str(key)
 
 
 def json_ready(value: Any) -> Any:
     """Front matter as JSON can carry it: dates as ISO strings, anything else odd as its text."""
     if isinstance(value, dict):
-        return {str(key): json_ready(item) for key, item in value.items()}
+        return {json_key(key): json_ready(item) for key, item in value.items()}
     if isinstance(value, (list, tuple, set)):
         return [json_ready(item) for item in value]
     if isinstance(value, (dt.date, dt.datetime)):
@@ -154,49 +166,74 @@ _BLOCK_TAG = re.compile(
     re.I,
 )
 _TAG = re.compile(r"<[^>]+>")
-_SPACE = re.compile(r"\s+")
-_FIRST_PARAGRAPH = re.compile(r"<p\b([^>]*)>(.*?)</p\s*>", re.S | re.I)
+_SUMMARY_TAG = re.compile(r"<(/?)(p|div|details|aside)\b([^>]*)>", re.I)
+_PARAGRAPH_END = re.compile(r"</p\s*>", re.I)
 
 
 def visible_text(fragment: str) -> str:
-    fragment = _INVISIBLE.sub(" ", fragment)
-    fragment = _BLOCK_TAG.sub(" ", fragment)
-    fragment = _TAG.sub("", fragment)
-    return _SPACE.sub(" ", html.unescape(fragment)).strip()
+    return " ".join(_texts([fragment])[0].split())
+
+
+def _texts(fragments: list[str]) -> list[str]:
+    """The visible text of each fragment; one pass of each expression over all of them (a build-time hot path)."""
+    joined = _SEPARATOR.join(fragments)
+    joined = _TAG.sub("", _BLOCK_TAG.sub(" ", _INVISIBLE.sub(" ", joined)))
+    return html.unescape(joined).split(_SEPARATOR)
+
+
+_SEPARATOR = "\x00"
 
 
 def split_sections(html_content: str) -> list[Section]:
     """Cut rendered HTML at every heading; the text before the first one is a section when not empty."""
-    sections: list[Section] = []
-    trail: list[tuple[int, str]] = []
+    html_content = _PERMALINK.sub("", html_content.replace(_SEPARATOR, ""))
+    fragments: list[str] = []  # body, then heading and body for each heading
+    heads: list[tuple[int, str | None]] = []
     position = 0
-    heading, level, anchor = "", 0, None
     for match in _HEADING.finditer(html_content):
-        body = visible_text(html_content[position : match.start()])
-        if level or body:
-            sections.append(Section(heading, level, anchor, " > ".join(t for _, t in trail), body))
-        level = int(match.group(1))
-        heading = visible_text(_PERMALINK.sub("", match.group(3)))
+        fragments += [html_content[position : match.start()], match.group(3)]
         id_match = _ID.search(match.group(2))
-        anchor = next((g for g in id_match.groups() if g is not None), None) if id_match else None
+        heads.append((int(match.group(1)), next((g for g in id_match.groups() if g is not None), None) if id_match else None))
+        position = match.end()
+    fragments.append(html_content[position:])
+    texts = [" ".join(text.split()) for text in _texts(fragments)]
+
+    sections: list[Section] = []
+    if texts[0] or not heads:
+        sections.append(Section("", 0, None, "", texts[0]))
+    trail: list[tuple[int, str]] = []
+    for (level, anchor), heading, body in zip(heads, texts[1::2], texts[2::2]):
         while trail and trail[-1][0] >= level:
             trail.pop()
         trail.append((level, heading))
-        position = match.end()
-    body = visible_text(html_content[position:])
-    if level or body or not sections:
         sections.append(Section(heading, level, anchor, " > ".join(t for _, t in trail), body))
     return sections
 
 
 def first_paragraph(html_content: str) -> str:
-    for match in _FIRST_PARAGRAPH.finditer(html_content):
-        if "admonition-title" in match.group(1):
+    """The first paragraph of the page's own prose: not an admonition's title, nor inside an admonition or a
+    collapsible block (asides); a page that has nothing but asides gets the first paragraph inside one."""
+    containers: list[bool] = []  # one per open container: whether it is an aside
+    fallback = ""
+    for match in _SUMMARY_TAG.finditer(html_content):
+        closing, tag, attributes = match.group(1), match.group(2).lower(), match.group(3)
+        if tag != "p":
+            if closing:
+                if containers:
+                    containers.pop()
+            else:
+                containers.append(tag == "details" or tag == "aside" or "admonition" in attributes)
             continue
-        text = visible_text(match.group(2))
-        if text:
+        if closing or "admonition-title" in attributes:
+            continue
+        end = _PARAGRAPH_END.search(html_content, match.end())
+        text = visible_text(html_content[match.end() : end.start() if end else len(html_content)])
+        if not text:
+            continue
+        if not any(containers):
             return text
-    return ""
+        fallback = fallback or text
+    return fallback
 
 
 # --- Markdown source -------------------------------------------------------

@@ -1,8 +1,23 @@
 """Whether an index update is pending, shared between the build (writer) and the MCP tools (readers).
 
-A change to the docs that MkDocs has not rebuilt yet is pending ("queued"),
-and so is a rebuild that is running. Readers take a token before they read
-and ask afterwards whether anything was pending or landed meanwhile.
+Under `mkdocs serve` an update is pending from the moment a watched file is saved
+until the rebuild that picks the change up has committed the index:
+
+    saved ──(MkDocs polls, waits for quiet)── build started ── index committed ── build ended
+    └──────────────────── pending ───────────────────────────┘
+
+A change seen while a build runs is left for the next build, which MkDocs starts
+as soon as the current one ends. A change that never causes a build (MkDocs failed
+to load its config, say) stops counting once `settle` seconds have passed without
+a build starting, so one stray file event cannot keep every answer stale.
+
+File events reach `change_seen` from the watcher's threads, which may lag behind a
+save by tens of milliseconds while a build holds the GIL. A reader that waits
+therefore first asks `probe` (the watched files' change times) whether anything
+changed that neither a build nor an event has accounted for yet.
+
+Readers take a token before they read and ask afterwards whether anything was
+pending or landed meanwhile.
 """
 
 from __future__ import annotations
@@ -10,6 +25,11 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from typing import Callable
+
+# MkDocs polls every 0.5 s and waits for 0.1 s of quiet before rebuilding; the rest is slack for
+# loading the config and the plugins of a large site before our on_config marks the build.
+DEFAULT_SETTLE_SECONDS = 3.0
 
 
 @dataclass(frozen=True)
@@ -19,45 +39,111 @@ class ReadToken:
 
 
 class Freshness:
-    def __init__(self) -> None:
+    def __init__(self, settle: float = DEFAULT_SETTLE_SECONDS) -> None:
+        self.settle = settle
+        # Given a wall-clock instant (ns), whether a watched file changed after it; None: no watcher.
+        self.probe: Callable[[int], bool] | None = None
         self._condition = threading.Condition()
-        self._building = False
+        self._updating = False  # a build started and has not committed the index yet
+        self._building = False  # MkDocs is inside a build (it starts no other until this one ends)
         self._build_started = 0.0
-        self._changed_at: float | None = None  # the earliest change not yet rebuilt
+        self._idle_since = time.monotonic()
+        self._change_waiting = False  # a change no build has picked up yet
+        self._last_change = 0.0
+        self._accounted_ns = 0  # changes up to this wall-clock instant are in a build or seen as events
         self._generation = 0
+        self._closed = False
 
-    @property
-    def pending(self) -> bool:
-        return self._building or self._changed_at is not None
+    # -- writer side --------------------------------------------------------------------------
 
     def change_seen(self) -> None:
+        """A watched file was saved: MkDocs will rebuild."""
         with self._condition:
-            if self._changed_at is None:
-                self._changed_at = time.monotonic()
+            self._change_waiting = True
+            self._last_change = time.monotonic()
+            self._accounted_ns = max(self._accounted_ns, time.time_ns())
+            self._condition.notify_all()
 
     def build_started(self) -> None:
         with self._condition:
-            self._building = True
+            self._updating = self._building = True
             self._build_started = time.monotonic()
+            # The build reads the files after this point, so it holds every change made before it.
+            self._accounted_ns = max(self._accounted_ns, time.time_ns())
 
-    def build_finished(self) -> None:
-        """The build committed (or gave up); changes seen after it started stay pending."""
+    def index_committed(self) -> None:
+        """The build's pages are in the index; changes seen after the build started stay pending."""
         with self._condition:
+            self._land()
+
+    def build_ended(self) -> None:
+        """MkDocs finished the build, or gave it up; either way nothing more comes from this build."""
+        with self._condition:
+            if self._updating:
+                self._land()
             self._building = False
-            if self._changed_at is not None and self._changed_at <= self._build_started:
-                self._changed_at = None
-            self._generation += 1
+            self._idle_since = time.monotonic()
             self._condition.notify_all()
 
-    def wait(self, timeout: float) -> bool:
-        """Wait until nothing is pending; False when the timeout ran out first."""
+    def _land(self) -> None:
+        self._updating = False
+        if self._last_change <= self._build_started:
+            self._change_waiting = False
+        self._generation += 1
+        self._condition.notify_all()
+
+    def close(self) -> None:
+        """The server is stopping: waits, those in progress too, give up at once (and answer stale)."""
         with self._condition:
-            return self._condition.wait_for(lambda: not self.pending, timeout)
+            self._closed = True
+            self._condition.notify_all()
+
+    # -- reader side --------------------------------------------------------------------------
+
+    @property
+    def pending(self) -> bool:
+        with self._condition:
+            return self._pending_for(time.monotonic()) > 0
+
+    def _pending_for(self, now: float) -> float:
+        """0 when nothing is pending; else how long it may stay pending without news (inf: until news)."""
+        if self._updating or (self._change_waiting and self._building):
+            return float("inf")
+        if not self._change_waiting:
+            return 0.0
+        left = max(self._last_change, self._idle_since) + self.settle - now
+        if left <= 0:
+            self._change_waiting = False  # no build came for it: MkDocs did not take it for a change
+            return 0.0
+        return left
+
+    def wait(self, timeout: float) -> bool:
+        """Wait until nothing is pending; False when the timeout ran out first (or the server is closing)."""
+        deadline = time.monotonic() + timeout
+        self._catch_up_with_saves()
+        with self._condition:
+            while True:
+                now = time.monotonic()
+                left = self._pending_for(now)
+                if left == 0:
+                    return True
+                if now >= deadline or self._closed:
+                    return False
+                self._condition.wait(min(left, deadline - now))
+
+    def _catch_up_with_saves(self) -> None:
+        """A save whose file event has not arrived yet is pending too: ask the files themselves."""
+        with self._condition:
+            if self.probe is None or self._pending_for(time.monotonic()) > 0:
+                return
+            since = self._accounted_ns
+        if self.probe(since):
+            self.change_seen()
 
     def begin_read(self) -> ReadToken:
         with self._condition:
-            return ReadToken(self._generation, self.pending)
+            return ReadToken(self._generation, self._pending_for(time.monotonic()) > 0)
 
     def is_stale(self, token: ReadToken) -> bool:
         with self._condition:
-            return token.pending or self.pending or self._generation != token.generation
+            return token.pending or self._generation != token.generation or self._pending_for(time.monotonic()) > 0

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import socket
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import uvicorn
 from mcp.server.mcpserver import MCPServer
@@ -20,21 +22,34 @@ from .server import IndexReader, create_server
 log = get_plugin_logger("vault-mcp")
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+LOOPBACK_ADDRESSES = ("127.0.0.1", "localhost", "::1")
+# Loggers of the HTTP stack; beside `mkdocs serve` their records go to the plugin's log at debug level.
+HTTP_LOGGERS = ("mcp", "uvicorn", "sse_starlette", "starlette")
+STOP_SECONDS = 3.0
 
 
 def transport_security(host: str, allowed_hosts: list[str]) -> TransportSecuritySettings:
     """DNS rebinding protection: only loopback names, plus the hosts the owner allowed, may call."""
-    hosts = [f"{name}:*" for name in LOOPBACK_NAMES] + [h if ":" in h else f"{h}:*" for h in allowed_hosts]
-    if host not in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::"):
-        hosts.append(f"{host}:*")
-    origins = [f"http://{h}" for h in hosts] + [f"https://{h}" for h in hosts]
+    names = list(LOOPBACK_NAMES) + [h for h in allowed_hosts if h]
+    if host not in LOOPBACK_ADDRESSES + ("0.0.0.0", "::", ""):
+        names.append(url_host(host))
+    hosts = []
+    for name in dict.fromkeys(names):
+        hosts += [name] if has_port(name) else [name, f"{name}:*"]
+    origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
 
 
+def has_port(name: str) -> bool:
+    return name.rpartition(":")[2].isdigit() and (not name.startswith("[") or "]:" in name)
+
+
 def bind(host: str, port: int) -> socket.socket:
-    """Bind before starting, so a busy port is an error here and not a dead thread."""
+    """Bind and listen before serving, so a busy port is an error here and not a dead thread."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
+    # Lets a restarted server take its port back from connections still in TIME_WAIT; Linux still refuses
+    # the bind while another socket listens there.
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
@@ -42,99 +57,249 @@ def bind(host: str, port: int) -> socket.socket:
     except OSError:
         sock.close()
         raise
-    sock.set_inheritable(True)
     return sock
 
 
-def http_server(server: MCPServer, sock: socket.socket, host: str, path: str, allowed_hosts: list[str]) -> uvicorn.Server:
+def http_server(server: MCPServer, host: str, path: str, allowed_hosts: list[str]) -> uvicorn.Server:
     app = server.streamable_http_app(
         streamable_http_path=path, transport_security=transport_security(host, allowed_hosts), host=host
     )
-    config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=2)
+    config = uvicorn.Config(
+        app, log_config=None, access_log=False, lifespan="on", ws="none", timeout_graceful_shutdown=1
+    )
     return uvicorn.Server(config)
 
 
 def serve_http(server: MCPServer, *, host: str, port: int, path: str, allowed_hosts: list[str]) -> None:
     """Serve until interrupted (the `mkdocs-vault-mcp serve --transport http` command)."""
     sock = bind(host, port)
-    print(f"MCP server at http://{url_host(host)}:{port}{path}", flush=True)
-    asyncio.run(http_server(server, sock, host, path, allowed_hosts).serve(sockets=[sock]))
+    print(f"MCP server at {endpoint(host, port, path)}", flush=True)
+    asyncio.run(http_server(server, host, path, allowed_hosts).serve(sockets=[sock]))
 
 
 def url_host(host: str) -> str:
-    return f"[{host}]" if ":" in host else host
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def endpoint(host: str, port: int, path: str) -> str:
+    return f"http://{url_host(host)}:{port}{path}"
 
 
 class LiveServer:
-    """The MCP server beside `mkdocs serve`: reads the working index that every rebuild updates in place."""
+    """The MCP server beside `mkdocs serve`, over the working index that every rebuild updates in place.
 
-    def __init__(self, index_path: Path, freshness: Freshness, options: Any, mkdocs_config: Any) -> None:
-        self.index_path = index_path
-        self.freshness = freshness
+    `reserve` takes the port when the serve run starts (outside any build, so a busy port is a warning that
+    `--strict` does not turn into a failed build), `start` serves once the first build has committed the
+    index, `watch` marks saved files as pending index updates, `stop` ends it all with the serve run.
+    """
+
+    def __init__(self, options: Any, freshness: Freshness) -> None:
         self.options = options
-        self.mkdocs_config = mkdocs_config
+        self.freshness = freshness
+        self.host: str = options.mcp_host
+        self.port: int = options.mcp_port
+        self.socket: socket.socket | None = None
         self.thread: threading.Thread | None = None
         self.http: uvicorn.Server | None = None
         self.observer: Any = None
+        self.log_handler: ForwardToPluginLog | None = None
 
     @property
     def url(self) -> str:
-        return f"http://{url_host(self.options.mcp_host)}:{self.options.mcp_port}{self.options.mcp_path}"
+        return endpoint(self.host, self.port, self.options.mcp_path)
 
-    def start(self) -> None:
-        host, port = self.options.mcp_host, self.options.mcp_port
+    @property
+    def running(self) -> bool:
+        return self.thread is not None and self.thread.is_alive()
+
+    def reserve(self) -> bool:
         try:
-            sock = bind(host, port)
+            self.socket = bind(self.host, self.port)
         except OSError as error:
             log.warning(
-                f"MCP server not started: cannot listen on {host}:{port} ({error.strerror}). "
-                "Set the plugin option mcp_port to a free port, or serve_mcp: false to turn it off."
+                f"MCP server not started: cannot listen on {self.host}:{self.port} ({error.strerror or error}). "
+                f"Set the plugin option mcp_port to a free port (or serve_mcp: false). mkdocs serve goes on "
+                "without MCP."
             )
-            return
-        reader = IndexReader(self.index_path, self.freshness, wait_timeout=self.options.wait_timeout)
-        server = create_server(reader, name=f"{self.mkdocs_config.site_name} (mkdocs-vault-mcp)")
-        self.http = http_server(server, sock, host, self.options.mcp_path, self.options.mcp_allowed_hosts)
+            return False
+        if self.host not in LOOPBACK_ADDRESSES:
+            log.warning(
+                f"The MCP server listens on {self.host}, beyond this machine, without authentication. "
+                "Clients must call it by a host name listed in the plugin option mcp_allowed_hosts."
+            )
+        return True
+
+    def start(self, index_path: Path, mkdocs_config: Any) -> bool:
+        """Serve the tools from a background thread; False (after a warning) when it cannot."""
+        if self.socket is None:
+            return False
+        dev_port = mkdocs_config.dev_addr.port if mkdocs_config.dev_addr else None
+        if dev_port == self.port:
+            self.release()
+            log.warning(
+                f"MCP server not started: mcp_port {self.port} is the port of mkdocs serve itself (dev_addr). "
+                "Set the plugin option mcp_port to another port."
+            )
+            return False
+        reader = IndexReader(index_path, self.freshness, wait_timeout=self.options.wait_timeout)
+        server = create_server(reader, name=f"{mkdocs_config.site_name} (mkdocs-vault-mcp)")
+        self.http = http_server(server, self.host, self.options.mcp_path, self.options.mcp_allowed_hosts)
+        self._route_http_logs()
+        sock, http = self.socket, self.http
         self.thread = threading.Thread(
-            target=lambda: asyncio.run(self.http.serve(sockets=[sock])), name="vault-mcp-http", daemon=True
+            target=lambda: asyncio.run(http.serve(sockets=[sock])), name="vault-mcp-http", daemon=True
         )
         self.thread.start()
         deadline = time.monotonic() + 10
-        while not self.http.started and self.thread.is_alive() and time.monotonic() < deadline:
+        while not http.started and self.thread.is_alive() and time.monotonic() < deadline:
             time.sleep(0.01)
-        log.info(f"MCP server (Streamable HTTP) at {self.url}")
+        if not http.started:
+            self.stop()
+            log.warning(f"MCP server not started: the HTTP server on {self.host}:{self.port} failed to start.")
+            return False
+        log.info(f"MCP server for AI agents (Streamable HTTP): {self.url}")
+        return True
 
-    def watch(self, paths: list[str]) -> None:
-        """A saved file is a pending index update until the rebuild it causes has committed."""
-        from watchdog.events import FileSystemEventHandler
+    def watch(self, paths: Iterable[str]) -> None:
+        """A saved file is a pending index update until the rebuild it causes has committed.
+
+        MkDocs notices changes by polling every half second; the system's file events arrive sooner, and
+        a call with wait_for_pending_writes also asks the files (their change times) before it trusts them.
+        """
         from watchdog.observers import Observer
+        from watchdog.observers.polling import PollingObserver
 
-        freshness = self.freshness
+        targets = watch_targets(paths)
+        self.freshness.probe = lambda since_ns: changed_since(targets, since_ns)
+        observer = Observer()
+        try:
+            schedule(observer, targets, self.freshness).start()
+            self.observer = observer
+        except OSError as error:  # e.g. the inotify watch limit
+            observer.stop()
+            log.debug(f"File events unavailable ({error}); polling for changes instead")
+            self.observer = schedule(PollingObserver(timeout=0.5), targets, self.freshness)
+            self.observer.start()
 
-        class Handler(FileSystemEventHandler):
-            def __init__(self, only: str | None = None) -> None:
-                self.only = only
-
-            def on_any_event(self, event: Any) -> None:
-                # Reads (the build's own included) are not changes; MkDocs rebuilds on the others.
-                if event.is_directory or event.event_type in ("opened", "closed_no_write"):
-                    return
-                if self.only is None or self.only in (event.src_path, getattr(event, "dest_path", None)):
-                    freshness.change_seen()
-
-        self.observer = Observer()
-        for path in paths:
-            target = Path(path).resolve()
-            if target.is_file():
-                self.observer.schedule(Handler(str(target)), str(target.parent), recursive=False)
-            elif target.is_dir():
-                self.observer.schedule(Handler(), str(target), recursive=True)
-        self.observer.start()
+    def release(self) -> None:
+        if self.socket is not None:
+            self.socket.close()
+            self.socket = None
 
     def stop(self) -> None:
         if self.observer is not None:
             self.observer.stop()
             self.observer = None
+        if self.log_handler is not None:
+            self.log_handler.stopping = True  # open event streams are cut at shutdown, as they must be
         if self.http is not None and self.thread is not None:
+            self.freshness.close()  # a call waiting for a rebuild would hold the shutdown up
             self.http.should_exit = True
-            self.thread.join(timeout=5)
+            self.thread.join(timeout=STOP_SECONDS)
+            if self.thread.is_alive():  # a connection that would not close: drop it
+                self.http.force_exit = True
+                self.thread.join(timeout=1)
         self.http = self.thread = None
+        self.release()  # uvicorn closed it already when it served; closing twice is harmless
+        self._restore_http_logs()
+
+    def _route_http_logs(self) -> None:
+        """Keep uvicorn's and the SDK's records (a refused Host header, say) off the MkDocs console.
+
+        They go to the plugin's log at debug level (`mkdocs serve --verbose` shows them), errors at info
+        level: never as warnings, which `--strict` would count against the build that runs meanwhile.
+        """
+        self.log_handler = ForwardToPluginLog()
+        for name in HTTP_LOGGERS:
+            logger = logging.getLogger(name)
+            logger.addHandler(self.log_handler)
+            logger.propagate = False
+
+    def _restore_http_logs(self) -> None:
+        if self.log_handler is None:
+            return
+        for name in HTTP_LOGGERS:
+            logger = logging.getLogger(name)
+            logger.removeHandler(self.log_handler)
+            logger.propagate = True
+        self.log_handler = None
+
+
+class ForwardToPluginLog(logging.Handler):
+    stopping = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = record.getMessage()
+            if record.exc_info:
+                message += "\n" + logging.Formatter().formatException(record.exc_info)
+            level = logging.INFO if record.levelno >= logging.ERROR and not self.stopping else logging.DEBUG
+            log.log(level, f"MCP HTTP ({record.name}): {message}")
+        except Exception:
+            self.handleError(record)
+
+
+def watch_targets(paths: Iterable[str]) -> dict[Path, bool]:
+    """Existing paths to watch, each once: folder -> True (recursive), file -> False."""
+    targets: dict[Path, bool] = {}
+    for path in paths:
+        if not path:
+            continue
+        target = Path(path).resolve()
+        if target.is_dir():
+            targets[target] = True
+        elif target.is_file():
+            targets.setdefault(target, False)
+    folders = [t for t, recursive in targets.items() if recursive]
+    return {
+        t: recursive
+        for t, recursive in targets.items()
+        if not any(folder != t and folder in t.parents for folder in folders)
+    }
+
+
+def changed_since(targets: dict[Path, bool], since_ns: int) -> bool:
+    """Whether a watched file or folder changed after `since_ns` (wall clock).
+
+    The change time (ctime) and not mtime: the system sets it on every write, rename and removal (a removal
+    changes the folder), and no tool can set it back or into the future.
+    """
+    pending = list(targets.items())
+    while pending:
+        target, recursive = pending.pop()
+        try:
+            if target.stat().st_ctime_ns > since_ns:
+                return True
+            if not recursive:
+                continue
+            with os.scandir(target) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append((Path(entry.path), True))
+                    elif entry.stat(follow_symlinks=False).st_ctime_ns > since_ns:
+                        return True
+        except FileNotFoundError:
+            return True  # removed since the last look: a change
+    return False
+
+
+def schedule(observer: Any, targets: dict[Path, bool], freshness: Freshness) -> Any:
+    from watchdog.events import FileSystemEventHandler
+
+    class SavedFile(FileSystemEventHandler):
+        def __init__(self, only: str | None = None) -> None:
+            self.only = only
+
+        def on_any_event(self, event: Any) -> None:
+            # MkDocs rebuilds on any change to a file but not on reads (the build's own included).
+            if event.is_directory or event.event_type in ("opened", "closed_no_write"):
+                return
+            if self.only is None or self.only in (event.src_path, getattr(event, "dest_path", None)):
+                freshness.change_seen()
+
+    for target, recursive in targets.items():
+        if recursive:
+            observer.schedule(SavedFile(), str(target), recursive=True)
+        else:
+            observer.schedule(SavedFile(str(target)), str(target.parent), recursive=False)
+    return observer

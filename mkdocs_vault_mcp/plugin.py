@@ -15,21 +15,24 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import json
-import logging
+import sqlite3
 import sys
 import time
+from dataclasses import dataclass
+from html import unescape
 from pathlib import Path
 from typing import Any, Iterator
 
+from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority, get_plugin_logger
-from mkdocs.structure.files import File, Files
+from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import Page
 
 from . import stats_page
 from .config import VaultMcpConfig
-from .documents import build_document, fingerprint
+from .documents import build_document, fingerprint, json_ready
 from .freshness import Freshness
-from .index.store import IndexWriter, open_read_only, publish, to_micros
+from .index.store import IndexWriter, is_corrupt, open_read_only, publish, to_micros
 from .modified import GitTimes, modified_instant, read_git_times
 from .snapshot import build_snapshot, write_snapshot
 
@@ -54,13 +57,24 @@ def called_from_serve() -> bool:
     return False
 
 
+@dataclass
+class RenderedPage:
+    """One candidate page as on_page_content saw it, kept until on_env checks whether its content changed since."""
+
+    page: Page
+    html: str
+    digest: str
+    counted_unchanged: bool
+    fields: dict[str, Any]  # build_document's arguments other than the HTML and the fingerprint
+
+
 class BuildState:
     """What one build has seen so far; made anew in every on_config."""
 
     def __init__(self) -> None:
         self.started = time.perf_counter()
         self.plugin_seconds = 0.0
-        self.rendered: set[str] = set()
+        self.rendered: dict[str, RenderedPage] = {}  # path -> what on_page_content saw
         self.changed = 0
         self.unchanged = 0
         self.removed = 0
@@ -74,12 +88,21 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         self.writer: IndexWriter | None = None
         self.state = BuildState()
         self.serving = False
+        self.dirty = False
 
     # -- run lifetime ------------------------------------------------------------------------
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
         # Defining on_startup keeps this instance (and the live server) across serve rebuilds.
         self.dirty = dirty
+        if self.config.enabled and self.config.serve_mcp and called_from_serve():
+            from .live import LiveServer  # only `mkdocs serve` pays for the HTTP stack
+
+            self.freshness = Freshness()  # this run's, whatever an earlier run in this process left
+
+            # Take the port now, outside any build: a busy port is a warning that `--strict` does not count.
+            live = LiveServer(self.config, self.freshness)
+            self.live = live if live.reserve() else None
 
     def on_shutdown(self) -> None:
         if self.live is not None:
@@ -93,6 +116,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
     def on_config(self, config: Any) -> None:
         if not self.config.enabled:
             return
+        check_cache_dir(self.cache_dir(config), config)
         self._close_writer()
         self.state = BuildState()
         self.serving = called_from_serve()
@@ -115,9 +139,17 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
 
     @event_priority(LAST)
     def on_files(self, files: Files, *, config: Any) -> Files:
+        self.stats_file = None
         if self.config.enabled and self.config.stats_page is not False:
-            stats_page.add_file(files, config, self.config.stats_page, self.config.stats_page_in_nav)
+            self.stats_file = stats_page.add_files(files, config, self.config.stats_page)
         return files
+
+    @event_priority(LAST)
+    def on_nav(self, nav: Any, *, config: Any, files: Files) -> Any:
+        # After other plugins have shaped the nav, so the stats page stays the last entry.
+        if self.stats_file is not None and self.config.stats_page_in_nav:
+            stats_page.add_to_nav(nav, self.stats_file)
+        return nav
 
     def is_candidate(self, file: File) -> bool:
         """Whether a page may be a document before its front matter is known."""
@@ -134,68 +166,106 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         return html
 
     def _index_page(self, page: Page, html: str, config: Any) -> None:
-        meta = page.meta
-        search = meta.get("search")
+        search = page.meta.get("search")
         if self.config.respect_search_exclude and isinstance(search, dict) and search.get("exclude") is True:
             return
         markdown = page.markdown or ""
-        if not meta and markdown.startswith("---"):
-            warn_broken_front_matter(page.file)
+        if markdown.startswith("---"):  # MkDocs removes front matter it could read
+            warn_broken_front_matter(page)
+        meta = public_meta(page.meta)
         path = page.file.src_uri
         modified, source = modified_instant(
             path, page.file.abs_src_path, self.config.modified, self.state.git, meta, self.config.modified_meta
         )
         url = page_url(page, config)
-        title = page.title or ""
-        meta_json = json.dumps(meta, sort_keys=True, default=str)
+        # MkDocs keeps a title taken from the H1 as HTML (`Tom &amp; Jerry`) and themes write every title
+        # into the page as it is: a reader sees it unescaped, as the section headings are
+        title = unescape(page.title or "")
+        # json_ready first: YAML keys may be null, numbers or dates, which sort_keys cannot order among strings
+        meta_json = json.dumps(json_ready(meta), sort_keys=True)
         digest = fingerprint(html, title, url, meta_json, to_micros(modified), source, markdown)
-        self.state.rendered.add(path)
-        if self.writer.fingerprints.get(path) == digest:
+        stored = self.writer.fingerprints.get(path, "")
+        # "digest/…": a page that another plugin completed after rendering; on_env checks the rest
+        unchanged = stored == digest or stored.startswith(digest + "/")
+        fields = dict(path=path, url=url, title=title, meta=meta, markdown=markdown, modified=modified,
+                      modified_source=source, indexed_fields=self.config.indexed_fields)
+        self.state.rendered[path] = RenderedPage(page, html, digest, unchanged, fields)
+        if unchanged:
             self.state.unchanged += 1
             return
-        document = build_document(
-            path=path,
-            url=url,
-            title=title,
-            meta=meta,
-            markdown=markdown,
-            html_content=html,
-            modified=modified,
-            modified_source=source,
-            indexed_fields=self.config.indexed_fields,
-            fingerprint=digest,
-        )
-        self.writer.put(document)
+        self.writer.put(build_document(**fields, html_content=html, fingerprint=digest))
         self.state.changed += 1
+
+    def _index_late_content(self) -> None:
+        """Index again the pages whose content a plugin changed after on_page_content.
+
+        material/tags fills its tag listings in on_env, so what the reader sees is known only now.
+        """
+        for path, seen in self.state.rendered.items():
+            content = seen.page.content
+            if content is seen.html or not isinstance(content, str) or content == seen.html:
+                continue
+            digest = f"{seen.digest}/{fingerprint(content)}"
+            if self.writer.fingerprints.get(path) == digest:
+                continue
+            if seen.counted_unchanged:
+                self.state.unchanged -= 1
+                self.state.changed += 1
+            self.writer.put(build_document(**seen.fields, html_content=content, fingerprint=digest))
 
     @event_priority(LAST)
     def on_env(self, env: Any, *, config: Any, files: Files) -> Any:
         if self.writer is None:
             return env
         with self._timed():
-            keep = set(self.state.rendered)
-            if self.dirty:
-                # `--dirty` renders only the changed pages; the others are still in the site.
-                keep |= {
-                    file.src_uri
-                    for file in files.documentation_pages()
-                    if file.src_uri in self.writer.fingerprints and self.is_candidate(file)
-                }
-            self.state.removed = self.writer.keep_only(keep)
-            self.writer.commit(
-                indexed_fields=self.config.indexed_fields, site_name=config.site_name, site_url=config.site_url
-            )
+            try:
+                self._commit_index(files, config)
+            except sqlite3.DatabaseError as error:
+                if not is_corrupt(error):
+                    raise
+                # The working index is a cache and every page of this build is still at hand.
+                log.info(f"The working index {self.writer.path} is damaged ({error}); indexing every page again")
+                self.writer.reset()
+                self._put_all_again()
+                self._commit_index(files, config)
             with self.read_index() as conn:
                 self.snapshot = build_snapshot(conn, self.config.tag_fields)
                 self.section_count = conn.execute("SELECT count(*) FROM sections").fetchone()[0]
         if self.serving:
-            self.freshness.build_finished()
+            self.freshness.index_committed()
         return env
 
+    def _commit_index(self, files: Files, config: Any) -> None:
+        self._index_late_content()
+        keep = set(self.state.rendered)
+        if self.dirty:
+            # `--dirty` renders only the changed pages; the others are still in the site.
+            keep |= {
+                file.src_uri
+                for file in files.documentation_pages(inclusion=self._inclusion())  # drafts under serve
+                if file.src_uri in self.writer.fingerprints and self.is_candidate(file)
+            }
+        self.state.removed = self.writer.keep_only(keep)
+        self.writer.commit(
+            indexed_fields=self.config.indexed_fields, site_name=config.site_name, site_url=config.site_url
+        )
+
+    def _put_all_again(self) -> None:
+        """Into an empty working index, every page this build rendered, as on_page_content saw it."""
+        for seen in self.state.rendered.values():
+            self.writer.put(build_document(**seen.fields, html_content=seen.html, fingerprint=seen.digest))
+            seen.counted_unchanged = False
+        self.state.changed, self.state.unchanged, self.state.removed = len(self.state.rendered), 0, 0
+
+    @event_priority(50)  # before the search plugins index page.content and page.toc
     def on_page_context(self, context: dict, *, page: Page, config: Any, nav: Any) -> dict:
-        if self.writer is not None and stats_page.is_stats_page(page):
+        if self.writer is not None and page.file is self.stats_file:
+            from .index.queries import index_stats
+
             with self._timed():
-                page.content = stats_page.render(self.snapshot, page, config)
+                with self.read_index() as conn:
+                    stats = index_stats(conn)
+                page.content, page.toc = stats_page.render(self.snapshot, stats, page.url)
         return context
 
     @event_priority(LAST)
@@ -213,24 +283,29 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             f"{state.changed} changed, {state.unchanged} unchanged, "
             f"{state.removed} removed in {state.plugin_seconds:.2f} seconds"
         )
-        if self.serving and self.config.serve_mcp and self.live is None:
-            from .live import LiveServer  # only `mkdocs serve` pays for the HTTP stack
-
-            self.live = LiveServer(self.writer.path, self.freshness, self.config, config)
-            self.live.start()
+        if self.live is not None and not self.live.running and not self.live.start(self.writer.path, config):
+            self.live = None  # the first build of the serve run starts it; it said why it could not
+        if self.serving:
+            self.freshness.build_ended()
 
     def on_serve(self, server: Any, *, config: Any, builder: Any) -> Any:
-        # Fires only with livereload on, which is exactly when saved files cause rebuilds.
-        if self.live is not None:
-            self.live.watch([config.docs_dir, config.config_file_path])
+        # Fires only with livereload on, which is exactly when saved files cause rebuilds. MkDocs adds
+        # config.watch (`-w`) after this event; theme folders (`--watch-theme`) only show in its own list.
+        if self.live is not None and self.live.running:
+            watched = getattr(server, "_watched_paths", {})
+            self.live.watch([config.docs_dir, config.config_file_path, *config.watch, *watched])
         return server
 
     def on_build_error(self, *, error: Exception) -> None:
         self._close_writer()
         if self.serving:
-            self.freshness.build_finished()
+            self.freshness.build_ended()
 
     # -- helpers -----------------------------------------------------------------------------
+
+    def _inclusion(self) -> Any:
+        """The pages a `--dirty` build keeps from before: drafts too under `mkdocs serve --dirty`."""
+        return InclusionLevel.is_in_serve if self.serving else InclusionLevel.is_included
 
     def read_index(self) -> contextlib.closing:
         assert self.writer is not None
@@ -251,6 +326,22 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             self.state.plugin_seconds += time.perf_counter() - start
 
 
+def check_cache_dir(cache_dir: Path, config: Any) -> None:
+    """The working index must outlive the site (cleaned by every build) and stay out of the sources."""
+    where = cache_dir.resolve()
+    for option in ("docs_dir", "site_dir"):
+        if where.is_relative_to(Path(config[option]).resolve()):
+            raise PluginError(
+                f"Plugin 'vault-mcp' option 'cache_dir': {where} is inside {option} ({config[option]}); "
+                "put the working index outside docs_dir and site_dir, such as the default .cache/plugin/vault-mcp"
+            )
+
+
+def public_meta(meta: dict) -> dict:
+    """Front matter without the keys plugins keep for themselves (material/meta's `__extends`)."""
+    return {key: value for key, value in meta.items() if not (isinstance(key, str) and key.startswith("__"))}
+
+
 def page_url(page: Page, config: Any) -> str:
     """The page's address: absolute when site_url is set, else relative to the site root."""
     if config.site_url:
@@ -258,15 +349,29 @@ def page_url(page: Page, config: Any) -> str:
     return "/" + page.url
 
 
-def warn_broken_front_matter(file: File) -> None:
-    """MkDocs drops front matter that is not valid YAML without a word; say which file and why."""
-    import frontmatter
+def warn_broken_front_matter(page: Page) -> None:
+    """MkDocs drops front matter that is not valid YAML without a word (and renders it as text); say which file
+    and why. MkDocs leaves such a page's Markdown as it was, so its own pattern and loader find the problem again."""
     import yaml
+    from mkdocs.utils.meta import YAML_RE, SafeLoader
 
+    match = YAML_RE.match(page.markdown or "")
+    if match is None:
+        return
     try:
-        frontmatter.loads(file.content_string)
+        yaml.load(match.group(1), SafeLoader)
     except yaml.YAMLError as error:
-        problem = " ".join(str(error).split())
-        log.warning(f"Front matter of '{file.src_uri}' is not valid YAML; indexed with empty meta: {problem}")
-    except Exception:  # any other parse failure: MkDocs already read the page, so just index it
-        logging.getLogger(__name__).debug("front matter check failed", exc_info=True)
+        log.warning(
+            f"Front matter of '{page.file.src_uri}' is not valid YAML ({yaml_problem(error)}); "
+            "the page is indexed without it"
+        )
+
+
+def yaml_problem(error: Exception) -> str:
+    """The YAML error with its positions counted in lines of the page's file (the front matter starts on line 2)."""
+    parts = []
+    for text, mark in ((getattr(error, "context", None), getattr(error, "context_mark", None)),
+                       (getattr(error, "problem", None), getattr(error, "problem_mark", None))):
+        if text:
+            parts.append(f"{text} (line {mark.line + 2}, column {mark.column + 1})" if mark else text)
+    return ", ".join(parts) or " ".join(str(error).split())

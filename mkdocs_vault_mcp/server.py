@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import os
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Annotated, Any, Callable
+from typing import Annotated, Any, Callable, Literal
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, WithJsonSchema
 
+from . import __version__
 from .freshness import Freshness
 from .index import queries
 from .index import search as ranked
@@ -30,6 +33,9 @@ INSTRUCTIONS = (
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, destructive_hint=False, open_world_hint=False)
 
 # --- Parameters shared by several tools --------------------------------------------------------
+# A parameter without a value is `= None`, and its type is plain `str` rather than `str | None`: the
+# SDK JSON-decodes a string given to any parameter not typed `str`, which would read a folder named
+# `null` as no folder at all. `CheckedTool` drops explicit nulls, so pydantic never sees one.
 
 Query = Annotated[
     str,
@@ -39,37 +45,41 @@ Query = Annotated[
     ),
 ]
 Scope = Annotated[
-    str,
+    Literal["all", "metadata", "body"],
     Field(
         description="Where the query matches: metadata (path, title, headings, summary), body, or all. "
-        "Terms must match within one section.",
-        json_schema_extra={"enum": ["all", "metadata", "body"]},
+        "Terms must match within one section."
     ),
 ]
-Path_ = Annotated[str | None, Field(description="Exact, case-sensitive page path, including .md.")]
+Path_ = Annotated[str, Field(description="Exact, case-sensitive page path, including .md (guide/install.md).")]
 Folder = Annotated[
-    str | None,
-    Field(description="This folder and its descendants, case-sensitive ('guide' or 'guide/'). \"\" selects root pages only."),
+    str,
+    Field(
+        description="This folder and its descendants, case-sensitive ('guide' or 'guide/'); "
+        "\"\" selects root pages only."
+    ),
 ]
 Pattern = Annotated[
-    str | None,
-    Field(description="Case-sensitive glob over path: * (crosses /), ?, [a-z], [^a]. Example: 'blog/posts/*.md'."),
+    str, Field(description="Case-sensitive glob over path: * (crosses /), ?, [a-z], [^a]. Example: 'blog/*.md'.")
 ]
 FieldFilters = Annotated[
     Any,
     WithJsonSchema(
         {
             "type": "object",
-            "additionalProperties": {"type": ["string", "number", "boolean"]},
+            "additionalProperties": {
+                "type": ["string", "number", "boolean"],
+                "description": "one value; a list field matches when one of its members equals it",
+            },
             "description": "Front matter equality, ANDed: {\"status\": \"new\", \"beta\": true}. A list field "
             "matches when one member equals the value. Fields: stats.indexed_frontmatter_fields.",
         }
     ),
 ]
 After = Annotated[
-    str | None, Field(description="Modified at or after this RFC 3339 instant with time zone (2025-03-01T00:00:00Z).")
+    str, Field(description="Modified at or after this RFC 3339 instant with time zone (2025-03-01T00:00:00Z).")
 ]
-Before = Annotated[str | None, Field(description="Modified strictly before this RFC 3339 instant with time zone.")]
+Before = Annotated[str, Field(description="Modified strictly before this RFC 3339 instant with time zone.")]
 Wait = Annotated[
     bool,
     Field(
@@ -77,7 +87,8 @@ Wait = Annotated[
         "On timeout, answer from the current index with _meta.index_stale=true."
     ),
 ]
-Limit = Annotated[int, Field(description="Maximum rows returned (1-1000).")]
+PageLimit = Annotated[int, Field(ge=1, le=1000, description="Maximum pages returned, 1-1000.")]
+
 
 # --- Output models (the published output schemas) ----------------------------------------------
 
@@ -188,6 +199,9 @@ class IndexReader:
             self._local.cached = cached = (identity, open_read_only(self.path))
         return cached[1]
 
+    def is_pending(self) -> bool:
+        return self.freshness.pending
+
     def answer(
         self, compute: Callable[[sqlite3.Connection], dict[str, Any]], wait: bool, stale_field: bool = True
     ) -> CallToolResult:
@@ -208,8 +222,149 @@ class IndexReader:
         )
 
 
+# --- Arguments, checked against the published input schema -------------------------------------
+
+
+class CheckedTool(Tool):
+    """A tool whose arguments are checked against its own input schema before pydantic reads them.
+
+    So every rejected argument gets one message that names it and says what it accepts (pydantic's
+    would name its internal model and leave out the range or the choices), an argument the tool
+    does not take is an error rather than silently ignored, and error results carry
+    `_meta.index_stale` like the others.
+    """
+
+    is_stale: Callable[[], bool] = Field(default=lambda: False, exclude=True)
+
+    async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
+        try:
+            return await super().run(self.checked(arguments), context, convert_result)
+        except InvalidArgument as error:
+            message = f"Error executing tool {self.name}: {error}"
+        except UnexpectedToolError:
+            raise  # a crash: the SDK logs it and tells the client no more than that it happened
+        except ToolError as error:
+            message = str(error)
+        return CallToolResult(
+            content=[TextContent(type="text", text=message)], is_error=True, _meta={"index_stale": self.is_stale()}
+        )
+
+    def checked(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        properties: dict[str, Any] = self.parameters["properties"]
+        required = self.parameters.get("required", [])
+        unknown = [name for name in arguments if name not in properties]
+        if unknown:
+            hint = ' Front matter conditions go in filters, e.g. {"tags": "api"}.' if "filters" in properties else ""
+            raise InvalidArgument(
+                f"unknown argument {', '.join(map(repr, unknown))}; this tool takes {', '.join(properties)}.{hint}"
+            )
+        checked = {}
+        for name, value in arguments.items():
+            if value is None and name not in required:
+                continue  # null stands for "not given"
+            value = decoded(value, properties[name])
+            problem = violation(properties[name], value)
+            if problem is not None:
+                where, rule, found = problem
+                note = f" ({rule['description']})" if where and "description" in rule else ""
+                raise InvalidArgument(f"{name}{where} must be {accepted(rule)}{note}; got {shown(found)}.")
+            checked[name] = value
+        for name in required:
+            if name not in checked:
+                rule = properties[name]
+                raise InvalidArgument(f"{name} is required: {rule.get('description') or accepted(rule)}")
+        return checked
+
+
+# The JSON schema keywords that pydantic writes for our parameter types, and all that `violation` checks;
+# `create_server` refuses a parameter whose schema says more. (The jsonschema package would check any
+# schema, but importing it costs more than a whole call, and every call counts when a client starts.)
+SCHEMA_WORDS = {"type", "enum", "minimum", "maximum", "additionalProperties", "description", "title", "default"}
+
+# JSON type -> whether a Python value is of it, and how a message names it.
+JSON_TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "string": (lambda value: isinstance(value, str), "a string"),
+    "integer": (
+        lambda value: (isinstance(value, int) and not isinstance(value, bool))
+        or (isinstance(value, float) and value.is_integer()),
+        "an integer",
+    ),
+    "number": (lambda value: isinstance(value, (int, float)) and not isinstance(value, bool), "a number"),
+    "boolean": (lambda value: isinstance(value, bool), "a boolean"),
+    "object": (lambda value: isinstance(value, dict), "an object"),
+    "array": (lambda value: isinstance(value, list), "a list"),
+    "null": (lambda value: value is None, "null"),
+}
+
+
+def json_types(rule: dict[str, Any]) -> list[str]:
+    kinds = rule.get("type", [])
+    return [kinds] if isinstance(kinds, str) else kinds
+
+
+def violation(rule: dict[str, Any], value: Any, where: str = "") -> tuple[str, dict[str, Any], Any] | None:
+    """Where `value` first breaks `rule`, the part of the rule it breaks there, and the value found there."""
+    kinds = json_types(rule)
+    if kinds and not any(JSON_TYPES[kind][0](value) for kind in kinds):
+        return where, rule, value
+    if "enum" in rule and not any(value == choice and type(value) is type(choice) for choice in rule["enum"]):
+        return where, rule, value
+    if ("minimum" in rule and value < rule["minimum"]) or ("maximum" in rule and value > rule["maximum"]):
+        return where, rule, value
+    members = rule.get("additionalProperties")
+    if isinstance(members, dict) and isinstance(value, dict):
+        for key, member in value.items():
+            problem = violation(members, member, f"{where}[{json.dumps(key, ensure_ascii=False)}]")
+            if problem is not None:
+                return problem
+    return None
+
+
+def accepted(rule: dict[str, Any]) -> str:
+    """What a rule accepts, in words: `an integer from 1 to 1000`, `one of "asc", "desc"`."""
+    if "enum" in rule:
+        return "one of " + ", ".join(json.dumps(choice) for choice in rule["enum"])
+    kinds = json_types(rule)
+    if kinds == ["boolean"]:
+        return "true or false"
+    names = [JSON_TYPES[kind][1] for kind in kinds]
+    text = " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 2 else names) or "any value"
+    low, high = rule.get("minimum"), rule.get("maximum")
+    if low is not None:
+        text += f" from {low} to {high}" if high is not None else f" of {low} or more"
+    members = rule.get("additionalProperties")
+    if isinstance(members, dict):
+        text += f" whose values are each {accepted(members)}"
+    return text
+
+
+def check_schema_words(tool: Tool) -> None:
+    for name, rule in tool.parameters["properties"].items():
+        for part in (rule, rule.get("additionalProperties") or {}):
+            unchecked = set(part) - SCHEMA_WORDS
+            if unchecked:
+                raise TypeError(f"{tool.name}({name}): schema keywords {sorted(unchecked)} would go unchecked")
+
+
+def decoded(value: Any, rule: dict[str, Any]) -> Any:
+    """A parameter that is not a string may arrive JSON-encoded in a string (some clients send `"5"`)."""
+    kinds = json_types(rule)
+    if not isinstance(value, str) or "string" in kinds or "enum" in rule:
+        return value
+    try:
+        parsed = json.loads(value)
+    except (ValueError, RecursionError):
+        return value
+    return value if isinstance(parsed, str) else parsed
+
+
+def shown(value: Any, width: int = 80) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def filters_from(
-    query: str = "",
+    query: str | None = "",
     scope: str = "all",
     path: str | None = None,
     folder: str | None = None,
@@ -230,17 +385,10 @@ def filters_from(
     )
 
 
+# --- The tools -----------------------------------------------------------------------------------
+
+
 def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServer:
-    root = logging.getLogger()
-    level, handlers = root.level, list(root.handlers)
-    server = MCPServer(name, instructions=INSTRUCTIONS)
-    # MCPServer configures the root logger; the host (MkDocs, or our CLI) owns logging.
-    root.setLevel(level)
-    root.handlers[:] = handlers
-
-    tool = lambda title: server.tool(title=title, annotations=READ_ONLY, structured_output=True)  # noqa: E731
-
-    @tool("Count pages")
     def count_documents(
         query: Query = "",
         scope: Scope = "all",
@@ -252,28 +400,31 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         modified_before: Before = None,
         wait_for_pending_writes: Wait = False,
     ) -> Annotated[CallToolResult, CountOutput]:
-        """Count the pages that match all given filters, without fetching them.
+        """Count the pages that match all given filters; returns the number alone.
 
-        Use it for "how many" questions; the total is exact, counts each page once and ignores any result cap.
-        For counts per folder, tag or month in one call use aggregate_documents; to list the pages use
-        query_documents; to find the text that answers a question use search.
+        Use it for "how many" questions: the total is exact, counts each page once and no result cap
+        applies; with no filter it counts every page. All given filters must hold; stats lists the front
+        matter fields that filters accepts. For one count per folder, tag or month in a single call use
+        aggregate_documents; to see which pages match use query_documents; to find the text that answers
+        a question use search.
         """
         given = filters_from(query, scope, path, folder, pattern, filters, modified_after, modified_before)
         return index.answer(lambda conn: {"total": queries.count_documents(conn, given)}, wait_for_pending_writes)
 
-    @tool("Group pages by folder, tag or month")
     def aggregate_documents(
         by: Annotated[
-            str,
+            Literal["folder", "tag", "month"],
             Field(
-                description="folder (the page's own folder), tag (values of field) or month (UTC YYYY-MM of modified).",
-                json_schema_extra={"enum": ["folder", "tag", "month"]},
+                description="folder (each page counts in its own folder; \"\" is the root), tag (the values of "
+                "field) or month (UTC YYYY-MM of the modification time)."
             ),
         ],
         field: Annotated[
             str, Field(description="Indexed front matter field for by=tag (see stats); ignored otherwise.")
         ] = "tags",
-        limit: Annotated[int, Field(description="Maximum buckets returned, 1-1000; never caps total.")] = 100,
+        limit: Annotated[
+            int, Field(ge=1, le=1000, description="Maximum buckets returned, 1-1000; never caps total.")
+        ] = 100,
         query: Query = "",
         scope: Scope = "all",
         path: Path_ = None,
@@ -284,13 +435,15 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         modified_before: Before = None,
         wait_for_pending_writes: Wait = False,
     ) -> Annotated[CallToolResult, AggregateOutput]:
-        """Group the matching pages into count-ranked buckets by folder, tag value or UTC month of modification.
+        """Group the pages that match all given filters into buckets by folder, tag value or month of
+        modification, with a count per bucket.
 
-        Use it for distributions ("pages per folder", "most used tags", "changes per month") instead of
-        calling count_documents once per value; use query_documents to see the pages behind a bucket.
-        total counts every matching page. A page with several tag values counts in each bucket, so bucket
-        counts can sum above total; pages without a value count in missing. Buckets are ordered by count
-        descending, then key.casefold(), then key; truncated says more buckets existed than limit.
+        Use it for a distribution in one call ("pages per folder", "most used tags", "changes per month")
+        instead of one count_documents call per value; use query_documents to list the pages of a bucket.
+        total counts every matching page whatever limit is. With by=tag a page counts once per value of
+        field, so counts can sum above total, and pages without a value count in missing. Buckets come by
+        count descending, then key.casefold(), then key; truncated is true when more buckets existed than
+        limit.
         """
         given = filters_from(query, scope, path, folder, pattern, filters, modified_after, modified_before)
         return index.answer(
@@ -298,17 +451,18 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
             wait_for_pending_writes,
         )
 
-    @tool("Recently modified pages")
     def get_recent(
-        limit: Annotated[int, Field(description="Maximum pages returned, 1-1000.")] = 20,
+        limit: PageLimit = 20,
         folder: Folder = None,
         wait_for_pending_writes: Wait = False,
     ) -> Annotated[CallToolResult, RecentOutput]:
-        """List the most recently modified pages, newest first (ties by path), without a search query.
+        """List the most recently modified pages, newest first (ties by path), with title, URL, summary and
+        front matter.
 
-        Use it to see what changed lately or to resume work on recent pages. Modification time comes from git
-        history or the file (or a front matter date when the site configures one). For date ranges, other
-        filters or paging use query_documents with sort=modified.
+        Use it to see what changed lately or to resume work on recent pages; it needs no query. Only folder
+        narrows it: for a date range, other filters, another order or paging use query_documents with
+        sort=modified. A page's modification time is its last git commit, its file time, or a front matter
+        date when the site is configured so; times are in UTC.
         """
         return index.answer(
             lambda conn: {"result": queries.get_recent(conn, limit=limit, folder=folder)},
@@ -316,7 +470,6 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
             stale_field=False,
         )
 
-    @tool("List pages")
     def query_documents(
         query: Query = "",
         scope: Scope = "all",
@@ -326,20 +479,24 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         filters: FieldFilters = None,
         modified_after: After = None,
         modified_before: Before = None,
-        sort: Annotated[str, Field(json_schema_extra={"enum": ["path", "modified", "title"]})] = "path",
+        sort: Annotated[
+            Literal["path", "modified", "title"],
+            Field(description="path and title sort by code point; ties by path."),
+        ] = "path",
         order: Annotated[
-            str | None, Field(description="asc or desc; default asc for path and title, desc for modified.")
+            Literal["asc", "desc"], Field(description="Default asc for path and title, desc for modified.")
         ] = None,
-        limit: Limit = 50,
-        offset: Annotated[int, Field(description="Rows to skip; pass next_offset to page on.")] = 0,
+        limit: PageLimit = 50,
+        offset: Annotated[int, Field(ge=0, description="Pages to skip; pass next_offset to page on.")] = 0,
         wait_for_pending_writes: Wait = False,
     ) -> Annotated[CallToolResult, QueryOutput]:
-        """List the pages that match all given filters (path, title, url, modified, summary, front matter), without text.
+        """List the pages that match all given filters, as rows (path, title, folder, url, modified, summary,
+        front matter) without their text, sorted and paged.
 
-        Use it to enumerate pages by folder, glob, front matter or date, sorted and paged: pass next_offset
-        back as offset until it is null. total is the exact number of matches. A query here only selects
-        pages; to rank pages by relevance and see matching passages use search; for counts alone use
-        count_documents.
+        Use it to enumerate pages by folder, path glob, front matter value or date range. total is the exact
+        number of matches; pass next_offset back as offset until it is null to see them all. A query here
+        only selects pages: to rank pages by relevance and see matching passages use search. For a number
+        alone use count_documents, for counts per group aggregate_documents.
         """
         given = filters_from(query, scope, path, folder, pattern, filters, modified_after, modified_before)
         return index.answer(
@@ -347,7 +504,6 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
             wait_for_pending_writes,
         )
 
-    @tool("Search the documentation")
     def search(
         query: Annotated[
             str,
@@ -357,8 +513,10 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
             ),
         ],
         scope: Scope = "all",
-        limit: Annotated[int, Field(description="Maximum pages returned, 1-100.")] = 10,
-        sections_per_page: Annotated[int, Field(description="Best sections shown per page, 1-10.")] = 2,
+        limit: Annotated[int, Field(ge=1, le=100, description="Maximum pages returned, 1-100.")] = 10,
+        sections_per_page: Annotated[
+            int, Field(ge=1, le=10, description="Best sections shown per page, 1-10.")
+        ] = 2,
         path: Path_ = None,
         folder: Folder = None,
         pattern: Pattern = None,
@@ -367,12 +525,14 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         modified_before: Before = None,
         wait_for_pending_writes: Wait = False,
     ) -> Annotated[CallToolResult, SearchOutput]:
-        """Find the pages and sections that answer a question, best first, with marked snippets and heading links.
+        """Find the pages and sections that answer a question, best first, with snippets that mark the
+        matched terms and links to the headings.
 
-        Use it to look something up. Each page appears once with its best sections; pass a result's path (and
-        a section heading) to read for the full text. When not every word matches, pages matching most of the
-        meaningful words still rank, after the full matches. Ranking is relevance, not a count: for exact
-        totals use count_documents, for complete lists query_documents.
+        Use it to look something up. Each page appears once with its best sections; pass a result's path
+        (and a section heading) to read for the full text. Pages matching every word come first; when too
+        few do, pages matching most of the meaningful words follow. The other filters always hold. Results
+        are capped and ranked, so do not count them: for exact totals use count_documents, for complete
+        lists query_documents.
         """
         given = filters_from(query, scope, path, folder, pattern, filters, modified_after, modified_before)
         return index.answer(
@@ -382,20 +542,24 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
             wait_for_pending_writes,
         )
 
-    @tool("Read a page")
     def read(
         path: Annotated[str, Field(description="Exact page path from search, query_documents or get_recent.")],
         section: Annotated[
-            str | None, Field(description="Heading text (or anchor id) of one section to read instead of the page.")
+            str, Field(description="Heading text (or anchor id) of one section to read instead of the page.")
         ] = None,
-        offset: Annotated[int, Field(description="Character offset to start at; pass next_offset to read on.")] = 0,
-        max_chars: Annotated[int, Field(description="Maximum characters returned, 1-100000.")] = 20_000,
+        offset: Annotated[
+            int, Field(ge=0, description="Character offset to start at; pass next_offset to read on.")
+        ] = 0,
+        max_chars: Annotated[
+            int, Field(ge=1, le=100_000, description="Maximum characters returned, 1-100000.")
+        ] = 20_000,
         wait_for_pending_writes: Wait = False,
     ) -> Annotated[CallToolResult, ReadOutput]:
         """Return a page's Markdown source with its title, URL, modification time and front matter.
 
-        With section, return that heading and everything under it up to the next heading of the same or a
-        higher level. Long text comes in pieces: call again with offset=next_offset until it is null.
+        Use it after search, query_documents or get_recent, with the exact path they returned. With section,
+        return that heading and everything under it up to the next heading of the same or a higher level.
+        Long text comes in pieces: call again with offset=next_offset until it is null.
         """
         return index.answer(
             lambda conn: ranked.read_document(conn, path, section=section, offset=offset, max_chars=max_chars),
@@ -403,13 +567,42 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
             stale_field=False,
         )
 
-    @tool("Site statistics")
     def stats(wait_for_pending_writes: Wait = False) -> Annotated[CallToolResult, StatsOutput]:
-        """Describe the index: page, section and folder counts, the front matter fields that filters and tag
-        grouping accept (indexed_frontmatter_fields), the oldest and newest modification, when it was built.
+        """Describe the site's index: page, section and folder counts, the front matter fields that filters
+        and tag grouping accept (indexed_frontmatter_fields), the oldest and newest modification, and when
+        the index was built.
 
-        Call it first to learn which fields exist. For counts under conditions use count_documents.
+        Call it first to learn which fields exist before using filters or aggregate_documents with by=tag.
+        For counts under conditions use count_documents.
         """
         return index.answer(queries.index_stats, wait_for_pending_writes)
 
+    titles = {
+        count_documents: "Count pages",
+        aggregate_documents: "Group pages by folder, tag or month",
+        get_recent: "Recently modified pages",
+        query_documents: "List pages",
+        search: "Search the documentation",
+        read: "Read a page",
+        stats: "Site statistics",
+    }
+    tools = []
+    for function, title in titles.items():
+        tool = CheckedTool.from_function(
+            function,
+            title=title,
+            description=inspect.cleandoc(function.__doc__ or ""),
+            annotations=READ_ONLY,
+            structured_output=True,
+        )
+        tool.is_stale = index.is_pending
+        check_schema_words(tool)
+        tools.append(tool)
+
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    server = MCPServer(name, version=__version__, instructions=INSTRUCTIONS, tools=tools)
+    # MCPServer configures the root logger; the host (MkDocs, or our CLI) owns logging.
+    root.setLevel(level)
+    root.handlers[:] = handlers
     return server

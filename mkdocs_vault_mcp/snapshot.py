@@ -15,10 +15,15 @@ from .index.queries import aggregate_documents, index_stats, rfc3339
 from .index.store import to_micros
 
 SCHEMA_VERSION = 1
-BUCKET_LIMIT = 1000
+BUCKET_LIMIT = 1000  # the largest limit aggregate_documents accepts
+SNAPSHOT_URI = "vault-mcp/snapshot.json"  # where the build writes it, relative to site_dir
 
 
 def build_snapshot(conn: sqlite3.Connection, tag_fields: list[str]) -> dict[str, Any]:
+    """Spec section 6: each `by_*` is aggregate_documents' answer with no filters and the largest limit.
+
+    `by_tag` has one entry per field of `tag_fields` that is indexed on this site, in `tag_fields` order.
+    """
     everything = Filters()
     fields = set(indexed_fields(conn))
     stats = index_stats(conn)

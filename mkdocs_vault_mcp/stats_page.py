@@ -1,48 +1,371 @@
-"""The stats page: a generated page, drawn from the snapshot, rendered through the site's theme."""
+"""The stats page: a generated page, drawn from the snapshot, rendered through the site's theme.
+
+The page's Markdown is a stub (its title); its HTML is written in `on_page_context`, once the index is
+committed. Charts are HTML with inline SVG bars whose geometry lives in SVG attributes, coloured by
+`assets/stats.css` (copied into the site as `vault-mcp/stats.css`) through the theme's CSS variables:
+no script, no inline style, nothing loaded from outside the site.
+"""
 
 from __future__ import annotations
 
 import html
-from typing import Any
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
 
+from mkdocs.plugins import get_plugin_logger
 from mkdocs.structure.files import File, Files, InclusionLevel
-from mkdocs.structure.pages import Page
+from mkdocs.structure.nav import Navigation
+from mkdocs.structure.toc import TableOfContents, get_toc
+from mkdocs.utils import get_relative_url
 
-MARKER = "vault-mcp-stats"
+from .snapshot import SNAPSHOT_URI
+
+log = get_plugin_logger("vault-mcp")
+
+TITLE = "Site statistics"
+CSS_URI = "vault-mcp/stats.css"
+CSS_SOURCE = Path(__file__).parent / "assets" / "stats.css"
+MAX_BARS = 15  # more keys than this: the first MAX_BARS - 1, then one "other" bar
+MONTH_LABELS = 8  # at most this many labels under the month chart
+LABEL_STEPS = (1, 2, 3, 6, 12, 24, 60, 120, 240, 600, 1200)  # months between labels
+BAR_UNITS = 1000  # horizontal bars are drawn in a viewBox this wide
+
+
+# -- the files ---------------------------------------------------------------------------------
 
 
 def src_uri(option: str) -> str:
-    """`stats/` -> `stats/index.md`, `stats.md` -> `stats.md`, `stats` -> `stats.md`."""
-    option = option.strip("/") + ("/" if option.endswith("/") else "")
-    if option.endswith("/"):
-        return option + "index.md"
+    """The page's source path for the `stats_page` option.
+
+    `stats/` -> `stats/index.md` (URL `stats/`), `reports/site-stats.md` as given, `stats` -> `stats.md`.
+    """
+    option = option.replace("\\", "/")
+    directory = option.endswith("/")
+    option = option.strip("/")
+    if directory:
+        return option + "/index.md"
     return option if option.endswith(".md") else option + ".md"
 
 
-def add_file(files: Files, config: Any, option: str, in_nav: bool) -> File:
-    file = File.generated(
-        config,
-        src_uri(option),
-        content=f"# Site statistics\n\n<!-- {MARKER} -->\n",
-        inclusion=InclusionLevel.INCLUDED if in_nav else InclusionLevel.NOT_IN_NAV,
+def add_files(files: Files, config: Any, option: str) -> File | None:
+    """Add the page and its stylesheet; None (with a warning) when the site already has that page."""
+    uri = src_uri(option)
+    page = File.generated(config, uri, content=f"# {TITLE}\n", inclusion=InclusionLevel.NOT_IN_NAV)
+    taken = files.get_file_from_path(uri) or next((f for f in files if f.dest_uri == page.dest_uri), None)
+    if taken is not None:
+        log.warning(
+            f"The stats page would be written to '{page.dest_uri}', which '{taken.src_uri}' "
+            "already produces; no stats page is generated. Set the plugin option stats_page to another "
+            "path (such as 'site-stats/') or to false."
+        )
+        return None
+    files.append(page)
+    if files.get_file_from_path(CSS_URI) is None:  # a docs/vault-mcp/stats.css of the site's own wins
+        files.append(File.generated(config, CSS_URI, abs_src_path=str(CSS_SOURCE)))
+    return page
+
+
+def add_to_nav(nav: Navigation, file: File) -> None:
+    """Append the page as the last top-level entry, unless the site's `nav` already lists it."""
+    page = file.page
+    if page is None or any(item is page for item in nav.pages):
+        return
+    previous = nav.pages[-1] if nav.pages else None
+    page.parent = None
+    page.previous_page, page.next_page = previous, None
+    if previous is not None:
+        previous.next_page = page
+    nav.items.append(page)
+    nav.pages.append(page)
+
+
+# -- the page ----------------------------------------------------------------------------------
+
+
+def e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def number(count: int) -> str:
+    return f"{count:,}"
+
+
+def plural(count: int, one: str, many: str) -> str:
+    return f"{number(count)} {one if count == 1 else many}"
+
+
+@dataclass
+class Bar:
+    label: str
+    count: int
+    key: str | None = None  # None for the "other" bar
+    members: int = 0  # how many keys the "other" bar stands for
+
+
+@dataclass
+class Builder:
+    """Collects the HTML and the headings (for the page's table of contents)."""
+
+    parts: list[str] = field(default_factory=list)
+    headings: list[dict[str, Any]] = field(default_factory=list)
+    ids: set[str] = field(default_factory=set)
+
+    def add(self, *parts: str) -> None:
+        self.parts.extend(parts)
+
+    def heading(self, text: str) -> None:
+        slug = re.sub(r"[^\w]+", "-", text.casefold()).strip("-") or "section"
+        unique, n = slug, 1
+        while unique in self.ids:
+            n += 1
+            unique = f"{slug}-{n}"
+        self.ids.add(unique)
+        self.headings.append({"level": 2, "id": unique, "name": e(text), "children": []})
+        self.add(f'<h2 id="{unique}">{e(text)}</h2>')
+
+    def toc(self) -> TableOfContents:
+        return get_toc([{"level": 1, "id": "site-statistics", "name": TITLE, "children": self.headings}])
+
+
+def render(snapshot: dict[str, Any], stats: dict[str, Any], page_url: str) -> tuple[str, TableOfContents]:
+    """The page's HTML and table of contents.
+
+    `snapshot` is what snapshot.json holds; `stats` is the stats tool's answer on the same index
+    (sections, folders, oldest and newest modification); `page_url` is the page's site-relative URL.
+    """
+    out = Builder()
+    snapshot_href = get_relative_url(SNAPSHOT_URI, page_url)
+    out.add(
+        f'<link rel="stylesheet" href="{e(get_relative_url(CSS_URI, page_url))}">',
+        '<div class="vm-stats">',
+        f'<h1 id="site-statistics">{TITLE}</h1>',
+        f'<p class="vm-lead">How many pages {e(snapshot["site_name"] or "this site")} publishes, where they '
+        "live, how they are tagged and when they last changed. "
+        f'The numbers are in <a href="{e(snapshot_href)}">snapshot.json</a>, the same answers the '
+        "site's MCP server gives.</p>",
     )
-    files.append(file)
-    return file
+    totals(out, snapshot, stats)
+    folders(out, snapshot)
+    tags(out, snapshot)
+    months(out, snapshot)
+    out.add(
+        f'<p class="vm-source">Snapshot generated {e(snapshot["generated_at"])} '
+        f'(schema version {e(snapshot["schema_version"])}): <a href="{e(snapshot_href)}">snapshot.json</a>. '
+        "Modification times are in UTC.</p>",
+        "</div>",
+    )
+    return "".join(out.parts), out.toc()
 
 
-def is_stats_page(page: Page) -> bool:
-    return page.file.generated_by == "vault-mcp" and page.file.src_uri.endswith(".md") and (
-        page.markdown is not None and MARKER in page.markdown
+def totals(out: Builder, snapshot: dict[str, Any], stats: dict[str, Any]) -> None:
+    out.heading("Totals")
+    cards = [
+        ("pages", "Pages", snapshot["total"]),
+        ("sections", "Sections", stats["section_count"]),
+        ("folders", "Folders", stats["folder_count"]),
+    ]
+    by_tag = snapshot["by_tag"]
+    if by_tag:
+        for name, result in by_tag.items():
+            cards.append((f"tag:{name}", name.capitalize(), len(result["buckets"])))
+    else:
+        cards.append(("tags", "Tags", 0))
+    out.add('<dl class="vm-totals">')
+    for key, label, count in cards:
+        more = "+" if key.startswith("tag:") and by_tag[key[4:]]["truncated"] else ""
+        out.add(
+            f'<div class="vm-total" data-stat="{e(key)}" data-count="{count}">'
+            f"<dt>{e(label)}</dt><dd>{number(count)}{more}</dd></div>"
+        )
+    for key, label in (("oldest_modified", "Oldest change"), ("newest_modified", "Newest change")):
+        instant = stats[key]
+        shown = f'<time datetime="{e(instant)}">{e(instant[:10])}</time>' if instant else "none"
+        out.add(
+            f'<div class="vm-total vm-total--date" data-stat="{key}" data-value="{e(instant or "")}">'
+            f"<dt>{label}</dt><dd>{shown}</dd></div>"
+        )
+    out.add("</dl>")
+
+
+def ranked(counts: Iterable[tuple[str, int]], label: Any, kind: tuple[str, str]) -> list[Bar]:
+    """Bars in snapshot order (count descending, then key); a long tail becomes one "other" bar."""
+    bars = [Bar(label(key), count, key) for key, count in counts]
+    if len(bars) <= MAX_BARS:
+        return bars
+    shown, tail = bars[: MAX_BARS - 1], bars[MAX_BARS - 1 :]
+    other = Bar(f"other ({plural(len(tail), *kind)})", sum(bar.count for bar in tail), None, len(tail))
+    return [*shown, other]
+
+
+def folder_label(key: str) -> str:
+    return key if key else "(root)"
+
+
+def top_level(buckets: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    counts: dict[str, int] = {}
+    for bucket in buckets:
+        first = bucket["key"].split("/", 1)[0]
+        counts[first] = counts.get(first, 0) + bucket["count"]
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0].casefold(), item[0]))
+
+
+def folders(out: Builder, snapshot: dict[str, Any]) -> None:
+    out.heading("Pages by folder")
+    result = snapshot["by_folder"]
+    if not result["buckets"]:
+        out.add("<p>No pages.</p>")
+        return
+    bars = ranked(top_level(result["buckets"]), folder_label, ("folder", "folders"))
+    out.add(
+        "<p>Pages under each top-level folder of the docs, subfolders included; "
+        "(root) is the pages at the top of the docs.</p>"
+    )
+    note = f"Counted from the {number(len(result['buckets']))} largest folders." if result["truncated"] else ""
+    bar_chart(out, "folders", bars, "Pages by top-level folder", ("Folder", "Pages"), note)
+
+
+def tags(out: Builder, snapshot: dict[str, Any]) -> None:
+    if not snapshot["by_tag"]:
+        out.heading("Most used tags")
+        out.add("<p>No page of this site has a tag field (plugin option <code>tag_fields</code>).</p>")
+        return
+    for name, result in snapshot["by_tag"].items():
+        out.heading(f"Most used {name}")
+        bars = ranked(((b["key"], b["count"]) for b in result["buckets"]), str, ("value", "values"))
+        values = plural(len(result["buckets"]), "value", "values")
+        notes = [f"{values}; a page with several values counts once for each."]
+        if result["missing"]:
+            notes.append(f"{plural(result['missing'], 'page has', 'pages have')} no {name}.")
+        if result["truncated"]:
+            notes.append(f"Only the {number(len(result['buckets']))} most used values are in the snapshot.")
+        title, columns = f"Pages per value of {name}", (name.capitalize(), "Pages")
+        bar_chart(out, f"tag:{name}", bars, title, columns, " ".join(notes))
+
+
+def bar_chart(
+    out: Builder, chart: str, bars: list[Bar], title: str, columns: tuple[str, str], note: str = ""
+) -> None:
+    top = max(bar.count for bar in bars) or 1
+    spoken = "; ".join(f"{bar.label}: {number(bar.count)}" for bar in bars)
+    out.add(
+        f'<div class="vm-chart" data-chart="{e(chart)}">',
+        f'<div class="vm-bars" role="img" aria-label="{e(f"Bar chart, {title}. {spoken}.")}">',
+    )
+    for bar in bars:
+        width = max(round(BAR_UNITS * bar.count / top, 1), 3 if bar.count else 0)
+        data = f'data-key="{e(bar.key)}"' if bar.key is not None else f'data-other="{bar.members}"'
+        kind = " vm-row--other" if bar.key is None else ""
+        out.add(
+            f'<div class="vm-row{kind}" {data} data-count="{bar.count}">'
+            f'<span class="vm-label" title="{e(bar.label)}">{e(bar.label)}</span>'
+            f'<svg class="vm-bar" viewBox="0 0 {BAR_UNITS} 10" preserveAspectRatio="none" aria-hidden="true"'
+            f' focusable="false"><rect width="{width:g}" height="10"></rect></svg>'
+            f'<span class="vm-value">{number(bar.count)}</span></div>'
+        )
+    out.add("</div>")
+    if note:
+        out.add(f'<p class="vm-note">{e(note)}</p>')
+    rows = "".join(f"<tr><td>{e(bar.label)}</td><td>{number(bar.count)}</td></tr>" for bar in bars)
+    table(out, title, columns, rows)
+    out.add("</div>")
+
+
+def table(out: Builder, title: str, columns: tuple[str, str], rows: str) -> None:
+    out.add(
+        f'<details class="vm-numbers"><summary>{e(title)}: the numbers</summary>'
+        f"<table><thead><tr><th>{e(columns[0])}</th><th>{e(columns[1])}</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></details>"
     )
 
 
-def render(snapshot: dict[str, Any], page: Page, config: Any) -> str:
-    rows = "".join(
-        f"<tr><td>{html.escape(b['key'] or '(root)')}</td><td>{b['count']}</td></tr>"
-        for b in snapshot["by_folder"]["buckets"]
+# -- months ------------------------------------------------------------------------------------
+
+
+def month_index(key: str) -> int:
+    year, month = key.split("-")
+    return int(year) * 12 + int(month) - 1
+
+
+def month_key(index: int) -> str:
+    return f"{index // 12:04d}-{index % 12 + 1:02d}"
+
+
+def label_step(first: int, last: int) -> int:
+    """The fewest months between labels, on calendar boundaries, that keeps at most MONTH_LABELS labels."""
+    for step in LABEL_STEPS:
+        if sum(1 for m in range(first, last + 1) if m % step == 0) <= MONTH_LABELS:
+            return step
+    return LABEL_STEPS[-1]
+
+
+def months(out: Builder, snapshot: dict[str, Any]) -> None:
+    out.heading("Changes by month")
+    buckets = snapshot["by_month"]["buckets"]
+    if not buckets:
+        out.add("<p>No pages.</p>")
+        return
+    counts = {month_index(b["key"]): b["count"] for b in buckets}
+    top = max(counts.values())
+    busiest = month_key(min(m for m in counts if counts[m] == top))
+    out.add(
+        "<p>Each page counts once, in the month (UTC) of its last change: how much of the site is "
+        "fresh and how much has stood still.</p>"
     )
+    summary = (
+        f"Column chart, pages by month of last change, {month_key(min(counts))} to {month_key(max(counts))}; "
+        f"the busiest month is {busiest} with {plural(top, 'page', 'pages')}; "
+        f"{plural(len(counts), 'month has', 'months have')} changes."
+    )
+    last = max(counts)
+    first = min(min(counts), last - 11)  # at least a year, so a young site's columns are not slabs
+    out.add(
+        f'<div class="vm-chart" data-chart="months"><div class="vm-months" role="img" aria-label="{e(summary)}">',
+        f'<div class="vm-ymax" aria-hidden="true">{plural(top, "page", "pages")}</div>',
+        month_columns(counts, first, last),
+        month_axis(first, last),
+        "</div>",
+    )
+    rows = "".join(f"<tr><td>{month_key(m)}</td><td>{number(counts[m])}</td></tr>" for m in sorted(counts))
+    table(out, "Pages by month of last change", ("Month (UTC)", "Pages"), rows)
+    out.add("</div>")
+
+
+def month_columns(counts: dict[int, int], first: int, last: int) -> str:
+    """One SVG stretched to the chart's box; each month is 10 units wide, the tallest column 100 high."""
+    span = last - first + 1
+    top = max(counts.values())
+    gap = 2 if span <= 120 else 0  # narrower columns show no gap
+    columns = []
+    for m in range(first, last + 1):
+        count = counts.get(m, 0)
+        if count:
+            height = max(round(100 * count / top, 2), 1)
+            columns.append(
+                f'<rect x="{(m - first) * 10 + gap / 2:g}" y="{100 - height:g}" width="{10 - gap}" '
+                f'height="{height:g}" data-key="{month_key(m)}" data-count="{count}">'
+                f"<title>{month_key(m)}: {plural(count, 'page', 'pages')}</title></rect>"
+            )
     return (
-        f"<h1 id=\"site-statistics\">Site statistics</h1><p>{snapshot['total']} pages.</p>"
-        f"<table><thead><tr><th>Folder</th><th>Pages</th></tr></thead><tbody>{rows}</tbody></table>"
-        '<p><a href="../vault-mcp/snapshot.json">snapshot.json</a></p>'
+        f'<svg class="vm-plot" viewBox="0 0 {span * 10} 100" preserveAspectRatio="none" aria-hidden="true"'
+        ' focusable="false"><line class="vm-grid" x1="0" x2="100%" y1="0" y2="0"'
+        f' vector-effect="non-scaling-stroke"></line>{"".join(columns)}</svg>'
     )
+
+
+def month_axis(first: int, last: int) -> str:
+    """Labels in an unscaled SVG placed in percent, so text keeps its size: a tick and a label at the start
+    of every `step`-th month; every other label is `vm-minor`, which the CSS hides when the chart is narrow."""
+    span = last - first + 1
+    step = label_step(first, last)
+    labels = []
+    for n, m in enumerate(m for m in range(first, last + 1) if m % step == 0):
+        text = str(m // 12) if step >= 12 else month_key(m)
+        x = (m - first) * 100 / span
+        minor = " vm-minor" if n % 2 else ""
+        labels.append(
+            f'<line class="vm-tick" x1="{x:.3f}%" x2="{x:.3f}%" y1="0" y2="0.35em"></line>'
+            f'<text class="vm-axis-label{minor}" x="{x:.3f}%" y="1.25em">{text}</text>'
+        )
+    return f'<svg class="vm-axis" aria-hidden="true" focusable="false">{"".join(labels)}</svg>'

@@ -67,7 +67,7 @@ class Site:
         finally:
             logger.removeHandler(handler)
             logger.setLevel(previous)
-        self.logs = records
+            self.logs = records  # a failed build's records too, for tests of what it logged
         return records
 
     def messages(self, level: int = logging.INFO, prefix: str = "") -> list[str]:

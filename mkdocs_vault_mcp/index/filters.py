@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..documents import normalize_value
-from .store import to_micros
 
 SCOPES = {
     "all": None,
@@ -59,26 +58,44 @@ def check_range(name: str, value: int, low: int, high: int | None = None) -> int
     return value
 
 
+_INSTANT = re.compile(
+    r"(?P<date>\d{4}-\d{2}-\d{2})(?:[Tt ](?P<time>\d{2}:\d{2}(?::\d{2})?)(?:\.(?P<fraction>\d+))?"
+    r"(?P<zone>[Zz]|[+-]\d{2}:?\d{2})?)?"
+)
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
 def parse_instant(name: str, text: str) -> dt.datetime:
     """An RFC 3339 instant that must carry a time and a time zone."""
     problem = (
         f"{name} must be an RFC 3339 date-time with a time zone, such as "
         f"'2025-03-01T00:00:00Z' or '2025-03-01T09:30:00+02:00'; got {text!r}"
     )
-    candidate = text.strip()
-    if not re.match(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}", candidate):
+    parts = _INSTANT.fullmatch(text.strip())
+    if parts is None:
+        raise InvalidArgument(problem + ".")
+    if parts["time"] is None:
         raise InvalidArgument(problem + " (a date alone is not an instant).")
-    try:
-        instant = dt.datetime.fromisoformat(re.sub(r"[zZ]$", "+00:00", candidate))
-    except ValueError:
-        raise InvalidArgument(problem + ".") from None
-    if instant.tzinfo is None:
+    if parts["zone"] is None:
         raise InvalidArgument(problem + " (the time zone is missing).")
-    return instant
+    # Python before 3.11 reads neither `Z` nor fractions other than 3 or 6 digits; a finer
+    # fraction than microseconds is cut, never rounded into the next second.
+    fraction = (parts["fraction"] or "")[:6].ljust(6, "0")
+    zone = "+00:00" if parts["zone"] in "Zz" else parts["zone"][:3] + ":" + parts["zone"][-2:]
+    try:
+        return dt.datetime.fromisoformat(f"{parts['date']}T{parts['time']}.{fraction}{zone}")
+    except ValueError as error:
+        raise InvalidArgument(f"{problem} ({error}).") from None
+
+
+def micros_since_epoch(instant: dt.datetime) -> int:
+    """Exact, and without converting to UTC first: that overflows near year 1 and year 9999."""
+    return (instant - EPOCH) // dt.timedelta(microseconds=1)
 
 
 def normalize_folder(folder: str) -> str:
-    return folder.replace("\\", "/").strip("/")
+    """`\\` reads as `/`; runs of `/` count as one, and leading and trailing ones are ignored."""
+    return re.sub("/+", "/", folder.replace("\\", "/")).strip("/")
 
 
 def indexed_fields(conn: sqlite3.Connection) -> list[str]:
@@ -127,15 +144,19 @@ def compile_filters(conn: sqlite3.Connection, filters: Filters) -> Compiled:
                 "Give one value per field; all given fields must match."
             )
         check_field(conn, name)
-        clauses.append("d.id IN (SELECT document_id FROM field_values WHERE field = ? AND value = ?)")
-        params += [name, normalize_value(value)]
+        values = comparable_values(value)
+        clauses.append(
+            "d.id IN (SELECT document_id FROM field_values WHERE field = ?"
+            f" AND value IN ({', '.join('?' * len(values))}))"
+        )
+        params += [name, *values]
 
     if filters.modified_after is not None:
         clauses.append("d.modified >= ?")
-        params.append(to_micros(parse_instant("modified_after", filters.modified_after)))
+        params.append(micros_since_epoch(parse_instant("modified_after", filters.modified_after)))
     if filters.modified_before is not None:
         clauses.append("d.modified < ?")
-        params.append(to_micros(parse_instant("modified_before", filters.modified_before)))
+        params.append(micros_since_epoch(parse_instant("modified_before", filters.modified_before)))
 
     match = None
     if filters.query is not None and filters.query.strip():
@@ -150,6 +171,18 @@ def compile_filters(conn: sqlite3.Connection, filters: Filters) -> Compiled:
             params.append(match)
 
     return Compiled(" AND ".join(clauses) or "1", params, match)
+
+
+def comparable_values(value: str | int | float | bool) -> list[str]:
+    """The stored forms that equal `value`: a whole number matches `2` and `2.0` alike, since JSON
+    clients written in JavaScript cannot tell the two apart."""
+    normalized = normalize_value(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or normalized is None:
+        return [normalized]
+    if isinstance(value, float) and not value.is_integer():
+        return [normalized]
+    whole = int(value)
+    return list(dict.fromkeys([normalized, str(whole), f"{whole}.0"]))
 
 
 # --- FTS5 expressions ------------------------------------------------------
@@ -180,9 +213,15 @@ def is_valid_match(conn: sqlite3.Connection, expression: str) -> bool:
 
 
 def fts_expression(conn: sqlite3.Connection, query: str, scope: str) -> str | None:
-    """The query as FTS5 reads it; when SQLite rejects it, its literal words ANDed (None: no words)."""
-    expression = scoped(query.strip(), scope)
-    if is_valid_match(conn, expression):
-        return expression
+    """The query as FTS5 reads it; when SQLite rejects it, its literal words ANDed (None: no words).
+
+    The query is checked on its own before it is scoped: `a) OR (b` is malformed, but once
+    wrapped as `{columns} : (a) OR (b)` it would parse, with `b` outside the scope.
+    """
+    query = query.strip()
+    if is_valid_match(conn, query):
+        expression = scoped(query, scope)
+        if is_valid_match(conn, expression):
+            return expression
     literal = literal_expression(literal_words(query))
     return None if literal is None else scoped(literal, scope)

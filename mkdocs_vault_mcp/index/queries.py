@@ -44,6 +44,14 @@ def count_documents(conn: sqlite3.Connection, filters: Filters) -> int:
     return conn.execute(f"SELECT count(*) FROM documents d WHERE {compiled.where}", compiled.params).fetchone()[0]
 
 
+# The month of the whole second, rounded down, in integers: SQLite's `/` rounds toward zero (so
+# 1969-12-31T23:59:59.5Z would fall in 1970-01), and strftime rounds a fractional second to the
+# millisecond (so 2025-01-31T23:59:59.9999Z would fall in 2025-02).
+MONTH_OF_MODIFIED = (
+    "strftime('%Y-%m', (d.modified - ((d.modified % 1000000) + 1000000) % 1000000) / 1000000, 'unixepoch')"
+)
+
+
 def bucket_order(bucket: dict[str, Any]) -> tuple:
     return (-bucket["count"], bucket["key"].casefold(), bucket["key"])
 
@@ -60,10 +68,7 @@ def aggregate_documents(
     if by == "folder":
         sql = f"SELECT d.folder, count(*) FROM documents d WHERE {where} GROUP BY d.folder"
     elif by == "month":
-        sql = (
-            "SELECT strftime('%Y-%m', d.modified / 1000000, 'unixepoch') AS month, count(*)"
-            f" FROM documents d WHERE {where} GROUP BY month"
-        )
+        sql = f"SELECT {MONTH_OF_MODIFIED} AS month, count(*) FROM documents d WHERE {where} GROUP BY month"
     else:
         check_field(conn, field)
         sql = (
@@ -111,12 +116,14 @@ def query_documents(
     compiled = compile_filters(conn, filters)
     total = conn.execute(f"SELECT count(*) FROM documents d WHERE {compiled.where}", compiled.params).fetchone()[0]
     tie = "" if sort == "path" else ", d.path ASC"
-    rows = conn.execute(
-        f"SELECT {DOCUMENT_COLUMNS} FROM documents d WHERE {compiled.where}"
-        f" ORDER BY {SORT_COLUMNS[sort]} {order.upper()}{tie} LIMIT ? OFFSET ?",
-        [*compiled.params, limit, offset],
-    )
-    result = [document_row(row) for row in rows]
+    result = []
+    if offset < total:  # past the end there is nothing to read, and an offset beyond 64 bits would not bind
+        rows = conn.execute(
+            f"SELECT {DOCUMENT_COLUMNS} FROM documents d WHERE {compiled.where}"
+            f" ORDER BY {SORT_COLUMNS[sort]} {order.upper()}{tie} LIMIT ? OFFSET ?",
+            [*compiled.params, limit, offset],
+        )
+        result = [document_row(row) for row in rows]
     after = offset + len(result)
     return {"result": result, "total": total, "next_offset": after if after < total else None}
 

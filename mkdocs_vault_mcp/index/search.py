@@ -1,109 +1,381 @@
 """Ranked search over heading sections, and reading a page or one of its sections.
 
-Ranking, in short (the README explains it at length):
-1. The query runs as FTS5 reads it (the strict form). Malformed syntax falls
-   back to its literal words, ANDed.
-2. When the strict form finds fewer pages than asked for, the query is relaxed:
-   its meaningful words (stop words and question words dropped), ORed, so that
-   pages matching most of them still rank. Pages the strict form found keep
-   their place above the rest.
-3. Each section scores by BM25 with title and headings weighted above body;
-   very short sections are damped so a stub never outranks the page that
-   explains the topic. A page scores by its best section plus a small credit
-   for its other matching sections.
+How `search` ranks
+------------------
+
+The index holds one FTS5 row per heading section: path, title, heading trail,
+summary and body, cut into words by `unicode61` and reduced to stems by the
+Porter stemmer (so `tasks` finds `task`, and `Depends` finds `dependencies`).
+
+1. Reading the query. A query that uses FTS5 syntax (`"phrase"`, `OR`, `NOT`,
+   `NEAR(...)`, `prefix*`, `title:` column filters, parentheses) and that SQLite
+   accepts is taken exactly as written, and never relaxed: its operators say
+   what to leave out. Any other query is plain text: keywords, a question, or
+   code. Plain text is cut into terms at spaces and at code punctuation
+   (`( ) = , : { } / @` and quotes), keeping identifiers and hyphenated words
+   whole: `@app.exception_handler(RequestValidationError)` gives the terms
+   `app.exception_handler` and `RequestValidationError`. A term of several words
+   (`include_in_schema`, `server-sent`, `status.HTTP_201_CREATED`) is a phrase:
+   those words, adjacent, in that order. A query with no word at all finds nothing.
+2. Strict first. The strict form is every term ANDed, within one section; for
+   plain keywords that is exactly how FTS5 reads them. When it finds at least
+   as many pages as asked for, only those pages rank.
+3. Relaxed when short. Otherwise the query is relaxed to its meaningful words,
+   ORed. Left out: stop words and question words (`how`, `do`, `I`, `the`, ...),
+   so they cannot sink a question; one-letter words; and words found in more
+   than 40% of all sections (`fastapi` on the FastAPI docs), which BM25 weighs
+   at a tenth or less of a word found in 1% of them, but which would make the
+   relaxed form rank most rows of the index. Each multi-word term also counts
+   as a phrase of its own, so a section holding `include_in_schema` outscores
+   one with `include`, `in` and `schema` apart. A last word found in no section
+   is read as a prefix (`websock` finds `websockets`): the query may still be
+   being typed. When the strict form alone ranks but requires words the relaxed
+   form leaves out, the relaxed form scores its pages, so stop words neither
+   score nor get marked.
+   Pages matching every word get no tier of their own: BM25 already adds up the
+   words a section matches, and on the judged queries a tier for "every
+   meaningful word in one section" lost more than it won (MRR@10 for questions
+   0.83 against 0.90): a page that happens to hold an incidental word
+   (`read`, `custom`) in the same section as the key one beats the page about
+   the key word.
+4. Sections score by BM25 with column weights (title 10, headings 5, path 2,
+   summary 1.5, body 1), then:
+   - Title and heading fit: BM25 saturates, so a word in a long title counts
+     about as much as in a title that is nothing but that word. The section is
+     scaled by 1 + fit(page title) + 0.5 x fit(its own heading), where fit is the
+     Dice overlap of the meaningful words of the title or heading and of the
+     query: 1 when they say the same thing, 0 when they share nothing. This is
+     what lifts `Dependencies` above `Advanced Dependencies` for `Depends`.
+   - Stubs: a section shorter than about 30 words (200 characters: a heading
+     over one sentence, an empty parent heading) is damped, to as little as 40%,
+     since BM25's length normalization would put it above the section that
+     explains the topic.
+   - Code: where a term looks like code (`_` or `.` inside, or capitals inside
+     a word: `include_in_schema`, `APIRouter`), or an atom holds code
+     punctuation (`include_in_schema=False`), or the whole query is one
+     capitalized word (`Depends`), its exact spelling is looked up,
+     case-sensitively, in the section's text. A section holding it scores up to
+     3 times as much; each spelling counts in proportion to the share of the
+     candidate sections that lack it, so a name that nearly every section holds
+     (`FastAPI` on the FastAPI docs) changes nothing. In a title or heading, a
+     code-like word that matched only through its stem (`APIRoute` for the
+     query `APIRouter`) does not count toward the fit. This tells `Depends`
+     from `dependencies` and `APIRouter` from `APIRoute`, which the stemmer merges.
+5. Pages. A page scores by its best section plus 10% of each of its next three
+   matching sections, appears once, and shows its best `sections_per_page`
+   sections. The adjustments above re-rank the sections that BM25 ranks best:
+   40 of them, or 5 per page asked for when that is more, and at most 4 (or
+   `sections_per_page`) of any one page, so that a page with hundreds of
+   matching sections (release notes) cannot crowd the others out.
+6. Snippets are FTS5 snippets of the section text, at most 30 tokens, with the
+   meaningful query words marked `**like this**`. A section's URL is the page
+   URL plus `#` and the id that the rendered page gives its heading.
+
+Every constant here was set on the judged queries of bench/search_queries.json
+(bench/search_quality.py); each one changes a few of them at most.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import sqlite3
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..documents import markdown_headings
-from .filters import Filters, InvalidArgument, check_range, compile_filters, fts_expression, literal_expression
+from .filters import Compiled, Filters, InvalidArgument, check_range, compile_filters, fts_expression
 from .filters import literal_words, scoped
 from .queries import rfc3339
 
 # BM25 column weights, in FTS column order: path, title, headings, summary, body.
 COLUMN_WEIGHTS = (2.0, 10.0, 5.0, 1.5, 1.0)
-CANDIDATE_SECTIONS = 400
-OTHER_SECTION_CREDIT = 0.15
-STUB_WORDS = 25
-SNIPPET_TOKENS = 32
+CANDIDATE_SECTIONS = 40  # sections scored before pages are formed, at least ...
+CANDIDATES_PER_PAGE = 5  # ... and this many per page asked for
+OTHER_SECTIONS = 3  # further sections of a page that add credit
+OTHER_SECTION_CREDIT = 0.1
+TITLE_FIT = 1.0
+HEADING_FIT = 0.5
+STUB_CHARACTERS = 200  # about 30 words
+STUB_FLOOR = 0.4
+VERBATIM_BOOST = 2.0
+SNIPPET_TOKENS = 30
+HEADINGS_IN_ERRORS = 40
+COMMON_SHARE = 0.4  # a word in more than this share of all sections is left out of the relaxed form ...
+COMMON_MINIMUM = 50  # ... when that is more than this many sections
 
 STOP_WORDS = frozenset(
-    """a about an and are as at be by can could do does did for from get got has have how i if in into is it its
-    me my of on or should so than that the their them then there these this to use using was we what when where
-    which who why will with would you your""".split()
+    """a about after all also am an and any are as at be been before being between both but by can cannot
+    could did do does doing done each either for from get gets getting got had has have having how i if in
+    into is it its just let me might more most must my need no not of on once one or other our out over own
+    please same shall should so some such than that the their them then there these they this those through
+    to too under until up use used uses using very via want was way we were what when where whether which
+    while who whom whose why will with within without would yes you your""".split()
 )
+FTS_OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
+
+# Operators and punctuation that FTS5 gives a meaning to; plain keywords have none of them.
+_FTS_SYNTAX = re.compile(r"[\"*^:()+{}]|\b(?:AND|OR|NOT|NEAR)\b")
+# A term: word characters joined by `.`, `-` or an apostrophe (identifiers, hyphenated words, "client's").
+_TERM = re.compile(r"\w+(?:[.'’-]\w+)*")
+# What makes a term look like code, so that its exact spelling is worth checking: `_`, `.`, or capitals
+# inside a word (`TestClient`, `APIRouter`; not `HTML` or `APIs`). The tokenizer and the stemmer drop them.
+_CODE_HINT = re.compile(r"[_.]|[a-z][A-Z]|[A-Z]{2,}[a-z]{2}")
+# Punctuation inside a query atom that marks it as code: `include_in_schema=False`, `@app.get("/items")`.
+_CODE_PUNCTUATION = re.compile(r"[^\w\s.'’-]")
+# Where each scope looks for an exact spelling.
+_VERBATIM_COLUMNS = {
+    "all": ("body", "headings", "title"),
+    "metadata": ("headings", "title", "path"),
+    "body": ("body",),
+}
 
 
-def meaningful_words(query: str) -> list[str]:
-    words = literal_words(query)
-    kept = [word for word in words if word.casefold() not in STOP_WORDS]
-    return list(dict.fromkeys(kept or words))
+@dataclass
+class QueryPlan:
+    """The forms of one query that `search` tries, and what it scores sections with."""
+
+    strict: str | None  # FTS5 expression tried first; None: the query has no words
+    relaxed: str | None = None  # meaningful words and phrases ORed; None: never relaxed
+    # Whether the strict form requires words (stop words, common words) that should neither score nor be marked.
+    strict_has_extra_words: bool = False
+    words: list[str] = field(default_factory=list)  # the meaningful words
+    verbatim: list[str] = field(default_factory=list)  # exact spellings to look for, case-sensitive
+
+
+def phrase(words: list[str] | tuple[str, ...]) -> str:
+    return '"' + " ".join(words) + '"'
+
+
+def is_stop_word(word: str) -> bool:
+    return word.casefold() in STOP_WORDS
+
+
+def uses_fts_syntax(conn: sqlite3.Connection, query: str, scope: str) -> bool:
+    """Whether the query is an FTS5 expression (operators, phrases, ...) that SQLite accepts."""
+    return bool(_FTS_SYNTAX.search(query)) and fts_expression(conn, query, scope) == scoped(query.strip(), scope)
+
+
+def plan_query(conn: sqlite3.Connection, query: str, scope: str) -> QueryPlan:
+    if uses_fts_syntax(conn, query, scope):
+        columns = {"path", "title", "headings", "summary", "body"}
+        words = [w for w in literal_words(query) if w not in FTS_OPERATORS and w not in columns]
+        meaningful = [w for w in words if not is_stop_word(w)] or words
+        return QueryPlan(strict=scoped(query.strip(), scope), words=list(dict.fromkeys(meaningful)))
+
+    pieces: list[tuple[str, ...]] = []  # the terms, each cut into words as the tokenizer cuts it
+    verbatim: list[str] = []
+    for atom in query.split():
+        found = _TERM.findall(atom)
+        code = atom.strip("?!.,;")
+        if len(found) > 1 and _CODE_PUNCTUATION.search(code):
+            verbatim.append(code)
+        for piece in found:
+            words = tuple(literal_words(piece))
+            if not words:
+                continue
+            pieces.append(words)
+            if _CODE_HINT.search(piece):
+                verbatim.append(piece)
+    if not pieces:
+        return QueryPlan(strict=None)
+    if len(pieces) == 1 and not verbatim and query.strip()[:1].isupper():
+        verbatim.append(query.strip())  # one capitalized word, alone: a class or function name (`Depends`)
+
+    every_word = [word for words in pieces for word in words]
+    meaningful = [word for word in every_word if not is_stop_word(word)] or every_word
+    meaningful = [word for word in meaningful if len(word) > 1] or meaningful
+    unique = list({word.casefold(): word for word in meaningful}.values())
+    # Words in a large share of all sections (`fastapi` on the FastAPI docs) add next to nothing to BM25
+    # (their IDF is near 0) but make the relaxed form rank thousands of rows: leave them out of it.
+    common = max(COMMON_MINIMUM, int(COMMON_SHARE * section_count(conn)))
+    frequencies = {word: document_frequency(conn, phrase([word]), common + 1) for word in unique}
+    rare = [word for word in unique if frequencies[word] <= common] or unique
+    alternatives = [phrase([word]) for word in rare]
+    last = unique[-1]
+    if query.rstrip()[-1:].isalnum() and len(last) >= 3 and frequencies[last] == 0:
+        alternatives[rare.index(last)] = phrase([last]) + " *"  # perhaps still being typed
+    alternatives += [phrase(words) for words in pieces if len(words) > 1]
+    strict = " AND ".join(dict.fromkeys(phrase(words) for words in pieces))
+    return QueryPlan(
+        strict=scoped(strict, scope),
+        relaxed=scoped(" OR ".join(dict.fromkeys(alternatives)), scope),
+        strict_has_extra_words=len(rare) < len({word.casefold() for word in every_word}),
+        words=rare,
+        verbatim=list(dict.fromkeys(verbatim)),
+    )
+
+
+def document_frequency(conn: sqlite3.Connection, expression: str, enough: int) -> int:
+    """How many sections match, counting no further than `enough`."""
+    return conn.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM sections_fts WHERE sections_fts MATCH ? LIMIT ?)",
+        [expression, enough],
+    ).fetchone()[0]
+
+
+def section_count(conn: sqlite3.Connection) -> int:
+    return conn.execute("SELECT max(rowid) FROM sections").fetchone()[0] or 0
+
+
+# --- search ------------------------------------------------------------------
 
 
 def search(
     conn: sqlite3.Connection, query: str, filters: Filters, limit: int = 10, sections_per_page: int = 2
 ) -> list[dict[str, Any]]:
-    if not query or not query.strip():
-        raise InvalidArgument("query must not be blank; give keywords, a question or an FTS5 expression.")
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidArgument(
+            "query must not be blank; give keywords, a question, a code name or an FTS5 expression."
+        )
     check_range("limit", limit, 1, 100)
     check_range("sections_per_page", sections_per_page, 1, 10)
     base = compile_filters(conn, dataclasses.replace(filters, query=None))
-    strict = fts_expression(conn, query, filters.scope)
-    pages = _ranked_pages(conn, strict, base.where, base.params) if strict else {}
-    if len(pages) < limit:
-        relaxed = literal_expression(meaningful_words(query), " OR ")
-        if relaxed:
-            relaxed = scoped(relaxed, filters.scope)
-            floor = min((page["score"] for page in pages.values()), default=0.0)
-            for document_id, page in _ranked_pages(conn, relaxed, base.where, base.params).items():
-                if document_id not in pages:
-                    # Below every strict hit: all of the query beats most of it.
-                    page["score"] = min(page["score"], floor * 0.999) if floor else page["score"]
-                    pages[document_id] = page
-    best = sorted(pages.values(), key=lambda page: (-page["score"], page["path"]))[:limit]
-    return [_page_result(conn, page, sections_per_page) for page in best]
+    plan = plan_query(conn, query, filters.scope)
+    if plan.strict is None:
+        return []
+    match, within = plan.strict, None
+    if plan.relaxed not in (None, plan.strict):
+        if _page_count(conn, plan.strict, base, limit) < limit:
+            match = plan.relaxed
+        elif plan.strict_has_extra_words:
+            # Only strict matches rank, but stop words must neither score nor be marked.
+            match, within = plan.relaxed, plan.strict
+    count = max(CANDIDATE_SECTIONS, CANDIDATES_PER_PAGE * limit)
+    per_page = max(sections_per_page, 1 + OTHER_SECTIONS)
+    sections = _candidate_sections(conn, match, within, base, plan, filters.scope, count, per_page)
+    pages = sorted(_pages(sections).values(), key=lambda page: (-page["score"], page["path"]))[:limit]
+    return [_page_result(page, sections_per_page) for page in pages]
 
 
-def _ranked_pages(conn: sqlite3.Connection, match: str, where: str, params: list[Any]) -> dict[int, dict[str, Any]]:
-    weights = ", ".join(str(weight) for weight in COLUMN_WEIGHTS)
+def _page_count(conn: sqlite3.Connection, match: str, base: Compiled, enough: int) -> int:
+    """How many pages `match` finds, counting no further than `enough`."""
     rows = conn.execute(
-        f"SELECT s.document_id, s.id, s.level, s.headings, s.anchor, -bm25(sections_fts, {weights}) AS score,"
-        " length(s.body) - length(replace(s.body, ' ', '')) + 1 AS words, d.path, d.title, d.url, s.position"
+        "SELECT DISTINCT s.document_id FROM sections_fts JOIN sections s ON s.id = sections_fts.rowid"
+        f" JOIN documents d ON d.id = s.document_id WHERE sections_fts MATCH ? AND {base.where} LIMIT ?",
+        [match, *base.params, enough],
+    )
+    return len(rows.fetchall())
+
+
+def _candidate_sections(
+    conn: sqlite3.Connection,
+    match: str,
+    within: str | None,
+    base: Compiled,
+    plan: QueryPlan,
+    scope: str,
+    count: int,
+    per_page: int,
+) -> list[dict[str, Any]]:
+    """The `count` sections that BM25 ranks best for `match` (among those `within` matches), at most
+    `per_page` of each page, rescored."""
+    weights = ", ".join(str(weight) for weight in COLUMN_WEIGHTS)
+    columns = _VERBATIM_COLUMNS[scope]
+    verbatim = "".join(
+        f", ({' OR '.join(f'instr(s.{column}, ?)' for column in columns)}) > 0" for _ in plan.verbatim
+    )
+    inside = "s.id IN (SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?)" if within else "1"
+    # A page with hundreds of matching sections (release notes) must not fill the candidates alone.
+    # Rows come best first, so counting them per page keeps the best `per_page` of each.
+    seen: dict[int, int] = {}
+
+    def keep(document_id: int) -> bool:
+        seen[document_id] = seen.get(document_id, 0) + 1
+        return seen[document_id] <= per_page
+
+    conn.create_function("vault_mcp_keep", 1, keep)
+    # ORDER BY rank lets FTS5 hand rows over best first, so highlight(), snippet() and instr(),
+    # which load whole rows, run only for the rows returned, not for every match.
+    rows = conn.execute(
+        "SELECT s.id, s.document_id, s.position, s.headings, s.anchor, length(s.body), d.path, d.title, d.url,"
+        " -rank, highlight(sections_fts, 1, char(1), char(2)), highlight(sections_fts, 2, char(1), char(2)),"
+        f" snippet(sections_fts, 4, '**', '**', '…', {SNIPPET_TOKENS}){verbatim}"
         " FROM sections_fts JOIN sections s ON s.id = sections_fts.rowid JOIN documents d ON d.id = s.document_id"
-        f" WHERE sections_fts MATCH ? AND {where} ORDER BY rank LIMIT {CANDIDATE_SECTIONS}",
-        [match, *params],
+        f" WHERE sections_fts MATCH ? AND rank MATCH 'bm25({weights})' AND {base.where}"
+        f" AND CASE WHEN {inside} THEN vault_mcp_keep(s.document_id) ELSE 0 END ORDER BY rank LIMIT ?",
+        [
+            *(spelling for spelling in plan.verbatim for _ in columns),
+            match,
+            *base.params,
+            *([within] if within else []),
+            count,
+        ],
     ).fetchall()
+    wanted = max(1, len(plan.words))
+    query_words = frozenset(word.casefold() for word in plan.words)
+    title_fits: dict[str, float] = {}  # every section of a page has the same title
+    # An exact spelling that nearly every candidate holds (a product name such as `FastAPI`) tells
+    # them apart no better than its stem: weigh each spelling by the share of candidates that lack it.
+    spellings = len(plan.verbatim)
+    rarity = [1 - sum(row[13 + index] for row in rows) / len(rows) for index in range(spellings)] if rows else []
+    sections = []
+    for row in rows:
+        section_id, document_id, position, trail, anchor, characters, path, title, url, score = row[:10]
+        marked_title, marked_trail, snippet = row[10:13]
+        score *= STUB_FLOOR + (1 - STUB_FLOOR) * min(1.0, characters / STUB_CHARACTERS)
+        if spellings:
+            score *= 1 + VERBATIM_BOOST * sum(weight for weight, hit in zip(rarity, row[13:]) if hit) / spellings
+        if marked_title not in title_fits:
+            title_fits[marked_title] = fit(marked_title, wanted, query_words)
+        heading_fit = fit(last_heading(marked_trail), wanted, query_words)
+        score *= 1 + TITLE_FIT * title_fits[marked_title] + HEADING_FIT * heading_fit
+        sections.append(
+            {
+                "document_id": document_id,
+                "position": position,
+                "heading": last_heading(trail),
+                "anchor": anchor,
+                "path": path,
+                "title": title,
+                "url": url,
+                "score": score,
+                "snippet": snippet,
+            }
+        )
+    return sections
+
+
+def last_heading(trail: str) -> str:
+    return trail.rpartition(" > ")[2]
+
+
+def fit(marked: str, wanted: int, query_words: frozenset[str] = frozenset()) -> float:
+    """How well a title or heading says what the query says: the Dice overlap of their meaningful words.
+
+    `marked` holds each match between U+0001 and U+0002 (FTS5 highlight()); `wanted` counts the query's words.
+    A matched word that looks like code (`APIRoute`) counts only when the query spells it the same way
+    (casefolded): the stemmer matches `APIRoute` for `APIRouter`, a different class.
+    """
+    matched = total = 0
+    for part in marked.split("\x01"):
+        inside, _, outside = part.rpartition("\x02")
+        for word in literal_words(inside):
+            if not is_stop_word(word):
+                total += 1
+                matched += not _CODE_HINT.search(word) or word.casefold() in query_words
+        total += sum(1 for word in literal_words(outside) if not is_stop_word(word))
+    return 2 * min(matched, wanted) / (total + wanted) if total else 0.0
+
+
+def _pages(sections: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """Group sections into pages: best section plus a small credit for the next few."""
     pages: dict[int, dict[str, Any]] = {}
-    for document_id, section_id, level, trail, anchor, score, words, path, title, url, position in rows:
-        damped = score * (0.4 + 0.6 * min(1.0, words / STUB_WORDS))
+    for section in sections:
         page = pages.setdefault(
-            document_id, {"path": path, "title": title, "url": url, "match": match, "sections": []}
+            section["document_id"],
+            {"path": section["path"], "title": section["title"], "url": section["url"], "sections": []},
         )
-        page["sections"].append(
-            {"id": section_id, "heading": trail.rpartition(" > ")[2], "anchor": anchor, "score": damped,
-             "position": position}
-        )
+        page["sections"].append(section)
     for page in pages.values():
         page["sections"].sort(key=lambda section: (-section["score"], section["position"]))
         scores = [section["score"] for section in page["sections"]]
-        page["score"] = scores[0] + OTHER_SECTION_CREDIT * sum(scores[1:4])
+        page["score"] = scores[0] + OTHER_SECTION_CREDIT * sum(scores[1 : 1 + OTHER_SECTIONS])
     return pages
 
 
-def _page_result(conn: sqlite3.Connection, page: dict[str, Any], sections_per_page: int) -> dict[str, Any]:
-    chosen = page["sections"][:sections_per_page]
-    snippets = dict(
-        conn.execute(
-            f"SELECT rowid, snippet(sections_fts, 4, '**', '**', '…', {SNIPPET_TOKENS}) FROM sections_fts"
-            f" WHERE sections_fts MATCH ? AND rowid IN ({', '.join('?' * len(chosen))})",
-            [page["match"], *(section["id"] for section in chosen)],
-        )
-    )
+def _page_result(page: dict[str, Any], sections_per_page: int) -> dict[str, Any]:
     return {
         "path": page["path"],
         "title": page["title"],
@@ -113,10 +385,10 @@ def _page_result(conn: sqlite3.Connection, page: dict[str, Any], sections_per_pa
             {
                 "heading": section["heading"],
                 "url": page["url"] + (f"#{section['anchor']}" if section["anchor"] else ""),
-                "snippet": snippets.get(section["id"], ""),
+                "snippet": section["snippet"],
                 "score": round(section["score"], 4),
             }
-            for section in chosen
+            for section in page["sections"][:sections_per_page]
         ],
     }
 
@@ -131,15 +403,18 @@ def _normalized(text: str) -> str:
 def section_bounds(markdown: str, wanted: str, rendered: list[tuple[str, str | None]]) -> tuple[int, int] | None:
     """Where the heading named `wanted` starts in the Markdown, and where its section ends.
 
-    `wanted` may be the heading as the page shows it, as the Markdown writes it, or its anchor id.
-    `rendered` pairs each rendered heading with its anchor, in page order.
+    `wanted` may be the heading as the page shows it, as the Markdown writes it, or its anchor id
+    (with or without `#`). `rendered` pairs each rendered heading with its anchor, in page order; it
+    is paired with the Markdown headings only when both have as many (a heading that a plugin added
+    or that raw HTML wrote would shift the pairs).
     """
-    key = _normalized(wanted.lstrip("#"))
+    key = _normalized(wanted.strip().lstrip("#"))
+    anchor_key = wanted.strip().lstrip("#")
     headings = markdown_headings(markdown)
-    for index, heading in enumerate(headings):
-        shown, anchor = rendered[index] if index < len(rendered) else ("", None)
-        names = {_normalized(heading.text), _normalized(shown), heading.anchor, anchor}
-        if key in names:
+    paired = rendered if len(rendered) == len(headings) else [("", None)] * len(headings)
+    for index, (heading, (shown, anchor)) in enumerate(zip(headings, paired)):
+        texts = {_normalized(heading.text), _normalized(shown)}
+        if key in texts or anchor_key in (heading.anchor, anchor):
             end = next((h.start for h in headings[index + 1 :] if h.level <= heading.level), len(markdown))
             return heading.start, end
     return None
@@ -164,12 +439,15 @@ def read_document(
             "SELECT headings, anchor FROM sections WHERE document_id = ? AND level > 0 ORDER BY position",
             [document_id],
         ).fetchall()
-        bounds = section_bounds(markdown, section, [(trail.rpartition(" > ")[2], a) for trail, a in rendered])
+        shown = [(last_heading(trail), anchor) for trail, anchor in rendered]
+        bounds = section_bounds(markdown, section, shown)
         if bounds is None:
-            names = ", ".join(repr(trail.rpartition(" > ")[2]) for trail, _ in rendered) or "none"
+            names = ", ".join(repr(heading) for heading, _ in shown[:HEADINGS_IN_ERRORS]) or "none"
+            if len(shown) > HEADINGS_IN_ERRORS:
+                names += f", … ({len(shown) - HEADINGS_IN_ERRORS} more)"
             raise InvalidArgument(
-                f"No section {section!r} in {path!r}; its headings: {names}. "
-                "search returns the headings of the sections that match a query."
+                f"No section {section!r} in {path!r}; give a heading's text or its anchor id. Its headings: "
+                f"{names}. search returns the headings of the sections that match a query."
             )
         markdown = markdown[bounds[0] : bounds[1]]
     piece = markdown[offset : offset + max_chars]

@@ -9,15 +9,22 @@ matter value, `info` the build's facts (options digest, site name, ...).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
+import logging
 import os
+import queue
 import sqlite3
-import tempfile
+import secrets
+import threading
+from concurrent.futures import Future
 from pathlib import Path
+from typing import Any, Callable
 
-import sqlite_utils
 
 from ..documents import Document
+
+log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
 # Bump when the schema or what goes into it changes: every page is indexed again.
 FORMAT_VERSION = "1"
@@ -30,7 +37,11 @@ def to_micros(instant: dt.datetime) -> int:
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
-def create_schema(db: sqlite_utils.Database) -> None:
+def create_schema(conn: sqlite3.Connection) -> None:
+    # Imported here: only the build writes a schema, and serving should not pay for the import.
+    import sqlite_utils
+
+    db = sqlite_utils.Database(conn)
     db["info"].create({"key": str, "value": str}, pk="key", not_null={"value"}, if_not_exists=True)
     db["documents"].create(
         {
@@ -83,22 +94,115 @@ def create_schema(db: sqlite_utils.Database) -> None:
 
 
 class IndexWriter:
-    """One build's writes, in one transaction: readers see the old index until `commit`."""
+    """One build's writes, in one transaction: readers see the old index until `commit`.
+
+    The connection lives on a thread of its own: SQLite releases the GIL while it
+    tokenizes and writes, so indexing overlaps with MkDocs rendering the next pages
+    on another core. `put` queues a document and returns at once; every other
+    method waits for the queue to drain, and raises what a queued write raised.
+    """
 
     def __init__(self, path: Path, options_digest: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self.conn.execute("PRAGMA journal_mode = WAL")
-        self.conn.execute("PRAGMA synchronous = NORMAL")
-        self.conn.execute("PRAGMA busy_timeout = 5000")
-        digest = f"{FORMAT_VERSION}:{options_digest}"
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._failure: BaseException | None = None
+        self._thread = threading.Thread(target=self._work, name="vault-mcp-index-writer", daemon=True)
+        self._thread.start()
+        self._digest = f"{FORMAT_VERSION}:{options_digest}"
+        try:
+            self.fingerprints: dict[str, str] = self._call(self._open, self._digest)
+        except BaseException:
+            self.close()
+            raise
+
+    # -- the calling thread's side --------------------------------------------------------
+
+    def put(self, document: Document) -> None:
+        """Insert or replace one page with its sections and values."""
+        self.fingerprints[document.path] = document.fingerprint
+        self._jobs.put((functools.partial(self._put, document), None))
+
+    def keep_only(self, paths: set[str]) -> int:
+        """Remove every document whose path is not in `paths`; return how many went."""
+        gone = [path for path in self.fingerprints if path not in paths]
+        for path in gone:
+            del self.fingerprints[path]
+        self._call(self._delete_all, gone)
+        return len(gone)
+
+    def commit(self, *, indexed_fields: str | list[str], site_name: str, site_url: str | None) -> None:
+        self._call(self._commit, indexed_fields, site_name, site_url)
+
+    def close(self) -> None:
+        """Roll back whatever was not committed and stop the writer thread."""
+        if self._thread.is_alive():
+            self._jobs.put((self._close, None))
+            self._jobs.put((None, None))
+            self._thread.join()
+
+    def reset(self) -> None:
+        """Throw the working index away and start an empty one (after `is_corrupt` said it is damaged)."""
+        self.fingerprints = self._call(self._discard_and_open, self._digest)
+
+    def _call(self, job: Callable, *args: Any) -> Any:
+        done: Future = Future()
+        self._jobs.put((functools.partial(job, *args), done))
+        try:
+            return done.result()
+        finally:
+            # A queued write failed before this job ran: that earlier failure is the one to report.
+            failure, self._failure = self._failure, None
+            if failure is not None:
+                raise failure
+
+    # -- the writer thread's side ---------------------------------------------------------
+
+    def _work(self) -> None:
+        while True:
+            job, done = self._jobs.get()
+            if job is None:
+                return
+            try:
+                result = job()
+            except BaseException as error:  # handed to the caller, never lost in this thread
+                if done is None:
+                    self._failure = self._failure or error
+                else:
+                    done.set_exception(error)
+                continue
+            if done is not None:
+                done.set_result(result)
+
+    def _open(self, digest: str) -> dict[str, str]:
+        try:
+            return self._open_as_is(digest)
+        except sqlite3.DatabaseError as error:
+            if not is_corrupt(error):
+                raise
+            log.info(f"vault-mcp: The working index {self.path} is damaged ({error}); starting a new one")
+            return self._discard_and_open(digest)
+
+    def _discard_and_open(self, digest: str) -> dict[str, str]:
+        """The working index is a cache: a damaged one is thrown away, never repaired."""
+        self._close()
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
+        return self._open_as_is(digest)
+
+    def _open_as_is(self, digest: str) -> dict[str, str]:
+        self._connect()
         if self._info("options") != digest:
             self._recreate()
         self.conn.execute("BEGIN IMMEDIATE")
         self._write_info(options=digest)
-        self.rebuilt_all = self._info("documents_written") is None
-        self.fingerprints = dict(self.conn.execute("SELECT path, fingerprint FROM documents"))
+        return dict(self.conn.execute("SELECT path, fingerprint FROM documents"))
+
+    def _connect(self) -> None:
+        self.conn = sqlite3.connect(self.path, isolation_level=None)
+        self.conn.execute("PRAGMA journal_mode = WAL")
+        self.conn.execute("PRAGMA synchronous = NORMAL")
+        self.conn.execute("PRAGMA busy_timeout = 5000")
 
     def _info(self, key: str) -> str | None:
         try:
@@ -113,11 +217,10 @@ class IndexWriter:
     def _recreate(self) -> None:
         for table in ("sections_fts", "sections", "field_values", "documents", "info"):
             self.conn.execute(f"DROP TABLE IF EXISTS [{table}]")
-        create_schema(sqlite_utils.Database(self.conn))
+        create_schema(self.conn)
 
-    def put(self, document: Document) -> None:
-        """Insert or replace one page with its sections and values."""
-        self.delete(document.path)
+    def _put(self, document: Document) -> None:
+        self._delete(document.path)
         cursor = self.conn.execute(
             "INSERT INTO documents (path, folder, url, title, summary, meta, headings, markdown,"
             " modified, modified_source, fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -158,26 +261,19 @@ class IndexWriter:
             "INSERT INTO field_values (field, value, document_id) VALUES (?, ?, ?)",
             [(name, value, document_id) for name, values in document.values.items() for value in values],
         )
-        self.fingerprints[document.path] = document.fingerprint
 
-    def delete(self, path: str) -> bool:
+    def _delete(self, path: str) -> None:
         row = self.conn.execute("SELECT id FROM documents WHERE path = ?", [path]).fetchone()
-        if row is None:
-            return False
-        self.conn.execute("DELETE FROM sections WHERE document_id = ?", row)
-        self.conn.execute("DELETE FROM field_values WHERE document_id = ?", row)
-        self.conn.execute("DELETE FROM documents WHERE id = ?", row)
-        self.fingerprints.pop(path, None)
-        return True
+        if row is not None:
+            self.conn.execute("DELETE FROM sections WHERE document_id = ?", row)
+            self.conn.execute("DELETE FROM field_values WHERE document_id = ?", row)
+            self.conn.execute("DELETE FROM documents WHERE id = ?", row)
 
-    def keep_only(self, paths: set[str]) -> int:
-        """Remove every document whose path is not in `paths`; return how many went."""
-        gone = [path for path in self.fingerprints if path not in paths]
-        for path in gone:
-            self.delete(path)
-        return len(gone)
+    def _delete_all(self, paths: list[str]) -> None:
+        for path in paths:
+            self._delete(path)
 
-    def commit(self, *, indexed_fields: str | list[str], site_name: str, site_url: str | None) -> None:
+    def _commit(self, indexed_fields: str | list[str], site_name: str, site_url: str | None) -> None:
         if indexed_fields == "auto":
             fields = [row[0] for row in self.conn.execute("SELECT DISTINCT field FROM field_values ORDER BY field")]
         else:
@@ -187,24 +283,37 @@ class IndexWriter:
             site_name=site_name,
             site_url=site_url or "",
             built_at=str(to_micros(dt.datetime.now(dt.timezone.utc))),
-            documents_written="yes",
         )
         self.conn.execute("COMMIT")
 
-    def rollback(self) -> None:
-        if self.conn.in_transaction:
-            self.conn.execute("ROLLBACK")
+    def _close(self) -> None:
+        if getattr(self, "conn", None) is not None:
+            try:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+            except sqlite3.DatabaseError as error:
+                if not is_corrupt(error):
+                    raise
+            finally:
+                self.conn.close()
+                self.conn = None
 
-    def close(self) -> None:
-        self.rollback()
-        self.conn.close()
+
+def is_corrupt(error: sqlite3.DatabaseError) -> bool:
+    """Whether SQLite says the file is damaged or not a database at all (rather than busy, full, ...)."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+    return "malformed" in str(error) or "not a database" in str(error)
 
 
 def publish(working: Path, destination: Path) -> None:
     """Copy the committed index to `destination` whole or not at all (a reader never sees half a file)."""
     destination.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=destination.parent, prefix=".index-", suffix=".tmp")
-    os.close(handle)
+    # Not mkstemp, which makes the file private (0600): a published site is read by a web server or another
+    # user, so the copy gets the permissions of any file the build writes (0666 less the umask).
+    temporary = destination.parent / f".index-{secrets.token_hex(8)}.tmp"
+    os.close(os.open(temporary, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
     try:
         source = sqlite3.connect(f"{working.resolve().as_uri()}?mode=ro", uri=True)
         target = sqlite3.connect(temporary)
@@ -217,7 +326,8 @@ def publish(working: Path, destination: Path) -> None:
             source.close()
         os.replace(temporary, destination)
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        for leftover in (temporary, temporary.with_name(temporary.name + "-journal")):
+            leftover.unlink(missing_ok=True)
         raise
 
 

@@ -1,0 +1,211 @@
+"""What the vault-mcp plugin adds to `mkdocs build` on the FastAPI corpus, next to the built-in search plugin.
+
+All 13 languages of the corpus are copied once into one docs_dir (bench/out/fastapi/docs/<lang>/), then
+built in four configurations, round robin, each run a fresh `mkdocs build -q` subprocess into a fresh
+site_dir:
+
+  none          plugins: []
+  search        plugins: [search]
+  vault-cold    plugins: [vault-mcp], its cache dir deleted before the run (a first build)
+  vault-warm    plugins: [vault-mcp], the cache left by the run before (the steady state of rebuilds)
+
+The baseline is `none`, measured in the same rounds; each configuration's ratio is the median of its
+per-round ratios to `none`. Target (issue 2): vault-mcp adds at most 3% (search adds about 5.6%).
+
+    .venv/bin/python bench/build_overhead.py [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import platform
+import resource
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+CORPUS = REPO.parent / "shared" / "corpora" / "fastapi-docs"
+OUT = BENCH / "out" / "fastapi"
+RESULTS = BENCH / "results"
+TARGET_ADDED = 0.03
+
+CONFIGS = {
+    "none": "plugins: []",
+    "search": "plugins:\n  - search",
+    "vault-cold": "plugins:\n  - vault-mcp",
+    "vault-warm": "plugins:\n  - vault-mcp",
+}
+CONFIG_FILE = {"none": "none.yml", "search": "search.yml", "vault-cold": "vault.yml", "vault-warm": "vault.yml"}
+
+
+def package_snapshot(out: Path) -> tuple[Path, str]:
+    """A frozen copy of the package source, put first on PYTHONPATH for every build of this run.
+
+    The package is installed editable and may be edited while the benchmark runs; without the copy,
+    rounds would measure different code.
+    """
+    source = REPO / "mkdocs_vault_mcp"
+    digest = hashlib.blake2b(digest_size=6)
+    files = sorted(p for p in source.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    for file in files:
+        digest.update(str(file.relative_to(source)).encode() + b"\0" + file.read_bytes() + b"\0")
+    root = out / "package-snapshots" / digest.hexdigest()
+    if not (root / "mkdocs_vault_mcp").is_dir():
+        shutil.copytree(source, root / "mkdocs_vault_mcp", ignore=shutil.ignore_patterns("__pycache__"))
+    return root, digest.hexdigest()
+
+
+def source_state() -> str:
+    """HEAD and which package files differ from it, for the report."""
+    git = lambda *a: subprocess.run(["git", *a], cwd=REPO, capture_output=True, text=True).stdout.strip()  # noqa: E731
+    changed = git("status", "--porcelain", "--", "mkdocs_vault_mcp").splitlines()
+    listing = ", ".join(line[3:] for line in changed) or "none"
+    return f"HEAD {git('rev-parse', '--short', 'HEAD')}, uncommitted package changes: {listing}"
+
+
+def copy_corpus(corpus: Path, out: Path) -> int:
+    """One docs_dir with every language under its own folder; copied once, reused by later runs."""
+    docs = out / "docs"
+    done = out / ".docs-complete"
+    if not done.exists():
+        shutil.rmtree(docs, ignore_errors=True)
+        languages = sorted(p.name for p in corpus.iterdir() if (p / "docs").is_dir())
+        for language in languages:
+            shutil.copytree(corpus / language / "docs", docs / language)
+        done.write_text("\n".join(languages) + "\n")
+    return sum(1 for _ in docs.rglob("*.md"))
+
+
+def write_configs(out: Path) -> None:
+    for name, plugins in CONFIGS.items():
+        text = (
+            "site_name: FastAPI corpus (13 languages)\n"
+            "docs_dir: docs\n"
+            "theme:\n  name: mkdocs\n"
+            f"{plugins}\n"
+        )
+        (out / CONFIG_FILE[name]).write_text(text)
+
+
+def vault_cache(out: Path) -> Path:
+    return out / ".cache" / "plugin" / "vault-mcp"
+
+
+def build(out: Path, config: str, site_dir: Path, env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one `mkdocs build` subprocess; a failed build stops the benchmark.
+
+    CPU seconds (user + system of the child, all its threads) barely move when other processes compete
+    for the CPUs, so they back up the wall times on a busy machine.
+    """
+    shutil.rmtree(site_dir, ignore_errors=True)
+    command = [str(REPO / ".venv" / "bin" / "mkdocs"), "build", "-q", "-f", str(out / CONFIG_FILE[config]),
+               "-d", str(site_dir)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=out, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        sys.exit(f"build_overhead: {config} build failed ({done.returncode}):\n{done.stderr[-4000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return seconds, cpu
+
+
+def table(rows: list[list[str]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
+             for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3, help="timed builds per configuration (default 3)")
+    parser.add_argument("--corpus", type=Path, default=CORPUS, help="fastapi-docs folder (holds <lang>/docs)")
+    parser.add_argument("--no-warmup", action="store_true", help="skip the untimed first build")
+    args = parser.parse_args()
+    if args.runs < 1:
+        parser.error("--runs must be 1 or more")
+    command_line = "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(__file__, REPO), *sys.argv[1:]])
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    pages = copy_corpus(args.corpus, OUT)
+    write_configs(OUT)
+    snapshot, digest = package_snapshot(OUT)
+    state = source_state()
+    pythonpath = os.pathsep.join(filter(None, [str(snapshot), os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONPATH=pythonpath)
+    check = subprocess.run([sys.executable, "-c", "import mkdocs_vault_mcp; print(mkdocs_vault_mcp.__file__)"],
+                           env=env, cwd=OUT, capture_output=True, text=True, check=True).stdout.strip()
+    if not check.startswith(str(snapshot)):
+        sys.exit(f"build_overhead: the package snapshot is not the one imported ({check})")
+    sites = OUT / "sites"
+
+    if not args.no_warmup:
+        # Untimed: fills the OS file cache and writes bytecode, so run 1 is not the odd one out.
+        print("warm-up build (untimed) ...", flush=True)
+        build(OUT, "vault-cold", sites / "warmup", env)
+
+    seconds: dict[str, list[float]] = {name: [] for name in CONFIGS}
+    cpu: dict[str, list[float]] = {name: [] for name in CONFIGS}
+    for run in range(1, args.runs + 1):
+        for name in CONFIGS:
+            if name == "vault-cold":
+                shutil.rmtree(vault_cache(OUT), ignore_errors=True)
+            wall, used = build(OUT, name, sites / name, env)
+            seconds[name].append(wall)
+            cpu[name].append(used)
+            print(f"round {run}/{args.runs}  {name:<10}  {wall:7.2f} s wall  {used:7.2f} s CPU", flush=True)
+    shutil.rmtree(sites / "warmup", ignore_errors=True)
+
+    def ratio(samples: dict[str, list[float]], name: str) -> float:
+        return statistics.median(r / b for r, b in zip(samples[name], samples["none"]))
+
+    rows = [["configuration", "median s", "min s", "runs (wall s)", "ratio vs none", "added",
+             "CPU median s", "CPU ratio", "CPU added"]]
+    for name, runs in seconds.items():
+        wall_ratio, cpu_ratio = ratio(seconds, name), ratio(cpu, name)
+        rows.append([name, f"{statistics.median(runs):.2f}", f"{min(runs):.2f}", " ".join(f"{r:.1f}" for r in runs),
+                     f"{wall_ratio:.3f}", f"{(wall_ratio - 1) * 100:+.1f}%", f"{statistics.median(cpu[name]):.2f}",
+                     f"{cpu_ratio:.3f}", f"{(cpu_ratio - 1) * 100:+.1f}%"])
+    verdicts = []
+    for name in ("vault-cold", "vault-warm"):
+        added = ratio(seconds, name) - 1
+        verdict = "meets" if added <= TARGET_ADDED else "MISSES"
+        verdicts.append(f"{name}: adds {added * 100:+.1f}% wall ({(ratio(cpu, name) - 1) * 100:+.1f}% CPU) -> "
+                        f"{verdict} the target of at most {TARGET_ADDED * 100:.0f}% (wall)")
+    load = os.getloadavg()
+    verdicts.append(f"load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs"
+                    " (above the CPU count, other processes competed: trust the CPU columns more)")
+
+    report = "\n".join([
+        f"command: {command_line}",
+        f"corpus: {pages} Markdown pages, 13 languages in one docs_dir ({os.path.relpath(OUT / 'docs', REPO)}),"
+        " theme mkdocs; every run a fresh `mkdocs build -q` subprocess into a fresh site_dir",
+        f"package: source digest {digest} ({state}); builds import a frozen copy of it",
+        f"machine: Python {platform.python_version()}, {os.cpu_count()} CPUs, {platform.platform()}",
+        f"rounds: {args.runs} (round robin none -> search -> vault-cold -> vault-warm); ratio = median of "
+        "per-round ratios to none; CPU = user + system seconds of the build process",
+        "",
+        table(rows),
+        "",
+        *verdicts,
+        "",
+    ])
+    print()
+    print(report)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "build_overhead.txt").write_text(report)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,327 @@
+"""MCP tool latency on the FastAPI corpus' published index, through a real stdio client session.
+
+The client spawns `mkdocs-vault-mcp serve SITE_DIR` and calls each tool many times, round robin over the
+cases (so drift hits every case alike). The baseline, measured in the same rounds, is the cheapest
+round trip the negotiated protocol has: an empty prompts/list (2026-07-28 has no ping). A second session
+under the legacy handshake (2025-11-25) measures an MCP ping beside count_documents and get_recent. Each case also runs in-process as a bare query function on a read-only
+connection ("sql p50"), so what the SQL costs and what the MCP layer adds can be told apart.
+
+Then time to first answer: from spawning the server process to the first count_documents result
+(target <= 0.5 s), split into interpreter start, imports (`python -X importtime`) and the rest.
+
+    .venv/bin/python bench/tool_latency.py [--site SITE_DIR] [--calls 200] [--starts 10]
+
+Without --site it uses the site that bench/build_overhead.py left (bench/out/fastapi/sites/vault-warm),
+building the corpus with the vault-mcp plugin first when that is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import re
+import shlex
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any, Callable
+
+import mcp
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+SERVER_COMMAND = REPO / ".venv" / "bin" / "mkdocs-vault-mcp"
+PYTHON = REPO / ".venv" / "bin" / "python"
+RESULTS = BENCH / "results"
+DEFAULT_SITE = BENCH / "out" / "fastapi" / "sites" / "vault-warm"
+FIRST_ANSWER_TARGET = 0.5
+
+sys.path.insert(0, str(BENCH))
+
+
+def ensure_site(site: Path) -> None:
+    if (site / "vault-mcp" / "index.sqlite").is_file():
+        return
+    if site != DEFAULT_SITE:
+        sys.exit(f"tool_latency: no index at {site}/vault-mcp/index.sqlite; build the site with vault-mcp first.")
+    import build_overhead
+
+    out = build_overhead.OUT
+    out.mkdir(parents=True, exist_ok=True)
+    build_overhead.copy_corpus(build_overhead.CORPUS, out)
+    build_overhead.write_configs(out)
+    print(f"building {site} with vault-mcp (once) ...", flush=True)
+    build_overhead.build(out, "vault-warm", site, dict(os.environ, NO_MKDOCS_2_WARNING="1"))
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    """Nearest rank."""
+    ordered = sorted(values)
+    return ordered[max(0, min(len(ordered) - 1, round(fraction * len(ordered) + 0.5) - 1))]
+
+
+def pick_cases(index: Path) -> list[tuple[str, str, dict[str, Any]]]:
+    """(label, tool, arguments); the field filter uses a front matter value that exists in this index."""
+    conn = sqlite3.connect(f"{index.resolve().as_uri()}?mode=ro", uri=True)
+    field_value = conn.execute(
+        "SELECT v.field, v.value, substr(d.folder, 1, instr(d.folder || '/', '/') - 1), count(*)"
+        " FROM field_values v JOIN documents d ON d.id = v.document_id GROUP BY 1, 2, 3 ORDER BY 4 DESC LIMIT 1"
+    ).fetchone()
+    conn.close()
+    cases: list[tuple[str, str, dict[str, Any]]] = [
+        ("stats", "stats", {}),
+        ("count_documents {}", "count_documents", {}),
+        ("count_documents folder=en/tutorial", "count_documents", {"folder": "en/tutorial"}),
+    ]
+    if field_value:
+        field, value, top, _ = field_value
+        cases.append((f"count_documents folder={top} filters={{{field}: {value}}}", "count_documents",
+                      {"folder": top, "filters": {field: value}}))
+    cases += [
+        ("count_documents folder=en modified_after", "count_documents",
+         {"folder": "en", "modified_after": "2020-01-01T00:00:00Z"}),
+        ("count_documents query=dependencies", "count_documents", {"query": "dependencies"}),
+        ("get_recent {} (limit 20)", "get_recent", {}),
+        ("get_recent folder=en/tutorial", "get_recent", {"folder": "en/tutorial"}),
+        ("aggregate_documents by=folder", "aggregate_documents", {"by": "folder"}),
+        ("aggregate_documents by=folder folder=en", "aggregate_documents", {"by": "folder", "folder": "en"}),
+        ("aggregate_documents by=month", "aggregate_documents", {"by": "month"}),
+        ("query_documents folder=en/tutorial (limit 50)", "query_documents", {"folder": "en/tutorial"}),
+        ("query_documents sort=modified (limit 50)", "query_documents", {"sort": "modified"}),
+    ]
+    return cases
+
+
+TARGETS = {"count_documents": 2.0, "get_recent": 2.0, "aggregate_documents by=folder": 5.0}
+
+
+def target_for(label: str) -> float | None:
+    if label.startswith("aggregate_documents by=folder"):
+        return TARGETS["aggregate_documents by=folder"]
+    return TARGETS.get(label.split()[0])
+
+
+def direct_function(label: str, tool: str, arguments: dict[str, Any]) -> Callable[[sqlite3.Connection], Any]:
+    """The query function the tool adapts, with the same arguments (no MCP, no JSON, no pydantic)."""
+    from mkdocs_vault_mcp.index import queries
+    from mkdocs_vault_mcp.server import filters_from
+
+    args = dict(arguments)
+    if tool == "stats":
+        return queries.index_stats
+    if tool == "get_recent":
+        return lambda conn: queries.get_recent(conn, folder=args.get("folder"))
+    if tool == "aggregate_documents":
+        by = args.pop("by")
+        return lambda conn: queries.aggregate_documents(conn, by, filters_from(**args))
+    if tool == "query_documents":
+        sort = args.pop("sort", "path")
+        return lambda conn: queries.query_documents(conn, filters_from(**args), sort=sort)
+    return lambda conn: queries.count_documents(conn, filters_from(**args))
+
+
+BASELINE = "list_prompts (baseline)"
+LEGACY = "legacy session (2025-11-25):"
+
+
+async def measure_session(site: Path, cases: list[tuple[str, str, dict[str, Any]]], calls: int, warmup: int
+                          ) -> tuple[str, dict[str, list[float]]]:
+    """Round robin over the baseline and the cases; returns the negotiated protocol version and the samples.
+
+    The baseline is an empty `prompts/list` round trip with the client cache bypassed: the cheapest request
+    this protocol version has (2026-07-28 dropped ping).
+    """
+    params = mcp.StdioServerParameters(command=str(SERVER_COMMAND), args=["serve", str(site)])
+    samples: dict[str, list[float]] = {BASELINE: []}
+    samples.update({label: [] for label, _, _ in cases})
+    async with mcp.Client(params) as client:
+        for _ in range(warmup):
+            await client.list_prompts(cache_mode="bypass")
+            for label, tool, arguments in cases:
+                result = await client.call_tool(tool, arguments)
+                if result.is_error:
+                    raise SystemExit(f"tool_latency: {label} failed: {result.content}")
+        clock = time.perf_counter_ns
+        for _ in range(calls):
+            start = clock()
+            await client.list_prompts(cache_mode="bypass")
+            samples[BASELINE].append((clock() - start) / 1e6)
+            for label, tool, arguments in cases:
+                start = clock()
+                await client.call_tool(tool, arguments)
+                samples[label].append((clock() - start) / 1e6)
+        return client.protocol_version, samples
+
+
+async def measure_legacy(site: Path, calls: int, warmup: int) -> dict[str, list[float]]:
+    """The same server under the initialize handshake (2025-11-25), where an MCP ping still exists."""
+    params = mcp.StdioServerParameters(command=str(SERVER_COMMAND), args=["serve", str(site)])
+    cases = {"ping": None, "count_documents {}": ("count_documents", {}), "get_recent {} (limit 20)": ("get_recent", {})}
+    samples: dict[str, list[float]] = {f"{LEGACY} {label}": [] for label in cases}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "ping is removed as of 2026-07-28": this session is not 2026-07-28
+        async with mcp.Client(params, mode="legacy") as client:
+            for round_ in range(warmup + calls):
+                for label, call in cases.items():
+                    start = time.perf_counter_ns()
+                    if call is None:
+                        await client.send_ping()
+                    else:
+                        await client.call_tool(*call)
+                    if round_ >= warmup:
+                        samples[f"{LEGACY} {label}"].append((time.perf_counter_ns() - start) / 1e6)
+    return samples
+
+
+def measure_direct(index: Path, cases: list[tuple[str, str, dict[str, Any]]], calls: int) -> dict[str, float]:
+    from mkdocs_vault_mcp.index.store import open_read_only
+
+    conn = open_read_only(index)
+    functions = {label: direct_function(label, tool, arguments) for label, tool, arguments in cases}
+    samples: dict[str, list[float]] = {label: [] for label in functions}
+    for label, function in functions.items():
+        function(conn)
+    for _ in range(calls):
+        for label, function in functions.items():
+            start = time.perf_counter_ns()
+            function(conn)
+            samples[label].append((time.perf_counter_ns() - start) / 1e6)
+    conn.close()
+    return {label: statistics.median(values) for label, values in samples.items()}
+
+
+async def first_answer(site: Path) -> tuple[float, float]:
+    """Seconds from spawning the server to (initialize done, first count_documents result)."""
+    params = mcp.StdioServerParameters(command=str(SERVER_COMMAND), args=["serve", str(site)])
+    start = time.perf_counter()
+    async with mcp.Client(params) as client:
+        initialized = time.perf_counter() - start
+        result = await client.call_tool("count_documents", {})
+        answered = time.perf_counter() - start
+        if result.is_error:
+            raise SystemExit(f"tool_latency: first count_documents failed: {result.content}")
+    return initialized, answered
+
+
+def run_seconds(command: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def import_profile() -> tuple[float, list[tuple[float, str]]]:
+    """Import seconds of the server's modules (-X importtime, self times summed per top-level package)."""
+    done = subprocess.run(
+        [str(PYTHON), "-X", "importtime", "-c", "import mkdocs_vault_mcp.cli, mkdocs_vault_mcp.server"],
+        capture_output=True, text=True, check=True,
+    )
+    packages: dict[str, float] = {}
+    for line in done.stderr.splitlines():
+        match = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|\s*(\S+)", line)
+        if match:
+            name = match.group(3).split(".")[0]
+            packages[name] = packages.get(name, 0.0) + int(match.group(1)) / 1e6
+    ranked = sorted(((seconds, name) for name, seconds in packages.items()), reverse=True)
+    return sum(packages.values()), ranked
+
+
+def table(rows: list[list[str]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
+             for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--site", type=Path, default=DEFAULT_SITE, help="a site built with vault-mcp")
+    parser.add_argument("--calls", type=int, default=200, help="timed calls per case (default 200)")
+    parser.add_argument("--warmup", type=int, default=20, help="untimed calls per case first (default 20)")
+    parser.add_argument("--starts", type=int, default=10, help="server starts for time to first answer")
+    args = parser.parse_args()
+    command_line = "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(__file__, REPO), *sys.argv[1:]])
+
+    site = args.site.resolve()
+    ensure_site(site)
+    index = site / "vault-mcp" / "index.sqlite"
+    cases = pick_cases(index)
+    pages = sqlite3.connect(f"{index.as_uri()}?mode=ro", uri=True).execute("SELECT count(*) FROM documents")
+    pages = pages.fetchone()[0]
+
+    protocol, samples = asyncio.run(measure_session(site, cases, args.calls, args.warmup))
+    samples.update(asyncio.run(measure_legacy(site, args.calls, args.warmup)))
+    direct = measure_direct(index, cases, args.calls)
+    direct.update({f"{LEGACY} {label}": value for label, value in direct.items()})
+    baseline = statistics.median(samples[BASELINE])
+
+    rows = [["case (stdio session)", "p50 ms", "p95 ms", "p50/baseline", "sql p50 ms", "target p50", "verdict"]]
+    legacy_ping = statistics.median(samples[f"{LEGACY} ping"])
+    for label, values in samples.items():
+        p50, p95 = statistics.median(values), percentile(values, 0.95)
+        ratio = p50 / (legacy_ping if label.startswith(LEGACY) else baseline)
+        target = target_for(label)
+        rows.append([
+            label, f"{p50:.3f}", f"{p95:.3f}", f"{ratio:.2f}",
+            f"{direct[label]:.3f}" if label in direct else "-",
+            f"<= {target:g} ms" if target else "-",
+            ("ok" if p50 <= target else "MISSED") if target else "",
+        ])
+
+    starts = [asyncio.run(first_answer(site)) for _ in range(args.starts)]
+    timed = lambda code: statistics.median(run_seconds([str(PYTHON), "-c", code]) for _ in range(7))  # noqa: E731
+    interpreter = timed("pass")
+    sdk = timed("import mcp.server.mcpserver") - interpreter
+    ours = timed("import mkdocs_vault_mcp.cli, mkdocs_vault_mcp.server") - interpreter - sdk
+    import_total, ranked = import_profile()
+    initialized = statistics.median(s[0] for s in starts)
+    answered = statistics.median(s[1] for s in starts)
+    verdict = "ok" if answered <= FIRST_ANSWER_TARGET else "MISSED"
+    first = [
+        f"time to first answer (spawn -> first count_documents result), {args.starts} starts:",
+        f"  median {answered:.3f} s, min {min(s[1] for s in starts):.3f} s, max {max(s[1] for s in starts):.3f} s"
+        f" (target <= {FIRST_ANSWER_TARGET} s: {verdict}); the client's handshake was done at {initialized:.3f} s",
+        "where it goes (medians of 7 separate runs each):",
+        f"  interpreter start (python -c pass)                          {interpreter:.3f} s",
+        f"  import mcp.server.mcpserver (the SDK; the server needs it)   {sdk:.3f} s",
+        f"  import mkdocs_vault_mcp.cli + .server on top of that         {ours:.3f} s",
+        f"  the rest: index check, create_server, stdio, handshake, first call  "
+        f"{answered - interpreter - sdk - ours:.3f} s",
+        f"  costliest packages by import self time (-X importtime, total {import_total:.3f} s):",
+        *[f"    {seconds * 1000:7.1f} ms  {name}" for seconds, name in ranked[:10]],
+    ]
+
+    report = "\n".join([
+        f"command: {command_line}",
+        f"index: {os.path.relpath(index, REPO)} ({pages} pages, {index.stat().st_size / 1e6:.1f} MB)",
+        f"client: mcp.Client over stdio -> {os.path.relpath(SERVER_COMMAND, REPO)} serve SITE_DIR; "
+        f"{args.calls} timed calls per case after {args.warmup} warm-up calls, cases round robin; protocol {protocol}",
+        "baseline: an empty prompts/list round trip (client cache bypassed), the cheapest request of this "
+        "protocol version; the legacy rows come from a second session whose ping is its own baseline",
+        "sql p50: the same query function called in-process on a read-only connection (no MCP, no JSON)",
+        f"machine: Python {platform.python_version()}, {os.cpu_count()} CPUs, mcp {mcp_version()}",
+        "",
+        table(rows),
+        "",
+        *first,
+        "",
+    ])
+    print(report)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "tool_latency.txt").write_text(report)
+
+
+def mcp_version() -> str:
+    from importlib.metadata import version
+
+    return version("mcp")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,285 @@
+"""Rebuilds (spec section 3, Incremental; issue 2, points 5 and 6): what a second `mkdocs build` re-indexes,
+how the copy in site_dir is replaced, and what a failed build or a damaged working index leaves behind."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+
+import mkdocs_vault_mcp.index.store as store
+from conftest import Site
+
+SUMMARY = re.compile(
+    r"^vault-mcp: Indexed (\d+) pages, (\d+) sections: (\d+) changed, (\d+) unchanged, (\d+) removed"
+    r" in (\d+\.\d\d) seconds$"
+)
+PAGES = {f"page-{n}.md": f"---\ntags: [t{n}, shared]\n---\n# Page {n}\n\nOriginal text {n}.\n\n## Part\n\nMore {n}.\n"
+         for n in range(5)}
+
+
+def summary(site: Site) -> tuple[int, int, int, int, int]:
+    """The numbers of the build's closing line: pages, sections, changed, unchanged, removed."""
+    lines = site.messages(logging.INFO, "vault-mcp: Indexed ")
+    assert len(lines) == 1, lines
+    match = SUMMARY.match(lines[0])
+    assert match, lines[0]
+    return tuple(int(group) for group in match.groups()[:5])
+
+
+def row_ids(site: Site) -> dict[str, tuple[int, tuple[int, ...]]]:
+    """Each page's document id and its sections' ids: what a rewrite of the page would change."""
+    with site.db() as conn:
+        documents = dict(conn.execute("SELECT path, id FROM documents"))
+        return {
+            path: (doc_id, tuple(i for (i,) in conn.execute(
+                "SELECT id FROM sections WHERE document_id = ? ORDER BY position", [doc_id])))
+            for path, doc_id in documents.items()
+        }
+
+
+def index_files(site: Site) -> list[str]:
+    """Files of site/vault-mcp other than the snapshot and the stats page's assets."""
+    return sorted(p.name for p in site.index_path.parent.iterdir() if p.name != "snapshot.json" and p.suffix != ".css")
+
+
+def working_index(site: Site) -> Path:
+    return site.root / ".cache" / "plugin" / "vault-mcp" / "build.sqlite"
+
+
+@pytest.fixture
+def five(site) -> Site:
+    for path, text in PAGES.items():
+        site.write(path, text)
+    site.build()
+    assert summary(site) == (5, 10, 5, 0, 0)
+    return site
+
+
+def test_the_closing_line_counts_pages_sections_and_changes(five):
+    with five.db() as conn:
+        assert conn.execute("SELECT count(*) FROM documents").fetchone() == (5,)
+        assert conn.execute("SELECT count(*) FROM sections").fetchone() == (10,)
+    ours = [r for r in five.logs if r.name.startswith("mkdocs.plugins.vault-mcp") and r.levelno >= logging.INFO]
+    assert [r.levelname for r in ours] == ["INFO"]
+    # it closes the plugin's part: nothing of the build's own comes after it but the final timing
+    later = [r.getMessage() for r in five.logs[five.logs.index(ours[0]) + 1:] if r.levelno >= logging.INFO]
+    assert all(m.startswith("Documentation built in") for m in later), later
+
+
+def test_an_unchanged_site_is_not_indexed_again(five):
+    before = row_ids(five)
+    five.build()
+    assert summary(five) == (5, 10, 0, 5, 0)
+    assert row_ids(five) == before
+
+
+def test_one_changed_page_is_the_only_one_indexed_again(five):
+    before = row_ids(five)
+    five.write("page-2.md", PAGES["page-2.md"].replace("Original text 2.", "Rewritten text 2.").replace("t2", "new"))
+    five.build()
+    assert summary(five) == (5, 10, 1, 4, 0)
+    after = row_ids(five)
+    assert {path: ids for path, ids in after.items() if path != "page-2.md"} == {
+        path: ids for path, ids in before.items() if path != "page-2.md"}
+    assert after["page-2.md"] != before["page-2.md"]
+    assert five.sections("page-2.md")[0]["body"] == "Rewritten text 2."
+    assert five.values("page-2.md") == {"tags": ["new", "shared"]}
+    with five.db() as conn:  # the old rows went with the old version
+        assert conn.execute("SELECT count(*) FROM sections_fts WHERE sections_fts MATCH 'body:original'").fetchone() == (4,)
+        assert conn.execute("SELECT count(*) FROM field_values WHERE value = 't2'").fetchone() == (0,)
+
+
+def test_a_new_modification_time_alone_indexes_the_page_again(five):
+    target = five.docs / "page-1.md"
+    os.utime(target, ns=(1_700_000_000_123_456_000, 1_700_000_000_123_456_000))
+    five.build()
+    assert summary(five) == (5, 10, 1, 4, 0)
+    assert five.documents()["page-1.md"]["modified"] == 1_700_000_000_123_456
+
+
+def test_a_new_nav_title_indexes_the_page_again(five):
+    five.build(nav=[{"Renamed in the nav": "page-3.md"}])
+    assert summary(five) == (5, 10, 1, 4, 0)
+    assert five.documents()["page-3.md"]["title"] == "Renamed in the nav"
+
+
+def test_a_deleted_page_disappears_with_its_sections_and_values(five):
+    (five.docs / "page-4.md").unlink()
+    five.build()
+    assert summary(five) == (4, 8, 0, 4, 1)
+    assert "page-4.md" not in five.documents()
+    with five.db() as conn:
+        for table in ("sections", "field_values"):
+            orphans = conn.execute(f"SELECT count(*) FROM {table} WHERE document_id NOT IN (SELECT id FROM documents)")
+            assert orphans.fetchone() == (0,), table
+        assert conn.execute("SELECT count(*) FROM sections_fts WHERE sections_fts MATCH 'body:more'").fetchone() == (4,)
+        assert conn.execute("SELECT count(*) FROM field_values WHERE value = 't4'").fetchone() == (0,)
+
+
+def test_a_page_that_becomes_excluded_is_removed(five):
+    five.write("page-0.md", "---\nsearch:\n  exclude: true\n---\n# Page 0\n")
+    five.build()
+    assert summary(five) == (4, 8, 0, 4, 1)
+    assert "page-0.md" not in five.documents()
+
+
+@pytest.mark.parametrize("option", [
+    {"exclude": ["page-0.md"]},
+    {"indexed_fields": ["tags"]},
+    {"modified": "mtime"},
+    {"modified_meta": "updated"},
+    {"respect_search_exclude": False},
+    {"include_generated": True},
+])
+def test_a_changed_indexing_option_indexes_everything_again(five, option):
+    five.config = {"plugins": [{"vault-mcp": option}]}
+    five.build()
+    pages, sections, changed, unchanged, removed = summary(five)
+    assert (changed, unchanged, removed) == (pages, 0, 0)
+
+
+def test_an_option_that_does_not_touch_the_index_keeps_it(five):
+    five.config = {"plugins": [{"vault-mcp": {"tag_fields": ["tags"], "stats_page": "numbers/"}}]}
+    five.build()
+    assert summary(five) == (5, 10, 0, 5, 0)
+
+
+def test_a_new_index_format_version_indexes_everything_again(five, monkeypatch):
+    before = row_ids(five)
+    monkeypatch.setattr(store, "FORMAT_VERSION", store.FORMAT_VERSION + "-next")
+    five.build()
+    assert summary(five) == (5, 10, 5, 0, 0)
+    assert set(row_ids(five)) == set(before)
+    with five.db() as conn:
+        options = conn.execute("SELECT value FROM info WHERE key = 'options'").fetchone()[0]
+    assert options.startswith(store.FORMAT_VERSION + ":")
+
+
+# --- The copy in site_dir --------------------------------------------------------------------------------
+
+
+def test_the_published_index_is_a_whole_self_contained_database(five):
+    assert index_files(five) == ["index.sqlite"]  # no -wal, -shm or -journal beside it
+    with sqlite3.connect(f"{five.index_path.as_uri()}?mode=ro", uri=True) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("delete",)
+    # as readable as any other file of the site (not the 0600 of a temporary file)
+    page_mode = stat.S_IMODE((five.site_dir / "page-0" / "index.html").stat().st_mode)
+    assert stat.S_IMODE(five.index_path.stat().st_mode) == page_mode
+
+
+def test_a_rebuild_replaces_the_published_file_instead_of_writing_into_it(five):
+    before = five.index_path.stat()
+    reader = sqlite3.connect(f"{five.index_path.as_uri()}?mode=ro", uri=True)
+    try:
+        assert reader.execute("SELECT count(*) FROM documents").fetchone() == (5,)
+        five.write("page-5.md", "# Page 5\n")
+        five.build()
+        # a reader that had the old file open still reads the old, complete index
+        assert reader.execute("SELECT count(*) FROM documents").fetchone() == (5,)
+        assert reader.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    finally:
+        reader.close()
+    assert five.index_path.stat().st_ino != before.st_ino
+    assert index_files(five) == ["index.sqlite"]  # no temporary file left beside it
+    assert len(five.documents()) == 6
+
+
+def test_publish_that_fails_leaves_the_destination_and_no_temporary_file(tmp_path):
+    destination = tmp_path / "site" / "vault-mcp" / "index.sqlite"
+    destination.parent.mkdir(parents=True)
+    destination.write_bytes(b"previous copy")
+    not_a_database = tmp_path / "working.sqlite"
+    not_a_database.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(sqlite3.DatabaseError):
+        store.publish(not_a_database, destination)
+    assert destination.read_bytes() == b"previous copy"
+    assert [p.name for p in destination.parent.iterdir()] == ["index.sqlite"]
+
+
+def test_publish_index_false_writes_no_index_into_the_site(five):
+    five.config = {"plugins": [{"vault-mcp": {"publish_index": False}}]}
+    five.build()
+    assert not five.index_path.exists()
+    assert working_index(five).is_file()
+
+
+# --- Failed builds and a damaged working index ----------------------------------------------------------
+
+
+HOOK = """
+from pathlib import Path
+
+def on_page_markdown(markdown, page, **kwargs):
+    if Path(__file__).with_name("FAIL").exists() and page.file.src_uri == "page-3.md":
+        raise RuntimeError("the build breaks down half way")
+    return markdown
+"""
+
+
+def test_an_interrupted_build_leaves_the_previous_index_and_the_next_build_is_right(tmp_path):
+    site = Site(tmp_path, {"plugins": ["vault-mcp"], "hooks": ["hook.py"]})
+    (tmp_path / "hook.py").write_text(HOOK, encoding="utf-8")
+    for path, text in PAGES.items():
+        site.write(path, text)
+    site.build()
+    first = row_ids(site)
+
+    site.write("page-1.md", "# Page 1\n\nChanged before the failure.\n")  # rendered (and queued) before page-3
+    (tmp_path / "FAIL").touch()
+    with pytest.raises(RuntimeError, match="half way"):
+        site.build()
+    with sqlite3.connect(f"{working_index(site).as_uri()}?mode=ro", uri=True) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        bodies = dict(conn.execute("SELECT path, body FROM sections WHERE position = 0"))
+    assert bodies["page-1.md"] == "Original text 1."  # the failed build's writes were rolled back
+    assert len(bodies) == 5
+
+    (tmp_path / "FAIL").unlink()
+    site.build()
+    assert summary(site) == (5, 9, 1, 4, 0)
+    assert site.sections("page-1.md")[0]["body"] == "Changed before the failure."
+    assert {p: ids for p, ids in row_ids(site).items() if p != "page-1.md"} == {
+        p: ids for p, ids in first.items() if p != "page-1.md"}
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+def test_a_working_index_that_is_not_a_database_is_replaced(five, damage):
+    path = working_index(five)
+    data = path.read_bytes()
+    path.write_bytes(b"not a database " * 300 if damage == "garbage" else data[: len(data) // 3])
+    five.build()
+    assert summary(five) == (5, 10, 5, 0, 0)
+    assert five.messages(logging.WARNING) == []
+    assert [m for m in five.messages(logging.INFO, "vault-mcp: The working index") if "starting a new one" in m]
+    assert len(five.documents()) == 5 and five.values("page-0.md") == {"tags": ["shared", "t0"]}
+
+
+def test_damage_found_only_while_writing_is_repaired_from_the_pages_at_hand(five):
+    """Damage in the sections table is not seen when the index is opened, only when a changed page is written."""
+    path = working_index(five)
+    with sqlite3.connect(path) as conn:
+        try:
+            pages = [n for (n,) in conn.execute("SELECT pageno FROM dbstat WHERE name = 'sections'")]
+        except sqlite3.OperationalError:
+            pytest.skip("SQLite built without the dbstat table")
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    with open(path, "r+b") as out:
+        for number in pages:
+            out.seek((number - 1) * page_size)
+            out.write(b"\xff" * page_size)
+    five.write("page-2.md", "# Page 2\n\nChanged.\n")
+    five.build()
+    assert summary(five) == (5, 9, 5, 0, 0)
+    assert [m for m in five.messages(logging.INFO, "vault-mcp: The working index") if "every page again" in m]
+    assert five.sections("page-2.md")[0]["body"] == "Changed."
+    with five.db() as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    five.build()  # and the repaired working index serves the next build as usual
+    assert summary(five) == (5, 9, 0, 5, 0)

@@ -1,0 +1,494 @@
+"""The MCP server beside `mkdocs serve`: real `mkdocs serve` processes on temp sites, talked to over HTTP with the
+SDK's client; the pending-write state and the file watcher in-process, against a real index and MCP session."""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import json
+import re
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from mkdocs_vault_mcp.freshness import Freshness
+from mkdocs_vault_mcp.live import LiveServer, changed_since
+from mkdocs_vault_mcp.plugin import called_from_serve
+from mkdocs_vault_mcp.server import IndexReader, create_server
+
+MKDOCS = Path(sys.executable).with_name("mkdocs")
+STARTUP_SECONDS = 30  # generous: only a broken server takes this long
+
+PAGES = {
+    "index.md": "---\ntags: [home]\n---\n# Home\n\nWelcome.\n",
+    "guide/install.md": "---\ntags: [setup, python]\n---\n# Install\n\nRun pip.\n",
+    "guide/usage.md": "---\ntags: [python]\n---\n# Usage\n\nCall it.\n",
+    "guide/slow.md": "# Slow\n\nA plain page.\n",
+    "drafts/idea.md": "---\ntags: [idea]\n---\n# Idea\n\nNot published yet.\n",
+}
+# Sleeps while rendering a page that asks for it, after telling the test (through a file outside the watched
+# folders) that the rebuild is under way.
+SLOW_HOOK = """
+import pathlib
+import time
+
+def on_page_markdown(markdown, page, config, files):
+    if "SLOW-BUILD" in markdown:
+        flag = pathlib.Path(config.config_file_path).parent / "state" / "slow-build-started"
+        flag.parent.mkdir(exist_ok=True)
+        flag.write_text("")
+        time.sleep(3)
+    return markdown
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def can_bind(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def write_site(root: Path, **plugin_options: Any) -> Path:
+    for path, text in PAGES.items():
+        (root / "docs" / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / "docs" / path).write_text(text, encoding="utf-8")
+    (root / "hooks").mkdir(exist_ok=True)
+    (root / "hooks" / "slow.py").write_text(SLOW_HOOK)
+    options = "".join(f"\n      {key}: {json.dumps(value)}" for key, value in plugin_options.items())
+    (root / "mkdocs.yml").write_text(
+        "site_name: Live test\ndraft_docs: |\n  drafts/\nhooks:\n  - hooks/slow.py\n"
+        f"plugins:\n  - vault-mcp:{options}\n"
+    )
+    return root / "mkdocs.yml"
+
+
+class Serve:
+    """A real `mkdocs serve` process; its log (MkDocs logs to stderr) is collected line by line."""
+
+    def __init__(self, config: Path, *flags: str, mcp_port: int, dev_port: int | None = None) -> None:
+        self.dev_port = dev_port or free_port()
+        self.mcp_port = mcp_port
+        self.lines: list[str] = []
+        self.process = subprocess.Popen(
+            [str(MKDOCS), "serve", "-f", str(config), "-a", f"127.0.0.1:{self.dev_port}", *flags],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd=config.parent,
+        )
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.mcp_port}/mcp"
+
+    @property
+    def log(self) -> str:
+        return "\n".join(self.lines)
+
+    def wait_for(self, pattern: str, after: int = 0, timeout: float = STARTUP_SECONDS) -> re.Match:
+        """The first log line from index `after` on that matches `pattern`."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for line in self.lines[after:]:
+                if match := re.search(pattern, line):
+                    return match
+            if self.process.poll() is not None and not self.reader.is_alive():
+                break
+            time.sleep(0.05)
+        raise AssertionError(f"no log line matching {pattern!r}; the log:\n{self.log}")
+
+    def interrupt(self) -> float:
+        """SIGINT, as Ctrl-C sends it; returns how long the process took to end."""
+        start = time.monotonic()
+        self.process.send_signal(signal.SIGINT)
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            raise AssertionError(f"mkdocs serve still ran 5 s after SIGINT; the log:\n{self.log}")
+        self.reader.join(timeout=5)
+        return time.monotonic() - start
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture
+def serve_factory():
+    started: list[Serve] = []
+
+    def start(config: Path, *flags: str, mcp_port: int, dev_port: int | None = None) -> Serve:
+        started.append(Serve(config, *flags, mcp_port=mcp_port, dev_port=dev_port))
+        return started[-1]
+
+    yield start
+    for process in started:
+        process.kill()
+
+
+def data(result: Any) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    if "index_stale" in result.structured_content:
+        assert result.meta["index_stale"] == result.structured_content["index_stale"]
+    return result.structured_content
+
+
+def tags(aggregate: dict[str, Any]) -> dict[str, int]:
+    return {bucket["key"]: bucket["count"] for bucket in aggregate["buckets"]}
+
+
+def raw_post(port: int, headers: dict[str, str], body: dict[str, Any]) -> http.client.HTTPResponse:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    connection.putrequest("POST", "/mcp", skip_host="Host" in headers, skip_accept_encoding=True)
+    payload = json.dumps(body).encode()
+    for name, value in {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                        "Content-Length": str(len(payload)), **headers}.items():
+        connection.putheader(name, value)
+    connection.endheaders(payload)
+    response = connection.getresponse()
+    response.read()
+    connection.close()
+    return response
+
+
+def open_event_stream(port: int) -> http.client.HTTPConnection:
+    """An initialized session with its server-to-client event stream open, as long-running MCP clients keep it."""
+    initialized = raw_post(port, {}, INITIALIZE)
+    session = {"Mcp-Session-Id": initialized.getheader("mcp-session-id"), "Mcp-Protocol-Version": "2025-06-18"}
+    assert raw_post(port, session, {"jsonrpc": "2.0", "method": "notifications/initialized"}).status == 202
+    stream = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    stream.request("GET", "/mcp", headers={**session, "Accept": "text/event-stream"})
+    assert stream.getresponse().status == 200
+    return stream
+
+
+def wait_until(condition: Any, serve: Serve) -> None:
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert condition(), serve.log
+
+
+def run_catching(coroutine_function: Any) -> None:
+    """Run it; a call cut short by the server's shutdown may end in a connection error."""
+    try:
+        asyncio.run(coroutine_function())
+    except Exception:
+        pass
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+}
+
+
+# --- the end-to-end run ------------------------------------------------------------------------
+
+
+def test_serve_keeps_the_index_current_for_an_mcp_client(tmp_path, serve_factory):
+    port = free_port()
+    serve = serve_factory(write_site(tmp_path, mcp_port=port), mcp_port=port)
+    docs = tmp_path / "docs"
+    serving_line = serve.wait_for(r"Serving on ")
+    url_line = serve.wait_for(rf"MCP server for AI agents \(Streamable HTTP\): {re.escape(serve.url)}$")
+    assert url_line.string in serve.lines[: serve.lines.index(serving_line.string)]
+
+    def indexed_since(mark: int, changed: int, unchanged: int, removed: int) -> None:
+        serve.wait_for(rf"Indexed \d+ pages, .*: {changed} changed, {unchanged} unchanged, {removed} removed", mark)
+
+    async def session() -> None:
+        async with Client(serve.url) as client:
+            count = lambda **args: client.call_tool("count_documents", args)  # noqa: E731
+            by_tag = lambda **args: client.call_tool("aggregate_documents", {"by": "tag", **args})  # noqa: E731
+
+            assert data(await count(folder="guide")) == {"total": 3, "index_stale": False}
+            assert data(await count())["total"] == 5, "the draft is a document under serve"
+
+            mark = len(serve.lines)
+            (docs / "guide" / "new.md").write_text("# New\n\nJust saved.\n")
+            assert data(await count(folder="guide", wait_for_pending_writes=True)) == {"total": 4, "index_stale": False}
+            indexed_since(mark, changed=1, unchanged=5, removed=0)
+
+            mark = len(serve.lines)
+            (docs / "guide" / "usage.md").write_text("---\ntags: [python, advanced]\n---\n# Usage\n\nCall it.\n")
+            after = data(await by_tag(wait_for_pending_writes=True))
+            assert tags(after) == {"python": 2, "advanced": 1, "home": 1, "idea": 1, "setup": 1}
+            assert after["index_stale"] is False
+            indexed_since(mark, changed=1, unchanged=5, removed=0)
+
+            mark = len(serve.lines)
+            (docs / "guide" / "install.md").unlink()
+            assert data(await count(folder="guide", wait_for_pending_writes=True))["total"] == 3
+            assert data(await count(path="guide/install.md"))["total"] == 0
+            indexed_since(mark, changed=0, unchanged=5, removed=1)
+
+            # A slow rebuild: the hook sleeps while rendering the page that asks for it.
+            before = {"python": 1, "advanced": 1, "home": 1, "idea": 1}
+            (docs / "guide" / "slow.md").write_text("---\ntags: [slow]\n---\n# Slow\n\nSLOW-BUILD\n")
+            # The save is pending before MkDocs notices it (it polls twice a second); the file event may
+            # take a few milliseconds to arrive. The rebuild takes seconds, so every answer here is old.
+            for _ in range(50):
+                saved = data(await by_tag())
+                assert tags(saved) == before
+                if saved["index_stale"]:
+                    break
+                await asyncio.sleep(0.01)
+            assert saved["index_stale"] is True
+            flag = tmp_path / "state" / "slow-build-started"
+            await asyncio.to_thread(wait_until, flag.exists, serve)
+            during = data(await by_tag())
+            assert tags(during) == before and during["index_stale"] is True
+            after = data(await by_tag(wait_for_pending_writes=True))
+            assert tags(after) == {**before, "slow": 1} and after["index_stale"] is False
+
+    asyncio.run(session())
+
+    # DNS rebinding protection: a foreign Host or Origin is refused, loopback ones are served.
+    assert 400 <= raw_post(port, {"Host": "evil.example"}, INITIALIZE).status < 500
+    assert 400 <= raw_post(port, {"Host": f"127.0.0.1:{port}", "Origin": "http://evil.example"}, INITIALIZE).status < 500
+    assert raw_post(port, {"Host": f"localhost:{port}", "Origin": f"http://127.0.0.1:{serve.dev_port}"}, INITIALIZE).status == 200
+    assert raw_post(port, {"Host": f"127.0.0.1:{port}"}, INITIALIZE).status == 200
+
+    # Ctrl-C during a rebuild, with a client's event stream open and a call waiting for the rebuild.
+    stream = open_event_stream(port)
+    flag = tmp_path / "state" / "slow-build-started"
+    flag.unlink()
+    (docs / "guide" / "slow.md").write_text("---\ntags: [slower]\n---\n# Slow\n\nSLOW-BUILD\n")
+    wait_until(flag.exists, serve)
+    waiting: list[Any] = []
+
+    async def wait_for_the_rebuild() -> None:
+        async with Client(serve.url) as client:
+            waiting.append(await client.call_tool("count_documents", {"wait_for_pending_writes": True}))
+
+    caller = threading.Thread(target=run_catching, args=[wait_for_the_rebuild])
+    caller.start()
+    time.sleep(0.5)
+    try:
+        serve.interrupt()
+    finally:
+        stream.close()
+    caller.join(timeout=10)
+    assert not caller.is_alive()
+    assert all(data(answer)["index_stale"] is True for answer in waiting), "the rebuild never committed"
+    assert serve.process.returncode == 0, serve.log
+    assert can_bind(serve.dev_port) and can_bind(port)
+    # The refused requests and the HTTP stack's own records (the cut stream too) stay off the MkDocs console.
+    assert not re.search(r"Invalid (Host|Origin)|uvicorn|Traceback|Started server|Processing request", serve.log), serve.log
+
+
+# --- the ways to run mkdocs serve ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("flag", ["--no-livereload", "--clean", "--dirty"])
+def test_every_kind_of_serve_run_starts_the_server(tmp_path, serve_factory, flag):
+    port = free_port()
+    serve = serve_factory(write_site(tmp_path, mcp_port=port), flag, mcp_port=port)
+    serve.wait_for(r"Serving on ")
+
+    async def session() -> dict[str, Any]:
+        async with Client(serve.url) as client:
+            return data(await client.call_tool("count_documents", {}))
+
+    # `--clean` builds exactly as `mkdocs build` does, drafts left out; the other runs preview drafts.
+    assert asyncio.run(session()) == {"total": 4 if flag == "--clean" else 5, "index_stale": False}
+    serve.interrupt()
+    assert can_bind(port)
+
+
+def test_dirty_rebuilds_update_only_the_changed_pages_and_keep_the_drafts(tmp_path, serve_factory):
+    port = free_port()
+    serve = serve_factory(write_site(tmp_path, mcp_port=port), "--dirty", mcp_port=port)
+    serve.wait_for(r"Serving on ")
+    docs = tmp_path / "docs"
+
+    async def session() -> None:
+        async with Client(serve.url) as client:
+            by_tag = lambda: client.call_tool("aggregate_documents", {"by": "tag", "wait_for_pending_writes": True})  # noqa: E731
+            mark = len(serve.lines)
+            (docs / "guide" / "usage.md").write_text("---\ntags: [python, advanced]\n---\n# Usage\n\nCall it.\n")
+            after = data(await by_tag())
+            assert after["total"] == 5, "pages MkDocs did not render again (the draft among them) stay"
+            assert tags(after) == {"python": 2, "advanced": 1, "home": 1, "idea": 1, "setup": 1}
+            serve.wait_for(r"Indexed 5 pages, .*: 1 changed, 0 unchanged, 0 removed", mark)
+
+            mark = len(serve.lines)
+            (docs / "guide" / "install.md").unlink()
+            after = data(await by_tag())
+            assert after["total"] == 4 and "setup" not in tags(after)
+            serve.wait_for(r"Indexed 4 pages, .*: 0 changed, 0 unchanged, 1 removed", mark)
+
+    asyncio.run(session())
+    serve.interrupt()
+
+
+@pytest.mark.parametrize("conflict", ["port in use", "port of mkdocs serve"])
+def test_a_port_conflict_is_a_warning_and_serve_goes_on(tmp_path, serve_factory, conflict):
+    blocker = socket.socket()
+    blocker.bind(("127.0.0.1", 0))
+    blocker.listen()
+    port = blocker.getsockname()[1]
+    try:
+        config = write_site(tmp_path, mcp_port=port)
+        if conflict == "port in use":
+            serve = serve_factory(config, mcp_port=port)
+        else:
+            blocker.close()
+            serve = serve_factory(config, mcp_port=port, dev_port=port)
+        warning = serve.wait_for(r"WARNING .*MCP server not started").string
+        assert str(port) in warning and "mcp_port" in warning
+        serve.wait_for(r"Serving on ")
+        page = http.client.HTTPConnection("127.0.0.1", serve.dev_port, timeout=10)
+        page.request("GET", "/guide/usage/")
+        assert page.getresponse().status == 200
+        page.close()
+        assert "MCP server for AI agents" not in serve.log
+        serve.interrupt()
+    finally:
+        blocker.close()
+
+
+def test_mkdocs_build_never_starts_the_server(tmp_path):
+    port = free_port()
+    config = write_site(tmp_path, mcp_port=port)
+    run = subprocess.run([str(MKDOCS), "build", "-f", str(config)], capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "MCP server" not in run.stderr
+    cache = tmp_path / ".cache" / "plugin" / "vault-mcp"
+    assert (cache / "build.sqlite").exists() and not (cache / "serve.sqlite").exists()
+    assert not called_from_serve()
+
+
+# --- in-process: pending writes, the wait, the watcher -----------------------------------------
+
+
+def test_a_change_is_pending_until_a_build_that_started_after_it_commits():
+    freshness = Freshness()
+    assert not freshness.pending
+    freshness.change_seen()
+    assert freshness.pending
+    freshness.build_started()
+    freshness.change_seen()  # saved again while the build runs: that build may have read the old text
+    freshness.index_committed()
+    assert freshness.pending
+    freshness.build_ended()
+    assert freshness.pending
+    freshness.build_started()
+    token = freshness.begin_read()
+    freshness.index_committed()
+    assert not freshness.pending
+    assert freshness.is_stale(token), "the index changed while it was being read"
+    assert not freshness.is_stale(freshness.begin_read())
+    freshness.build_ended()
+    assert not freshness.pending
+
+
+def test_a_failed_build_ends_the_pending_write():
+    freshness = Freshness()
+    freshness.change_seen()
+    freshness.build_started()
+    freshness.build_ended()  # on_build_error: nothing will land for this change
+    assert not freshness.pending
+
+
+def test_a_change_no_build_picks_up_stops_counting_after_the_settle_time():
+    freshness = Freshness(settle=0.2)
+    freshness.change_seen()
+    assert freshness.pending
+    assert freshness.wait(timeout=10)
+    assert not freshness.pending
+
+
+def test_the_wait_is_bounded_by_wait_timeout_and_then_answers_stale(site):
+    site.write("a.md", "# A\n")
+    site.build()
+    freshness = Freshness()
+
+    def count_waiting(wait_timeout: float) -> dict[str, Any]:
+        async def call() -> dict[str, Any]:
+            async with Client(create_server(IndexReader(site.index_path, freshness, wait_timeout))) as client:
+                return data(await client.call_tool("count_documents", {"wait_for_pending_writes": True}))
+
+        return asyncio.run(call())
+
+    freshness.build_started()  # and it does not commit
+    assert count_waiting(wait_timeout=0.2) == {"total": 1, "index_stale": True}
+    threading.Timer(0.3, freshness.index_committed).start()
+    assert count_waiting(wait_timeout=30) == {"total": 1, "index_stale": False}
+
+
+def test_a_wait_sees_a_save_whose_file_event_has_not_arrived(tmp_path):
+    docs = tmp_path / "docs"
+    (docs / "guide").mkdir(parents=True)
+    (docs / "guide" / "page.md").write_text("# Page\n")
+    freshness = Freshness(settle=0.3)
+    freshness.probe = lambda since_ns: changed_since({docs: True}, since_ns)  # no watcher: only the probe
+    freshness.build_started()
+    freshness.index_committed()
+    freshness.build_ended()
+    assert freshness.wait(timeout=5), "nothing changed since the build started"
+    for change in (lambda: (docs / "guide" / "page.md").write_text("# Changed\n"),
+                   lambda: (docs / "guide" / "page.md").unlink(),
+                   lambda: (docs / "guide" / "new.md").write_text("# New\n")):
+        time.sleep(0.01)  # a change time after the last accounted instant
+        change()
+        assert not freshness.pending, "no file event in this test"
+        assert not freshness.wait(timeout=0.1), "the probe found the save: it waits for the rebuild"
+        assert freshness.pending
+        assert freshness.wait(timeout=5), "no build came, and the probe does not count the same save twice"
+
+
+def test_saving_a_file_is_a_pending_write_but_reading_one_is_not(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "page.md").write_text("# Page\n")
+    (tmp_path / "mkdocs.yml").write_text("site_name: x\n")
+    (tmp_path / "other.txt").write_text("")
+    freshness = Freshness(settle=30)
+    live = LiveServer(SimpleNamespace(mcp_host="127.0.0.1", mcp_port=0), freshness)
+    live.watch([str(docs), str(tmp_path / "mkdocs.yml")])
+    try:
+        (docs / "page.md").read_text()
+        (tmp_path / "other.txt").write_text("beside mkdocs.yml, not watched")
+        time.sleep(0.3)  # time for any event to arrive
+        assert not freshness.pending
+        (tmp_path / "mkdocs.yml").write_text("site_name: y\n")
+        deadline = time.monotonic() + 10
+        while not freshness.pending and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert freshness.pending
+    finally:
+        live.stop()
