@@ -64,11 +64,12 @@ def package_snapshot(out: Path) -> tuple[Path, str]:
 
 
 def source_state() -> str:
-    """HEAD and which package files differ from it, for the report."""
-    git = lambda *a: subprocess.run(["git", *a], cwd=REPO, capture_output=True, text=True).stdout.strip()  # noqa: E731
-    changed = git("status", "--porcelain", "--", "mkdocs_vault_mcp").splitlines()
-    listing = ", ".join(line[3:] for line in changed) or "none"
-    return f"HEAD {git('rev-parse', '--short', 'HEAD')}, uncommitted package changes: {listing}"
+    """HEAD and how many package files differ from it, for the report."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True).stdout
+
+    changed = [line[3:] for line in git("status", "--porcelain", "--", "mkdocs_vault_mcp").splitlines() if line]
+    return f"HEAD {git('rev-parse', '--short', 'HEAD').strip()} + {len(changed)} uncommitted package paths"
 
 
 def copy_corpus(corpus: Path, out: Path) -> int:

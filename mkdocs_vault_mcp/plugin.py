@@ -228,11 +228,11 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
                 self.writer.reset()
                 self._put_all_again()
                 self._commit_index(files, config)
+            if self.serving:
+                self.freshness.index_committed()  # MCP readers see this build now, before the snapshot
             with self.read_index() as conn:
                 self.snapshot = build_snapshot(conn, self.config.tag_fields)
                 self.section_count = conn.execute("SELECT count(*) FROM sections").fetchone()[0]
-        if self.serving:
-            self.freshness.index_committed()
         return env
 
     def _commit_index(self, files: Files, config: Any) -> None:

@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
@@ -202,11 +203,17 @@ class IndexReader:
     def is_pending(self) -> bool:
         return self.freshness.pending
 
-    def answer(
+    async def answer(
         self, compute: Callable[[sqlite3.Connection], dict[str, Any]], wait: bool, stale_field: bool = True
     ) -> CallToolResult:
-        if wait:
-            self.freshness.wait(self.wait_timeout)
+        """Run one query on the event loop's own connection.
+
+        The tools are async on purpose: a sync tool costs a worker-thread hop per call, which is most
+        of a millisecond-scale answer. Only a wait for pending writes, which may take seconds, leaves
+        the loop.
+        """
+        if wait and self.freshness.pending:
+            await anyio.to_thread.run_sync(self.freshness.wait, self.wait_timeout)
         token = self.freshness.begin_read()
         try:
             data = compute(self.connection())
@@ -363,6 +370,27 @@ def shown(value: Any, width: int = 80) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def inline_definitions(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with every `$ref` to `$defs` replaced by its target.
+
+    Clients that validate results against the output schema (the SDK's own client does) pay for each
+    reference lookup on every list item; a self-contained schema is also one more client can read.
+    """
+    definitions = schema.get("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            reference = node.get("$ref", "")
+            if reference.startswith("#/$defs/"):
+                return resolve(definitions[reference.removeprefix("#/$defs/")])
+            return {key: resolve(value) for key, value in node.items() if key != "$defs"}
+        if isinstance(node, list):
+            return [resolve(item) for item in node]
+        return node
+
+    return resolve(schema)
+
+
 def filters_from(
     query: str | None = "",
     scope: str = "all",
@@ -389,7 +417,7 @@ def filters_from(
 
 
 def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServer:
-    def count_documents(
+    async def count_documents(
         query: Query = "",
         scope: Scope = "all",
         path: Path_ = None,
@@ -409,9 +437,9 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         a question use search.
         """
         given = filters_from(query, scope, path, folder, pattern, filters, modified_after, modified_before)
-        return index.answer(lambda conn: {"total": queries.count_documents(conn, given)}, wait_for_pending_writes)
+        return await index.answer(lambda conn: {"total": queries.count_documents(conn, given)}, wait_for_pending_writes)
 
-    def aggregate_documents(
+    async def aggregate_documents(
         by: Annotated[
             Literal["folder", "tag", "month"],
             Field(
@@ -446,12 +474,12 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         limit.
         """
         given = filters_from(query, scope, path, folder, pattern, filters, modified_after, modified_before)
-        return index.answer(
+        return await index.answer(
             lambda conn: queries.aggregate_documents(conn, by, given, field=field, limit=limit),
             wait_for_pending_writes,
         )
 
-    def get_recent(
+    async def get_recent(
         limit: PageLimit = 20,
         folder: Folder = None,
         wait_for_pending_writes: Wait = False,
@@ -464,13 +492,13 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         sort=modified. A page's modification time is its last git commit, its file time, or a front matter
         date when the site is configured so; times are in UTC.
         """
-        return index.answer(
+        return await index.answer(
             lambda conn: {"result": queries.get_recent(conn, limit=limit, folder=folder)},
             wait_for_pending_writes,
             stale_field=False,
         )
 
-    def query_documents(
+    async def query_documents(
         query: Query = "",
         scope: Scope = "all",
         path: Path_ = None,
@@ -499,12 +527,12 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         alone use count_documents, for counts per group aggregate_documents.
         """
         given = filters_from(query, scope, path, folder, pattern, filters, modified_after, modified_before)
-        return index.answer(
+        return await index.answer(
             lambda conn: queries.query_documents(conn, given, sort=sort, order=order, limit=limit, offset=offset),
             wait_for_pending_writes,
         )
 
-    def search(
+    async def search(
         query: Annotated[
             str,
             Field(
@@ -529,20 +557,20 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         matched terms and links to the headings.
 
         Use it to look something up. Each page appears once with its best sections; pass a result's path
-        (and a section heading) to read for the full text. Pages matching every word come first; when too
-        few do, pages matching most of the meaningful words follow. The other filters always hold. Results
-        are capped and ranked, so do not count them: for exact totals use count_documents, for complete
-        lists query_documents.
+        (and a section heading) to read for the full text. Ranked by relevance; when fewer than limit pages
+        match every word, pages matching most of the meaningful words rank with them. Filters always hold.
+        Results are capped and ranked, so do not count them: for exact totals use count_documents, for
+        complete lists query_documents.
         """
         given = filters_from(query, scope, path, folder, pattern, filters, modified_after, modified_before)
-        return index.answer(
+        return await index.answer(
             lambda conn: {
                 "result": ranked.search(conn, query, given, limit=limit, sections_per_page=sections_per_page)
             },
             wait_for_pending_writes,
         )
 
-    def read(
+    async def read(
         path: Annotated[str, Field(description="Exact page path from search, query_documents or get_recent.")],
         section: Annotated[
             str, Field(description="Heading text (or anchor id) of one section to read instead of the page.")
@@ -561,13 +589,13 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         return that heading and everything under it up to the next heading of the same or a higher level.
         Long text comes in pieces: call again with offset=next_offset until it is null.
         """
-        return index.answer(
+        return await index.answer(
             lambda conn: ranked.read_document(conn, path, section=section, offset=offset, max_chars=max_chars),
             wait_for_pending_writes,
             stale_field=False,
         )
 
-    def stats(wait_for_pending_writes: Wait = False) -> Annotated[CallToolResult, StatsOutput]:
+    async def stats(wait_for_pending_writes: Wait = False) -> Annotated[CallToolResult, StatsOutput]:
         """Describe the site's index: page, section and folder counts, the front matter fields that filters
         and tag grouping accept (indexed_frontmatter_fields), the oldest and newest modification, and when
         the index was built.
@@ -575,7 +603,7 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         Call it first to learn which fields exist before using filters or aggregate_documents with by=tag.
         For counts under conditions use count_documents.
         """
-        return index.answer(queries.index_stats, wait_for_pending_writes)
+        return await index.answer(queries.index_stats, wait_for_pending_writes)
 
     titles = {
         count_documents: "Count pages",
@@ -596,6 +624,7 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
             structured_output=True,
         )
         tool.is_stale = index.is_pending
+        tool.fn_metadata.output_schema = inline_definitions(tool.fn_metadata.output_schema)
         check_schema_words(tool)
         tools.append(tool)
 

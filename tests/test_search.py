@@ -21,6 +21,7 @@ from mcp_types import CallToolResult
 
 from conftest import CORPORA, Site
 from mkdocs_vault_mcp.index.filters import fts_expression
+from mkdocs_vault_mcp.index.search import COLUMN_WEIGHTS
 from mkdocs_vault_mcp.server import IndexReader, create_server
 
 EXTENSIONS = [
@@ -43,7 +44,9 @@ PAGES: dict[str, str] = {
     "index.md": """
         # Home
 
-        Welcome to the Orchard docs. Start with the tutorial.
+        Welcome to the Orchard docs. Start with the tutorial, then read the guides about fruit, about
+        vegetables, about the tools of the orchard and their care, about the seasons and the weather, and
+        about whatever else the gardeners wrote down over the years; the handbook in particular.
         """,
     # The page that explains background tasks; its sections are long and say the words once or twice.
     "tutorial/background-tasks.md": """
@@ -80,6 +83,47 @@ PAGES: dict[str, str] = {
         ## Version 2
 
         Bug fixes in the scheduler, the logger and the orchard planner.
+        """,
+    # The page that explains webhook retries, in a section of a page whose title does not say so ...
+    "guides/delivery.md": """
+        # Delivering events
+
+        Events go out as HTTP requests to the endpoints that subscribers register.
+
+        ## Webhook retries
+
+        When a webhook delivery fails, because the endpoint answers with an error or does not answer in
+        time, the delivery is retried with exponential backoff: the first retry comes after a minute, the
+        next ones after 2, 4, 8 minutes and so on, for up to 24 hours. Every retry sends the same payload
+        and the same event id, so receivers can ignore duplicates. After the last retry the event is
+        marked as failed and shows in the dashboard, where it can be sent again by hand.
+        """,
+    # ... and a glossary entry that only names them: a stub, which plain BM25 ranks first.
+    "glossary.md": """
+        # Glossary
+
+        ## Webhook retries
+
+        Webhook retries.
+
+        ## Payload
+
+        The body of an event: a JSON object with the event's type, id and data.
+        """,
+    # A title that is the topic, against a longer title that mentions it among other things.
+    "tutorial/dependencies.md": """
+        # Dependencies
+
+        A dependency is a function that a path operation declares it needs; the framework calls it first
+        and passes its result in. Declare one with a default value, and it runs for every request that
+        reaches the path operation. Dependencies can have dependencies of their own.
+        """,
+    "advanced/operation-decorators.md": """
+        # Dependencies, tags and responses in path operation decorators
+
+        Decorators take dependencies, tags, responses: dependencies run, tags group, responses document.
+        Dependencies given here run before the function; their results are thrown away. Dependencies,
+        dependencies: the decorator's dependencies.
         """,
     # A code name that the stemmer merges with another: `APIRoute` and `APIRouter` both stem to `apirout`.
     "how-to/custom-route.md": """
@@ -311,9 +355,27 @@ def test_malformed_fts5_matches_its_literal_words(mcp: Session) -> None:
 
 
 def test_a_stub_section_does_not_outrank_the_page_that_explains_the_topic(mcp: Session, built: Site) -> None:
-    assert plain_fts(built, "background tasks")[0] == "misc/changelog.md"  # plain BM25 is fooled
-    hits = mcp.ok("search", query="background tasks")["result"]
-    assert [hit["path"] for hit in hits[:2]] == ["tutorial/background-tasks.md", "misc/changelog.md"]
+    weights = ", ".join(map(str, COLUMN_WEIGHTS))
+    with sqlite3.connect(built.index_path) as conn:
+        [(first,)] = conn.execute(
+            f"SELECT s.path FROM sections_fts JOIN sections s ON s.id = sections_fts.rowid"
+            f" WHERE sections_fts MATCH 'webhook retries' ORDER BY bm25(sections_fts, {weights}) LIMIT 1"
+        ).fetchall()
+    assert first == "glossary.md"  # BM25 alone, with search's own column weights, is fooled by the stub
+    assert mcp.paths("webhook retries") == ["guides/delivery.md", "glossary.md"]
+    assert plain_fts(built, "background tasks")[0] == "misc/changelog.md"
+    assert mcp.paths("background tasks")[:2] == ["tutorial/background-tasks.md", "misc/changelog.md"]
+
+
+def test_a_page_titled_with_the_topic_outranks_a_page_that_lists_it_among_others(mcp: Session, built: Site) -> None:
+    weights = ", ".join(map(str, COLUMN_WEIGHTS))
+    with sqlite3.connect(built.index_path) as conn:
+        [(first,)] = conn.execute(
+            f"SELECT s.path FROM sections_fts JOIN sections s ON s.id = sections_fts.rowid"
+            f" WHERE sections_fts MATCH 'dependencies' ORDER BY bm25(sections_fts, {weights}) LIMIT 1"
+        ).fetchall()
+    assert first == "advanced/operation-decorators.md"
+    assert mcp.paths("dependencies")[:2] == ["tutorial/dependencies.md", "advanced/operation-decorators.md"]
 
 
 def test_a_question_finds_the_page_that_answers_it(mcp: Session, built: Site) -> None:
@@ -372,6 +434,16 @@ def test_a_page_appears_once_with_at_most_sections_per_page_sections(mcp: Sessio
     assert len(best["sections"]) == 3
     assert [s["score"] for s in best["sections"]] == sorted((s["score"] for s in best["sections"]), reverse=True)
     assert best["score"] >= best["sections"][0]["score"]
+
+
+def test_a_page_with_many_matching_sections_does_not_crowd_out_the_others(mcp: Session, built: Site) -> None:
+    with sqlite3.connect(built.index_path) as conn:
+        best = conn.execute(
+            "SELECT DISTINCT s.path FROM (SELECT rowid FROM sections_fts WHERE sections_fts MATCH 'particular'"
+            " ORDER BY rank LIMIT 100) AS hit JOIN sections s ON s.id = hit.rowid"
+        ).fetchall()
+    assert best == [("handbook.md",)]  # the handbook's 120 sections come first, index.md's after them
+    assert set(mcp.paths("particular")) == {"handbook.md", "index.md"}
 
 
 def test_limit_caps_the_pages(mcp: Session) -> None:

@@ -411,7 +411,7 @@ def test_query(mcp: Session, tool: str, query: str, scope: str, expected: set[st
 @pytest.mark.parametrize("query, scope, expected", [case for case in QUERY_CASES if case[0].strip()],
                          ids=[f"{q!r}-{s}" for q, s, _ in QUERY_CASES if q.strip()])
 def test_search_query(mcp: Session, query: str, scope: str, expected: set[str]) -> None:
-    """search never fails on a query, and ranks every page that matches the whole query first."""
+    """search never fails on a query; on this site the pages matching the whole query are the best ranked."""
     hits = [hit["path"] for hit in mcp.ok("search", query=query, scope=scope, limit=100)["result"]]
     assert set(hits[: len(expected)]) == expected
 

@@ -63,10 +63,10 @@ Porter stemmer (so `tasks` finds `task`, and `Depends` finds `dependencies`).
      from `dependencies` and `APIRouter` from `APIRoute`, which the stemmer merges.
 5. Pages. A page scores by its best section plus 10% of each of its next three
    matching sections, appears once, and shows its best `sections_per_page`
-   sections. The adjustments above re-rank the sections that BM25 ranks best:
-   40 of them, or 5 per page asked for when that is more, and at most 4 (or
-   `sections_per_page`) of any one page, so that a page with hundreds of
-   matching sections (release notes) cannot crowd the others out.
+   sections. The adjustments above re-rank the sections that BM25 ranks best,
+   at most 4 (or `sections_per_page`) of any one page, so that a page with
+   hundreds of matching sections (release notes) cannot crowd the others out:
+   40 of them, or 4 (or `sections_per_page`) per page asked for when that is more.
 6. Snippets are FTS5 snippets of the section text, at most 30 tokens, with the
    meaningful query words marked `**like this**`. A section's URL is the page
    URL plus `#` and the id that the rendered page gives its heading.
@@ -81,6 +81,7 @@ import dataclasses
 import json
 import re
 import sqlite3
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,8 +92,7 @@ from .queries import rfc3339
 
 # BM25 column weights, in FTS column order: path, title, headings, summary, body.
 COLUMN_WEIGHTS = (2.0, 10.0, 5.0, 1.5, 1.0)
-CANDIDATE_SECTIONS = 40  # sections scored before pages are formed, at least ...
-CANDIDATES_PER_PAGE = 5  # ... and this many per page asked for
+CANDIDATE_SECTIONS = 40  # sections scored before pages are formed, at least
 OTHER_SECTIONS = 3  # further sections of a page that add credit
 OTHER_SECTION_CREDIT = 0.1
 TITLE_FIT = 1.0
@@ -242,8 +242,8 @@ def search(
         elif plan.strict_has_extra_words:
             # Only strict matches rank, but stop words must neither score nor be marked.
             match, within = plan.relaxed, plan.strict
-    count = max(CANDIDATE_SECTIONS, CANDIDATES_PER_PAGE * limit)
     per_page = max(sections_per_page, 1 + OTHER_SECTIONS)
+    count = max(CANDIDATE_SECTIONS, limit * per_page)  # enough for `limit` pages, if there are as many
     sections = _candidate_sections(conn, match, within, base, plan, filters.scope, count, per_page)
     pages = sorted(_pages(sections).values(), key=lambda page: (-page["score"], page["path"]))[:limit]
     return [_page_result(page, sections_per_page) for page in pages]
@@ -277,32 +277,34 @@ def _candidate_sections(
         f", ({' OR '.join(f'instr(s.{column}, ?)' for column in columns)}) > 0" for _ in plan.verbatim
     )
     inside = "s.id IN (SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?)" if within else "1"
-    # A page with hundreds of matching sections (release notes) must not fill the candidates alone.
-    # Rows come best first, so counting them per page keeps the best `per_page` of each.
-    seen: dict[int, int] = {}
-
-    def keep(document_id: int) -> bool:
-        seen[document_id] = seen.get(document_id, 0) + 1
-        return seen[document_id] <= per_page
-
-    conn.create_function("vault_mcp_keep", 1, keep)
     # ORDER BY rank lets FTS5 hand rows over best first, so highlight(), snippet() and instr(),
-    # which load whole rows, run only for the rows returned, not for every match.
-    rows = conn.execute(
+    # which load whole rows, run only for the rows returned, not for every match. And since rows come
+    # best first, counting them per page keeps the best `per_page` of each: a page with hundreds of
+    # matching sections (release notes) cannot fill the candidates alone.
+    sql = (
         "SELECT s.id, s.document_id, s.position, s.headings, s.anchor, length(s.body), d.path, d.title, d.url,"
         " -rank, highlight(sections_fts, 1, char(1), char(2)), highlight(sections_fts, 2, char(1), char(2)),"
         f" snippet(sections_fts, 4, '**', '**', '…', {SNIPPET_TOKENS}){verbatim}"
         " FROM sections_fts JOIN sections s ON s.id = sections_fts.rowid JOIN documents d ON d.id = s.document_id"
         f" WHERE sections_fts MATCH ? AND rank MATCH 'bm25({weights})' AND {base.where}"
-        f" AND CASE WHEN {inside} THEN vault_mcp_keep(s.document_id) ELSE 0 END ORDER BY rank LIMIT ?",
-        [
-            *(spelling for spelling in plan.verbatim for _ in columns),
-            match,
-            *base.params,
-            *([within] if within else []),
-            count,
-        ],
-    ).fetchall()
+        f" AND CASE WHEN {inside} THEN {_KEEP}(s.document_id) ELSE 0 END ORDER BY rank LIMIT ?"
+    )
+    params = [
+        *(spelling for spelling in plan.verbatim for _ in columns),
+        match,
+        *base.params,
+        *([within] if within else []),
+        count,
+    ]
+    _kept.per_page, _kept.seen = per_page, {}
+    try:
+        rows = conn.execute(sql, params).fetchall()
+    except sqlite3.OperationalError as error:
+        if _KEEP not in str(error):
+            raise
+        # Registered once per connection: registering again would expire its prepared statements.
+        conn.create_function(_KEEP, 1, _keep)
+        rows = conn.execute(sql, params).fetchall()
     wanted = max(1, len(plan.words))
     query_words = frozenset(word.casefold() for word in plan.words)
     title_fits: dict[str, float] = {}  # every section of a page has the same title
@@ -335,6 +337,16 @@ def _candidate_sections(
             }
         )
     return sections
+
+
+_KEEP = "vault_mcp_keep_per_page"
+_kept = threading.local()  # the state of the statement running on this thread
+
+
+def _keep(document_id: int) -> bool:
+    seen = _kept.seen
+    seen[document_id] = seen.get(document_id, 0) + 1
+    return seen[document_id] <= _kept.per_page
 
 
 def last_heading(trail: str) -> str:
