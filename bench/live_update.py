@@ -45,7 +45,6 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import mcp
 
@@ -248,14 +247,17 @@ async def measure_run(out: Path, name: str, flags: list[str], saves: int, pages:
                 built_at, built = serve.first(r"Documentation built in ([\d.]+) seconds", saved, timeout=3600)
                 time.sleep(1.5)  # a second rebuild, if the save straddled two polls, shows up by now
                 records = [json.loads(line) for line in timings.read_text().splitlines()]
+                plugin = next(r for r in records if r["page"] == page and r["wall"]["on_config"] > saved_wall)
                 result = {
                     "page": page,
+                    "save_to_on_config": plugin["wall"]["on_config"] - saved_wall,
+                    "on_config_to_commit": plugin["wall"]["committed"] - plugin["wall"]["on_config"],
                     "save_to_visible": visible - saved,
                     "save_to_detected": detected - saved,
                     "mkdocs_rebuild": float(built[1]),
                     "save_to_built": built_at - saved,
                     "rebuilds": serve.count(r"Building documentation", saved),
-                    "plugin": next(r for r in records if r["page"] == page and r["wall"]["on_config"] > saved_wall),
+                    "plugin": plugin,
                 }
                 label = "warm-up" if number == 0 else f"save {number}"
                 print(f"[{name}] {label}: {page} visible after {result['save_to_visible']:.3f} s, "
@@ -370,12 +372,15 @@ def main() -> None:
     rows = [header]
     keys = list(breakdown(measured[chosen[0]][0]["plugin"]))
     for key in keys:
-        rows.append([key, *[f"{median([breakdown(r['plugin'])[key] for r in measured[name]]):.1f}" for name in measured]])
+        values = [median([breakdown(r["plugin"])[key] for r in measured[name]]) for name in measured]
+        rows.append([key, *[f"{value:.1f}" for value in values]])
     rows.append(["(pages MkDocs rendered in the rebuild)", *[
         str(max(r["plugin"]["calls"].get("on_page_content", 0) for r in measured[name])) for name in measured]])
     report += ["plugin time in the rebuild after one save, where it goes:", table(rows), ""]
     rows = [header]
     for key, label in [("save_to_detected", "save -> MkDocs notices the change"),
+                       ("save_to_on_config", "save -> the rebuild reaches the plugin's on_config"),
+                       ("on_config_to_commit", "on_config -> index committed (MkDocs renders, plugin indexes)"),
                        ("save_to_visible", "save -> visible through MCP (wait_for_pending_writes)"),
                        ("mkdocs_rebuild", "MkDocs rebuild (its own 'Documentation built in')"),
                        ("save_to_built", "save -> rebuild finished")]:

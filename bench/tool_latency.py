@@ -215,6 +215,18 @@ def run_seconds(command: list[str]) -> float:
     return time.perf_counter() - start
 
 
+def imported_seconds(already: str, modules: str) -> float:
+    """Median seconds, timed inside a fresh interpreter, to import `modules` after `already`."""
+    code = (f"import {already}\n" if already else "") + (
+        "import time\nstart = time.perf_counter()\n"
+        f"import {modules}\n"
+        "print(time.perf_counter() - start)"
+    )
+    runs = [float(subprocess.run([str(PYTHON), "-c", code], capture_output=True, text=True, check=True).stdout)
+            for _ in range(7)]
+    return statistics.median(runs)
+
+
 def import_profile() -> tuple[float, list[tuple[float, str]]]:
     """Import seconds of the server's modules (-X importtime, self times summed per top-level package)."""
     done = subprocess.run(
@@ -275,10 +287,9 @@ def main() -> None:
         ])
 
     starts = [asyncio.run(first_answer(site)) for _ in range(args.starts)]
-    timed = lambda code: statistics.median(run_seconds([str(PYTHON), "-c", code]) for _ in range(7))  # noqa: E731
-    interpreter = timed("pass")
-    sdk = timed("import mcp.server.mcpserver") - interpreter
-    ours = timed("import mkdocs_vault_mcp.cli, mkdocs_vault_mcp.server") - interpreter - sdk
+    interpreter = statistics.median(run_seconds([str(PYTHON), "-c", "pass"]) for _ in range(7))
+    sdk = imported_seconds("", "mcp.server.mcpserver")
+    ours = imported_seconds("mcp.server.mcpserver", "mkdocs_vault_mcp.cli, mkdocs_vault_mcp.server")
     import_total, ranked = import_profile()
     initialized = statistics.median(s[0] for s in starts)
     answered = statistics.median(s[1] for s in starts)
@@ -287,14 +298,14 @@ def main() -> None:
         f"time to first answer (spawn -> first count_documents result), {args.starts} starts:",
         f"  median {answered:.3f} s, min {min(s[1] for s in starts):.3f} s, max {max(s[1] for s in starts):.3f} s"
         f" (target <= {FIRST_ANSWER_TARGET} s: {verdict}); the client's handshake was done at {initialized:.3f} s",
-        "where it goes (medians of 7 separate runs each):",
-        f"  interpreter start (python -c pass)                          {interpreter:.3f} s",
+        "where it goes (medians of 7 fresh interpreters each; imports timed inside them):",
+        f"  interpreter start and exit (python -c pass)                 {interpreter:.3f} s",
         f"  import mcp.server.mcpserver (the SDK; the server needs it)   {sdk:.3f} s",
         f"  import mkdocs_vault_mcp.cli + .server on top of that         {ours:.3f} s",
         f"  the rest: index check, create_server, stdio, handshake, first call  "
         f"{answered - interpreter - sdk - ours:.3f} s",
         f"  costliest packages by import self time (-X importtime, total {import_total:.3f} s):",
-        *[f"    {seconds * 1000:7.1f} ms  {name}" for seconds, name in ranked[:10]],
+        *[f"    {seconds * 1000:7.1f} ms  {name}" for seconds, name in ranked[:12]],
     ]
 
     report = "\n".join([

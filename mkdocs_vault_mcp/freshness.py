@@ -3,8 +3,8 @@
 Under `mkdocs serve` an update is pending from the moment a watched file is saved
 until the rebuild that picks the change up has committed the index:
 
-    saved ──(MkDocs polls, waits for quiet)── build started ── index committed ── build ended
-    └──────────────────── pending ───────────────────────────┘
+    saved --(MkDocs polls, waits for quiet)-- build started -- index committed -- build ended
+    |------------------------------ pending ----------------------|
 
 A change seen while a build runs is left for the next build, which MkDocs starts
 as soon as the current one ends. A change that never causes a build (MkDocs failed
@@ -116,6 +116,13 @@ class Freshness:
             self._change_waiting = False  # no build came for it: MkDocs did not take it for a change
             return 0.0
         return left
+
+    @property
+    def may_be_pending(self) -> bool:
+        """Whether `wait` has anything to do: an update is pending, or a watcher's files may hold a save
+        whose event has not arrived (`wait` then looks at them, which blocks: call it off the event loop)."""
+        with self._condition:
+            return self.probe is not None or self._pending_for(time.monotonic()) > 0
 
     def wait(self, timeout: float) -> bool:
         """Wait until nothing is pending; False when the timeout ran out first (or the server is closing)."""

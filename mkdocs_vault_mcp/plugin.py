@@ -274,7 +274,9 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             return
         with self._timed():
             site = Path(config.site_dir) / "vault-mcp"
-            if self.config.publish_index:
+            # Under serve the live server reads the working index itself; copying it into a
+            # throwaway preview folder would cost every rebuild a full copy of the file.
+            if self.config.publish_index and not self.serving:
                 publish(self.writer.path, site / "index.sqlite")
             write_snapshot(self.snapshot, site / "snapshot.json")
         state = self.state

@@ -212,7 +212,7 @@ class IndexReader:
         of a millisecond-scale answer. Only a wait for pending writes, which may take seconds, leaves
         the loop.
         """
-        if wait and self.freshness.pending:
+        if wait and self.freshness.may_be_pending:
             await anyio.to_thread.run_sync(self.freshness.wait, self.wait_timeout)
         token = self.freshness.begin_read()
         try:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
+import logging
 import re
 import signal
 import socket
 import subprocess
 import sys
-import textwrap
 import threading
 import time
 from pathlib import Path
@@ -239,7 +239,8 @@ def test_serve_keeps_the_index_current_for_an_mcp_client(tmp_path, serve_factory
 
             mark = len(serve.lines)
             (docs / "guide" / "new.md").write_text("# New\n\nJust saved.\n")
-            assert data(await count(folder="guide", wait_for_pending_writes=True)) == {"total": 4, "index_stale": False}
+            waited = data(await count(folder="guide", wait_for_pending_writes=True))
+            assert waited == {"total": 4, "index_stale": False}, serve.log
             indexed_since(mark, changed=1, unchanged=5, removed=0)
 
             mark = len(serve.lines)
@@ -278,8 +279,10 @@ def test_serve_keeps_the_index_current_for_an_mcp_client(tmp_path, serve_factory
 
     # DNS rebinding protection: a foreign Host or Origin is refused, loopback ones are served.
     assert 400 <= raw_post(port, {"Host": "evil.example"}, INITIALIZE).status < 500
-    assert 400 <= raw_post(port, {"Host": f"127.0.0.1:{port}", "Origin": "http://evil.example"}, INITIALIZE).status < 500
-    assert raw_post(port, {"Host": f"localhost:{port}", "Origin": f"http://127.0.0.1:{serve.dev_port}"}, INITIALIZE).status == 200
+    foreign_origin = {"Host": f"127.0.0.1:{port}", "Origin": "http://evil.example"}
+    assert 400 <= raw_post(port, foreign_origin, INITIALIZE).status < 500
+    dev_site = {"Host": f"localhost:{port}", "Origin": f"http://127.0.0.1:{serve.dev_port}"}
+    assert raw_post(port, dev_site, INITIALIZE).status == 200
     assert raw_post(port, {"Host": f"127.0.0.1:{port}"}, INITIALIZE).status == 200
 
     # Ctrl-C during a rebuild, with a client's event stream open and a call waiting for the rebuild.
@@ -296,7 +299,7 @@ def test_serve_keeps_the_index_current_for_an_mcp_client(tmp_path, serve_factory
 
     caller = threading.Thread(target=run_catching, args=[wait_for_the_rebuild])
     caller.start()
-    time.sleep(0.5)
+    time.sleep(0.5)  # for the call to reach its wait
     try:
         serve.interrupt()
     finally:
@@ -307,7 +310,8 @@ def test_serve_keeps_the_index_current_for_an_mcp_client(tmp_path, serve_factory
     assert serve.process.returncode == 0, serve.log
     assert can_bind(serve.dev_port) and can_bind(port)
     # The refused requests and the HTTP stack's own records (the cut stream too) stay off the MkDocs console.
-    assert not re.search(r"Invalid (Host|Origin)|uvicorn|Traceback|Started server|Processing request", serve.log), serve.log
+    http_records = r"Invalid (Host|Origin)|uvicorn|Traceback|Started server|Processing request"
+    assert not re.search(http_records, serve.log), serve.log
 
 
 # --- the ways to run mkdocs serve ---------------------------------------------------------------
@@ -337,12 +341,14 @@ def test_dirty_rebuilds_update_only_the_changed_pages_and_keep_the_drafts(tmp_pa
 
     async def session() -> None:
         async with Client(serve.url) as client:
-            by_tag = lambda: client.call_tool("aggregate_documents", {"by": "tag", "wait_for_pending_writes": True})  # noqa: E731
+            by_tag = lambda: client.call_tool(  # noqa: E731
+                "aggregate_documents", {"by": "tag", "wait_for_pending_writes": True}
+            )
             mark = len(serve.lines)
             (docs / "guide" / "usage.md").write_text("---\ntags: [python, advanced]\n---\n# Usage\n\nCall it.\n")
             after = data(await by_tag())
             assert after["total"] == 5, "pages MkDocs did not render again (the draft among them) stay"
-            assert tags(after) == {"python": 2, "advanced": 1, "home": 1, "idea": 1, "setup": 1}
+            assert tags(after) == {"python": 2, "advanced": 1, "home": 1, "idea": 1, "setup": 1}, serve.log
             serve.wait_for(r"Indexed 5 pages, .*: 1 changed, 0 unchanged, 0 removed", mark)
 
             mark = len(serve.lines)
@@ -469,6 +475,32 @@ def test_a_wait_sees_a_save_whose_file_event_has_not_arrived(tmp_path):
         assert not freshness.wait(timeout=0.1), "the probe found the save: it waits for the rebuild"
         assert freshness.pending
         assert freshness.wait(timeout=5), "no build came, and the probe does not count the same save twice"
+
+
+def test_hosts_the_owner_allows_are_served_and_others_refused(site):
+    site.write("a.md", "# A\n")
+    site.build()
+    port = free_port()
+    options = SimpleNamespace(mcp_host="127.0.0.1", mcp_port=port, mcp_path="/mcp",
+                              mcp_allowed_hosts=["docs.example", "wiki.example:8080"], wait_timeout=1)
+    live = LiveServer(options, Freshness())
+    root = logging.getLogger()
+    before = (root.level, list(root.handlers))
+    assert live.reserve()
+    assert live.start(site.index_path, SimpleNamespace(dev_addr=None, site_name="Test site"))
+    try:
+        assert (root.level, list(root.handlers)) == before, "the MCP SDK must not take over the root logger"
+        assert raw_post(port, {"Host": f"docs.example:{port}"}, INITIALIZE).status == 200
+        other_port = {"Host": "wiki.example:8080", "Origin": "https://docs.example"}
+        assert raw_post(port, other_port, INITIALIZE).status == 200
+        assert raw_post(port, {"Host": f"[::1]:{port}"}, INITIALIZE).status == 200
+        assert raw_post(port, {"Host": f"wiki.example:{port}"}, INITIALIZE).status == 421, "only the port given"
+        assert raw_post(port, {"Host": f"docs.example.evil:{port}"}, INITIALIZE).status == 421
+        lookalike = {"Host": f"127.0.0.1:{port}", "Origin": "http://127.0.0.1.evil"}
+        assert raw_post(port, lookalike, INITIALIZE).status == 403
+    finally:
+        live.stop()
+    assert can_bind(port)
 
 
 def test_saving_a_file_is_a_pending_write_but_reading_one_is_not(tmp_path):

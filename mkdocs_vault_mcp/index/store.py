@@ -27,7 +27,7 @@ from ..documents import Document
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
 # Bump when the schema or what goes into it changes: every page is indexed again.
-FORMAT_VERSION = "1"
+FORMAT_VERSION = "2"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 FTS_COLUMNS = ("path", "title", "headings", "summary", "body")
 
@@ -63,6 +63,8 @@ def create_schema(conn: sqlite3.Connection) -> None:
         if_not_exists=True,
     )
     db["documents"].create_index(["path"], unique=True, if_not_exists=True)
+    # Covers the fingerprints every build reads first, without touching the wide rows.
+    db["documents"].create_index(["path", "fingerprint"], if_not_exists=True)
     db["documents"].create_index(["folder", "path"], if_not_exists=True)
     db["documents"].create_index(["modified", "path"], if_not_exists=True)
     db["sections"].create(
