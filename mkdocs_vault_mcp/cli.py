@@ -30,14 +30,10 @@ def index_path(target: str) -> Path:
 
 
 def check_index(path: Path) -> None:
-    from .index.store import open_read_only
+    from .index import store
 
     try:
-        conn = open_read_only(path)
-        try:
-            conn.execute("SELECT count(*) FROM documents JOIN info").fetchone()
-        finally:
-            conn.close()
+        store.check_index(path)
     except sqlite3.DatabaseError as error:
         raise UsageError(
             f"{str(path)!r} is not a vault-mcp index ({error}); build the site with the vault-mcp plugin."

@@ -104,9 +104,7 @@ def normalize_value(value: Any) -> str | None:
         if isinstance(value, float) and not math.isfinite(value):
             return None
         return json.dumps(value)
-    if isinstance(value, dt.datetime):
-        return value.isoformat()
-    if isinstance(value, dt.date):
+    if isinstance(value, dt.date):  # a datetime is a date too
         return value.isoformat()
     if isinstance(value, str):
         return value
@@ -132,7 +130,7 @@ def json_key(key: Any) -> str:
         return key
     if key is None or isinstance(key, (bool, int, float)):
         return json.dumps(key)
-    if isinstance(key, (dt.date, dt.datetime)):
+    if isinstance(key, dt.date):
         return key.isoformat()
     return str(key)
 
@@ -143,7 +141,7 @@ def json_ready(value: Any) -> Any:
         return {json_key(key): json_ready(item) for key, item in value.items()}
     if isinstance(value, (list, tuple, set)):
         return [json_ready(item) for item in value]
-    if isinstance(value, (dt.date, dt.datetime)):
+    if isinstance(value, dt.date):
         return value.isoformat()
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
@@ -168,10 +166,11 @@ _BLOCK_TAG = re.compile(
 _TAG = re.compile(r"<[^>]+>")
 _SUMMARY_TAG = re.compile(r"<(/?)(p|div|details|aside)\b([^>]*)>", re.I)
 _PARAGRAPH_END = re.compile(r"</p\s*>", re.I)
+_SEPARATOR = "\x00"  # joins fragments, so each expression runs once over all of them
 
 
 def visible_text(fragment: str) -> str:
-    return " ".join(_texts([fragment])[0].split())
+    return " ".join(_texts([fragment.replace(_SEPARATOR, "")])[0].split())
 
 
 def _texts(fragments: list[str]) -> list[str]:
@@ -179,9 +178,6 @@ def _texts(fragments: list[str]) -> list[str]:
     joined = _SEPARATOR.join(fragments)
     joined = _TAG.sub("", _BLOCK_TAG.sub(" ", _INVISIBLE.sub(" ", joined)))
     return html.unescape(joined).split(_SEPARATOR)
-
-
-_SEPARATOR = "\x00"
 
 
 def split_sections(html_content: str) -> list[Section]:

@@ -103,7 +103,11 @@ class Freshness:
     @property
     def pending(self) -> bool:
         with self._condition:
-            return self._pending_for(time.monotonic()) > 0
+            return self._is_pending()
+
+    def _is_pending(self) -> bool:
+        """Whether an update is pending now; the caller holds the condition."""
+        return self._pending_for(time.monotonic()) > 0
 
     def _pending_for(self, now: float) -> float:
         """0 when nothing is pending; else how long it may stay pending without news (inf: until news)."""
@@ -122,7 +126,7 @@ class Freshness:
         """Whether `wait` has anything to do: an update is pending, or a watcher's files may hold a save
         whose event has not arrived (`wait` then looks at them, which blocks: call it off the event loop)."""
         with self._condition:
-            return self.probe is not None or self._pending_for(time.monotonic()) > 0
+            return self.probe is not None or self._is_pending()
 
     def wait(self, timeout: float) -> bool:
         """Wait until nothing is pending; False when the timeout ran out first (or the server is closing)."""
@@ -141,7 +145,7 @@ class Freshness:
     def _catch_up_with_saves(self) -> None:
         """A save whose file event has not arrived yet is pending too: ask the files themselves."""
         with self._condition:
-            if self.probe is None or self._pending_for(time.monotonic()) > 0:
+            if self.probe is None or self._is_pending():
                 return
             since = self._accounted_ns
         if self.probe(since):
@@ -149,8 +153,8 @@ class Freshness:
 
     def begin_read(self) -> ReadToken:
         with self._condition:
-            return ReadToken(self._generation, self._pending_for(time.monotonic()) > 0)
+            return ReadToken(self._generation, self._is_pending())
 
     def is_stale(self, token: ReadToken) -> bool:
         with self._condition:
-            return token.pending or self._generation != token.generation or self._pending_for(time.monotonic()) > 0
+            return token.pending or self._generation != token.generation or self._is_pending()

@@ -32,6 +32,7 @@ from . import stats_page
 from .config import VaultMcpConfig
 from .documents import build_document, fingerprint, json_ready
 from .freshness import Freshness
+from .index import queries
 from .index.store import IndexWriter, is_corrupt, open_read_only, publish, to_micros
 from .modified import GitTimes, modified_instant, read_git_times
 from .snapshot import build_snapshot, write_snapshot
@@ -64,7 +65,7 @@ class RenderedPage:
     page: Page
     html: str
     digest: str
-    counted_unchanged: bool
+    unchanged: bool  # its document in the index is kept as it was
     fields: dict[str, Any]  # build_document's arguments other than the HTML and the fingerprint
 
 
@@ -72,13 +73,18 @@ class BuildState:
     """What one build has seen so far; made anew in every on_config."""
 
     def __init__(self) -> None:
-        self.started = time.perf_counter()
         self.plugin_seconds = 0.0
         self.rendered: dict[str, RenderedPage] = {}  # path -> what on_page_content saw
-        self.changed = 0
-        self.unchanged = 0
         self.removed = 0
         self.git: GitTimes | None = None
+
+    @property
+    def unchanged(self) -> int:
+        return sum(seen.unchanged for seen in self.rendered.values())
+
+    @property
+    def changed(self) -> int:
+        return len(self.rendered) - self.unchanged
 
 
 class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
@@ -116,7 +122,8 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
     def on_config(self, config: Any) -> None:
         if not self.config.enabled:
             return
-        check_cache_dir(self.cache_dir(config), config)
+        cache_dir = self.cache_dir(config)
+        check_cache_dir(cache_dir, config)
         self._close_writer()
         self.state = BuildState()
         self.serving = called_from_serve()
@@ -132,7 +139,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             }
             options["docs_dir"] = config.docs_dir
             name = "serve.sqlite" if self.serving else "build.sqlite"
-            self.writer = IndexWriter(self.cache_dir(config) / name, json.dumps(options, sort_keys=True))
+            self.writer = IndexWriter(cache_dir / name, json.dumps(options, sort_keys=True))
 
     def cache_dir(self, config: Any) -> Path:
         return Path(config.config_file_path or ".").parent / self.config.cache_dir
@@ -190,11 +197,8 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         fields = dict(path=path, url=url, title=title, meta=meta, markdown=markdown, modified=modified,
                       modified_source=source, indexed_fields=self.config.indexed_fields)
         self.state.rendered[path] = RenderedPage(page, html, digest, unchanged, fields)
-        if unchanged:
-            self.state.unchanged += 1
-            return
-        self.writer.put(build_document(**fields, html_content=html, fingerprint=digest))
-        self.state.changed += 1
+        if not unchanged:
+            self.writer.put(build_document(**fields, html_content=html, fingerprint=digest))
 
     def _index_late_content(self) -> None:
         """Index again the pages whose content a plugin changed after on_page_content.
@@ -208,9 +212,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             digest = f"{seen.digest}/{fingerprint(content)}"
             if self.writer.fingerprints.get(path) == digest:
                 continue
-            if seen.counted_unchanged:
-                self.state.unchanged -= 1
-                self.state.changed += 1
+            seen.unchanged = False
             self.writer.put(build_document(**seen.fields, html_content=content, fingerprint=digest))
 
     @event_priority(LAST)
@@ -230,9 +232,10 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
                 self._commit_index(files, config)
             if self.serving:
                 self.freshness.index_committed()  # MCP readers see this build now, before the snapshot
+            # One read of the committed index for the snapshot, the closing log line and the stats page.
             with self.read_index() as conn:
-                self.snapshot = build_snapshot(conn, self.config.tag_fields)
-                self.section_count = conn.execute("SELECT count(*) FROM sections").fetchone()[0]
+                self.stats = queries.index_stats(conn)
+                self.snapshot = build_snapshot(conn, self.config.tag_fields, self.stats)
         return env
 
     def _commit_index(self, files: Files, config: Any) -> None:
@@ -254,18 +257,13 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         """Into an empty working index, every page this build rendered, as on_page_content saw it."""
         for seen in self.state.rendered.values():
             self.writer.put(build_document(**seen.fields, html_content=seen.html, fingerprint=seen.digest))
-            seen.counted_unchanged = False
-        self.state.changed, self.state.unchanged, self.state.removed = len(self.state.rendered), 0, 0
+            seen.unchanged = False
 
     @event_priority(50)  # before the search plugins index page.content and page.toc
     def on_page_context(self, context: dict, *, page: Page, config: Any, nav: Any) -> dict:
         if self.writer is not None and page.file is self.stats_file:
-            from .index.queries import index_stats
-
             with self._timed():
-                with self.read_index() as conn:
-                    stats = index_stats(conn)
-                page.content, page.toc = stats_page.render(self.snapshot, stats, page.url)
+                page.content, page.toc = stats_page.render(self.snapshot, self.stats, page.url)
         return context
 
     @event_priority(LAST)
@@ -281,7 +279,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             write_snapshot(self.snapshot, site / "snapshot.json")
         state = self.state
         log.info(
-            f"Indexed {self.snapshot['total']} pages, {self.section_count} sections: "
+            f"Indexed {self.snapshot['total']} pages, {self.stats['section_count']} sections: "
             f"{state.changed} changed, {state.unchanged} unchanged, "
             f"{state.removed} removed in {state.plugin_seconds:.2f} seconds"
         )

@@ -10,8 +10,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .index.filters import Filters, indexed_fields
-from .index.queries import aggregate_documents, index_stats, rfc3339
+from .index.filters import Filters
+from .index.queries import aggregate_documents, rfc3339
 from .index.store import to_micros
 
 SCHEMA_VERSION = 1
@@ -19,14 +19,13 @@ BUCKET_LIMIT = 1000  # the largest limit aggregate_documents accepts
 SNAPSHOT_URI = "vault-mcp/snapshot.json"  # where the build writes it, relative to site_dir
 
 
-def build_snapshot(conn: sqlite3.Connection, tag_fields: list[str]) -> dict[str, Any]:
+def build_snapshot(conn: sqlite3.Connection, tag_fields: list[str], stats: dict[str, Any]) -> dict[str, Any]:
     """Spec section 6: each `by_*` is aggregate_documents' answer with no filters and the largest limit.
 
-    `by_tag` has one entry per field of `tag_fields` that is indexed on this site, in `tag_fields` order.
+    `stats` is index_stats' answer on the same connection. `by_tag` has one entry per field of `tag_fields`
+    that is indexed on this site, in `tag_fields` order.
     """
     everything = Filters()
-    fields = set(indexed_fields(conn))
-    stats = index_stats(conn)
     return {
         "schema_version": SCHEMA_VERSION,
         "generated_at": rfc3339(to_micros(dt.datetime.now(dt.timezone.utc))),
@@ -38,7 +37,7 @@ def build_snapshot(conn: sqlite3.Connection, tag_fields: list[str]) -> dict[str,
         "by_tag": {
             field: aggregate_documents(conn, "tag", everything, field=field, limit=BUCKET_LIMIT)
             for field in tag_fields
-            if field in fields
+            if field in stats["indexed_frontmatter_fields"]
         },
     }
 

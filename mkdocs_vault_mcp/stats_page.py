@@ -12,7 +12,7 @@ import html
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from mkdocs.plugins import get_plugin_logger
 from mkdocs.structure.files import File, Files, InclusionLevel
@@ -20,6 +20,7 @@ from mkdocs.structure.nav import Navigation
 from mkdocs.structure.toc import TableOfContents, get_toc
 from mkdocs.utils import get_relative_url
 
+from .index.queries import bucket_order
 from .snapshot import SNAPSHOT_URI
 
 log = get_plugin_logger("vault-mcp")
@@ -189,9 +190,9 @@ def totals(out: Builder, snapshot: dict[str, Any], stats: dict[str, Any]) -> Non
     out.add("</dl>")
 
 
-def ranked(counts: Iterable[tuple[str, int]], label: Any, kind: tuple[str, str]) -> list[Bar]:
-    """Bars in snapshot order (count descending, then key); a long tail becomes one "other" bar."""
-    bars = [Bar(label(key), count, key) for key, count in counts]
+def ranked(buckets: list[dict[str, Any]], label: Any, kind: tuple[str, str]) -> list[Bar]:
+    """Bars in bucket order (count descending, then key); a long tail becomes one "other" bar."""
+    bars = [Bar(label(bucket["key"]), bucket["count"], bucket["key"]) for bucket in buckets]
     if len(bars) <= MAX_BARS:
         return bars
     shown, tail = bars[: MAX_BARS - 1], bars[MAX_BARS - 1 :]
@@ -203,12 +204,13 @@ def folder_label(key: str) -> str:
     return key if key else "(root)"
 
 
-def top_level(buckets: list[dict[str, Any]]) -> list[tuple[str, int]]:
+def top_level(buckets: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The folder buckets summed per top-level folder, in the order aggregate_documents gives buckets."""
     counts: dict[str, int] = {}
     for bucket in buckets:
         first = bucket["key"].split("/", 1)[0]
         counts[first] = counts.get(first, 0) + bucket["count"]
-    return sorted(counts.items(), key=lambda item: (-item[1], item[0].casefold(), item[0]))
+    return sorted(({"key": key, "count": count} for key, count in counts.items()), key=bucket_order)
 
 
 def folders(out: Builder, snapshot: dict[str, Any]) -> None:
@@ -233,7 +235,7 @@ def tags(out: Builder, snapshot: dict[str, Any]) -> None:
         return
     for name, result in snapshot["by_tag"].items():
         out.heading(f"Most used {name}")
-        bars = ranked(((b["key"], b["count"]) for b in result["buckets"]), str, ("value", "values"))
+        bars = ranked(result["buckets"], str, ("value", "values"))
         values = plural(len(result["buckets"]), "value", "values")
         notes = [f"{values}; a page with several values counts once for each."]
         if result["missing"]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 import sqlite3
 import textwrap
 from dataclasses import dataclass, field
@@ -46,6 +47,10 @@ class Site:
             out.write(textwrap.dedent(text).lstrip("\n"))
         return target
 
+    def write_pages(self, pages: dict[str, str]) -> None:
+        for path, text in pages.items():
+            self.write(path, text)
+
     def build(self, **overrides: Any) -> list[logging.LogRecord]:
         """Run a real `mkdocs build` in-process; return the log records of this build."""
         settings = {"site_name": "Test site", "docs_dir": "docs", "site_dir": "site", **self.config, **overrides}
@@ -58,12 +63,7 @@ class Site:
         previous = logger.level
         logger.setLevel(logging.DEBUG)
         try:
-            config = load_config(config_file=str(config_file))
-            config.plugins.on_startup(command="build", dirty=False)
-            try:
-                build(config)
-            finally:
-                config.plugins.on_shutdown()
+            build_from(config_file)
         finally:
             logger.removeHandler(handler)
             logger.setLevel(previous)
@@ -103,6 +103,30 @@ class Site:
         for name, value in rows:
             values.setdefault(name, []).append(value)
         return values
+
+
+def built_site(root: Path, config: dict[str, Any], pages: dict[str, str]) -> Site:
+    site = Site(root, config)
+    site.write_pages(pages)
+    site.build()
+    return site
+
+
+def build_from(config_file: Path) -> None:
+    """A real `mkdocs build` in-process, with the startup and shutdown events the `mkdocs build` command sends."""
+    config = load_config(config_file=str(config_file))
+    config.plugins.on_startup(command="build", dirty=False)
+    try:
+        build(config)
+    finally:
+        config.plugins.on_shutdown()
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 class _Collect(logging.Handler):

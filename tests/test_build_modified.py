@@ -6,55 +6,33 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from datetime import datetime, timezone
-from pathlib import Path
 
 import pytest
 
 from conftest import Site
+from scripted_git import T0, count_subprocess_runs, git_log_time, isolate_git, run_git
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
-T0 = 1_600_000_000
 MICROS = 1_000_000
 DIRTY_MTIME_NS = 1_650_000_000_123_456_000  # an exact instant with microseconds
 UNTRACKED_MTIME_NS = 1_660_000_000_654_321_000
-REAL_RUN = subprocess.run
 
 
 @pytest.fixture(autouse=True)
 def isolated_git(tmp_path, monkeypatch):
-    """Keep the developer's git configuration and any enclosing repository out of these tests."""
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / ".gitconfig").write_text("")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))  # the repository is tmp_path
-    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
-        monkeypatch.delenv(name, raising=False)
-
-
-def git(root: Path, *args: str, when: int = T0, author: int | None = None) -> str:
-    env = {**os.environ, "GIT_AUTHOR_DATE": f"@{author or when} +0000", "GIT_COMMITTER_DATE": f"@{when} +0000"}
-    return REAL_RUN(["git", "-c", "user.name=Tester", "-c", "user.email=tester@example.com", "-c",
-                     "commit.gpgsign=false", *args], cwd=root, env=env, capture_output=True, text=True,
-                    check=True).stdout
+    isolate_git(monkeypatch, tmp_path / "home", ceiling=tmp_path.parent)  # the repository is tmp_path
 
 
 def commit(site: Site, when: int, pages: dict[str, str], author: int | None = None) -> None:
-    for path, text in pages.items():
-        site.write(path, text)
-    git(site.root, "add", "-A", "docs")
-    git(site.root, "commit", "-q", "-m", f"at {when}", when=when, author=author)
+    site.write_pages(pages)
+    run_git(site.root, "add", "-A", "docs")
+    run_git(site.root, "commit", "-q", "-m", f"at {when}", when=when, author=author)
 
 
-def git_log_time(site: Site, path: str) -> int:
-    out = REAL_RUN(["git", "--literal-pathspecs", "log", "-1", "--format=%at", "--", f"docs/{path}"],
-                   cwd=site.root, capture_output=True, text=True, check=True).stdout
-    return int(out)
+def page_git_time(site: Site, path: str) -> int:
+    return git_log_time(site.root, f"docs/{path}")
 
 
 def micros(when: datetime) -> int:
@@ -65,7 +43,7 @@ def micros(when: datetime) -> int:
 def repo(site) -> Site:
     """A site whose docs_dir has a history: author dates unlike commit dates, a merged branch, a page
     with uncommitted changes and a page git does not know."""
-    git(site.root, "init", "-q", "-b", "main")
+    run_git(site.root, "init", "-q", "-b", "main")
     commit(site, T0 + 100, {
         "index.md": "# Home\n",
         "guide.md": "# Guide\n",
@@ -76,11 +54,11 @@ def repo(site) -> Site:
         "meta-unreadable.md": "---\nupdated: soon\n---\n# Not a date\n",
     })
     commit(site, T0 + 300, {"guide.md": "# Guide\n\nv2\n"}, author=T0 + 200)  # author time, not commit time
-    git(site.root, "checkout", "-q", "-b", "side")
+    run_git(site.root, "checkout", "-q", "-b", "side")
     commit(site, T0 + 400, {"index.md": "# Home\n\nfrom the branch\n", "side.md": "# Side\n"})
-    git(site.root, "checkout", "-q", "main")
+    run_git(site.root, "checkout", "-q", "main")
     commit(site, T0 + 500, {"Ünï côdé/page.md": "# Non-ASCII\n\nv2\n"})
-    git(site.root, "merge", "-q", "--no-ff", "--no-edit", "side", when=T0 + 600)
+    run_git(site.root, "merge", "-q", "--no-ff", "--no-edit", "side", when=T0 + 600)
 
     site.write("dirty.md", "# Dirty\n\nnot committed yet\n")
     os.utime(site.docs / "dirty.md", ns=(DIRTY_MTIME_NS, DIRTY_MTIME_NS))
@@ -108,7 +86,7 @@ def test_git_mode_agrees_with_git_log_page_for_page(repo):
     expected_git = {"index.md": T0 + 400, "guide.md": T0 + 200, "dirty.md": T0 + 100, "Ünï côdé/page.md": T0 + 500,
                     "side.md": T0 + 400}
     for path in TRACKED:
-        reference = git_log_time(repo, path)
+        reference = page_git_time(repo, path)
         assert found[path] == (reference * MICROS, "git"), path
         assert reference == expected_git.get(path, T0 + 100), path  # the history is the one scripted above
     # git mode takes the commit time even for a page with uncommitted changes; an untracked page has none
@@ -120,7 +98,7 @@ def test_auto_mode_uses_the_mtime_of_pages_with_uncommitted_changes(repo):
     assert found["dirty.md"] == (DIRTY_MTIME_NS // 1000, "mtime")
     assert found["untracked.md"] == (UNTRACKED_MTIME_NS // 1000, "mtime")
     for path in set(TRACKED) - {"dirty.md"}:
-        assert found[path] == (git_log_time(repo, path) * MICROS, "git"), path
+        assert found[path] == (page_git_time(repo, path) * MICROS, "git"), path
 
 
 def test_mtime_mode_reads_the_file_time_to_the_microsecond(repo):
@@ -137,24 +115,18 @@ def test_a_front_matter_date_named_by_modified_meta_wins(repo):
     assert found["meta-date.md"] == (micros(datetime(2021, 3, 4, tzinfo=timezone.utc)), "meta")
     assert found["meta-datetime.md"] == (micros(datetime(2021, 3, 4, 3, 6, 7, 500_000, tzinfo=timezone.utc)), "meta")
     # a value that is no date leaves the page to the mode's own source
-    assert found["meta-unreadable.md"] == (git_log_time(repo, "meta-unreadable.md") * MICROS, "git")
-    assert found["index.md"] == (git_log_time(repo, "index.md") * MICROS, "git")
+    assert found["meta-unreadable.md"] == (page_git_time(repo, "meta-unreadable.md") * MICROS, "git")
+    assert found["index.md"] == (page_git_time(repo, "index.md") * MICROS, "git")
 
 
 def test_git_runs_a_fixed_number_of_times_per_build_whatever_the_page_count(repo, monkeypatch):
     for n in range(20):
         repo.write(f"many/page-{n}.md", f"# Page {n}\n")
-    git(repo.root, "add", "-A", "docs")
-    git(repo.root, "commit", "-q", "-m", "many", when=T0 + 700)
-    calls: list[list[str]] = []
-
-    def counting_run(args, *rest, **kwargs):
-        if args and args[0] == "git":
-            calls.append(list(args))
-        return REAL_RUN(args, *rest, **kwargs)
-
-    monkeypatch.setattr(subprocess, "run", counting_run)
+    run_git(repo.root, "add", "-A", "docs")
+    run_git(repo.root, "commit", "-q", "-m", "many", when=T0 + 700)
+    runs = count_subprocess_runs(monkeypatch)
     found = build(repo, modified="git")
+    calls = [args for args, _ in runs if args and args[0] == "git"]
     assert len(found) == 29
     assert len(calls) <= 3, calls  # where we are, the history in one pass, the uncommitted changes
     assert all(found[f"many/page-{n}.md"] == ((T0 + 700) * MICROS, "git") for n in range(20))

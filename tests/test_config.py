@@ -11,7 +11,6 @@ import yaml
 from mkdocs.config import load_config
 from mkdocs.exceptions import Abort
 
-from conftest import Site
 from mkdocs_vault_mcp.config import VaultMcpConfig
 
 WRONG = [

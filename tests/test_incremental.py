@@ -54,8 +54,7 @@ def working_index(site: Site) -> Path:
 
 @pytest.fixture
 def five(site) -> Site:
-    for path, text in PAGES.items():
-        site.write(path, text)
+    site.write_pages(PAGES)
     site.build()
     assert summary(site) == (5, 10, 5, 0, 0)
     return site
@@ -226,8 +225,7 @@ def on_page_markdown(markdown, page, **kwargs):
 def test_an_interrupted_build_leaves_the_previous_index_and_the_next_build_is_right(tmp_path):
     site = Site(tmp_path, {"plugins": ["vault-mcp"], "hooks": ["hook.py"]})
     (tmp_path / "hook.py").write_text(HOOK, encoding="utf-8")
-    for path, text in PAGES.items():
-        site.write(path, text)
+    site.write_pages(PAGES)
     site.build()
     first = row_ids(site)
 

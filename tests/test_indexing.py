@@ -119,8 +119,7 @@ def write_rich_site(root: Path) -> Site:
         "draft_docs": "drafts/\n",
         "exclude_docs": "private/\n",
     })
-    for path, text in PAGES.items():
-        site.write(path, text)
+    site.write_pages(PAGES)
     # CRLF line endings everywhere, front matter and setext underlines included
     site.write("crlf.md", "---\r\ntitle: CRLF page\r\ntags: [crlf]\r\n---\r\nCRLF heading\r\n"
                "============\r\n\r\nCRLF body.\r\n\r\n## Second\r\n\r\nMore.\r\n", newline="")
@@ -213,8 +212,7 @@ GENERATED = {"blog/archive/2024.md", "blog/category/news.md", "blog/category/oth
 def test_pages_generated_by_plugins_are_documents_only_with_include_generated(tmp_path, include_generated):
     site = Site(tmp_path, {"theme": {"name": "material"},
                            "plugins": ["blog", {"vault-mcp": {"include_generated": include_generated}}]})
-    for path, text in BLOG_PAGES.items():
-        site.write(path, text)
+    site.write_pages(BLOG_PAGES)
     site.build()
     for generated in ("blog/archive/2024", "blog/category/news", "blog/category/other", "stats"):
         assert (site.site_dir / generated / "index.html").is_file(), generated

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from conftest import free_port
 from mkdocs_vault_mcp.freshness import Freshness
 from mkdocs_vault_mcp.live import LiveServer, changed_since
 from mkdocs_vault_mcp.plugin import called_from_serve
@@ -50,12 +51,6 @@ def on_page_markdown(markdown, page, config, files):
         time.sleep(3)
     return markdown
 """
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def can_bind(port: int) -> bool:

@@ -13,29 +13,18 @@ from pathlib import Path
 
 import pytest
 
-import mkdocs_vault_mcp.modified as modified
 from mkdocs_vault_mcp.modified import GitTimes, modified_instant, read_git_times
+from scripted_git import REAL_RUN, T0, count_subprocess_runs, git_log_time, isolate_git, run_git
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
-T0 = 1_600_000_000
 UNICODE_DIR = "Ünïcödé dir"  # non-ASCII characters and a space
 UTC = timezone.utc
-REAL_RUN = subprocess.run
 
 
 @pytest.fixture(autouse=True)
 def isolated_git(tmp_path, monkeypatch):
-    """Keep the developer's git configuration and any enclosing repository out of these tests."""
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / ".gitconfig").write_text("")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
-    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
-        monkeypatch.delenv(name, raising=False)
+    isolate_git(monkeypatch, tmp_path / "home", ceiling=tmp_path)  # each repository is below tmp_path
 
 
 class Repo:
@@ -46,11 +35,7 @@ class Repo:
 
     def git(self, *args: str, when: int = T0, author: int | None = None,
             check: bool = True) -> subprocess.CompletedProcess:
-        env = {**os.environ, "GIT_AUTHOR_DATE": f"@{author or when} +0000", "GIT_COMMITTER_DATE": f"@{when} +0000"}
-        done = REAL_RUN(["git", "-c", "user.name=Tester", "-c", "user.email=tester@example.com",
-                         "-c", "commit.gpgsign=false", *args],
-                        cwd=self.root, env=env, capture_output=True, text=True, check=check)
-        return done
+        return run_git(self.root, *args, when=when, author=author, check=check)
 
     def write(self, path: str, text: str) -> None:
         target = self.root / path
@@ -75,12 +60,6 @@ class Repo:
             self.write(path, text)
         self.git("add", "-A")
         self.git("commit", "-q", "--no-edit", when=when)
-
-
-def git_log_time(repo_root: Path, path: str) -> int:
-    out = REAL_RUN(["git", "--literal-pathspecs", "log", "-1", "--format=%at", "--", path],
-                   cwd=repo_root, capture_output=True, text=True, check=True).stdout
-    return int(out)
 
 
 def files_at_head(docs: Path) -> set[str]:
@@ -189,21 +168,10 @@ def test_dirty_set_holds_uncommitted_and_untracked_files(history):
     assert isinstance(times.dirty, frozenset)
 
 
-def count_git_processes(monkeypatch) -> list[tuple[list[str], dict]]:
-    calls = []
-
-    def counting_run(args, **kwargs):
-        calls.append((list(args), kwargs))
-        return REAL_RUN(args, **kwargs)
-
-    monkeypatch.setattr(modified.subprocess, "run", counting_run)
-    return calls
-
-
 def test_constant_number_of_git_processes(history, tmp_path, monkeypatch):
     small = Repo(tmp_path / "small")
     small.commit(T0, ("docs/a.md", "a\n"))
-    calls = count_git_processes(monkeypatch)
+    calls = count_subprocess_runs(monkeypatch)
     assert read_git_times(str(small.root / "docs")) is not None
     small_count = len(calls)
     calls.clear()

@@ -12,17 +12,14 @@ import json
 import re
 import shutil
 import sqlite3
-from typing import Any, Iterator
+from typing import Iterator
 
 import pytest
-from anyio.from_thread import start_blocking_portal
-from mcp import Client
-from mcp_types import CallToolResult
 
-from conftest import CORPORA, Site
+from conftest import CORPORA, Site, built_site
+from mcp_session import Session, session_over
 from mkdocs_vault_mcp.index.filters import fts_expression
 from mkdocs_vault_mcp.index.search import COLUMN_WEIGHTS
-from mkdocs_vault_mcp.server import IndexReader, create_server
 
 EXTENSIONS = [
     "attr_list",
@@ -213,52 +210,16 @@ PAGES: dict[str, str] = {
 }
 
 
-class Session:
-    """One MCP client session, driven from synchronous tests through an anyio portal."""
-
-    def __init__(self, portal: Any, client: Client) -> None:
-        self.portal = portal
-        self.client = client
-
-    def call(self, tool: str, **arguments: Any) -> CallToolResult:
-        result = self.portal.call(self.client.call_tool, tool, arguments)
-        assert isinstance((result.meta or {}).get("index_stale"), bool), result
-        return result
-
-    def ok(self, tool: str, **arguments: Any) -> dict[str, Any]:
-        result = self.call(tool, **arguments)
-        assert not result.is_error, result.content[0].text
-        assert json.loads(result.content[0].text) == result.structured_content
-        return result.structured_content
-
-    def error(self, tool: str, **arguments: Any) -> str:
-        result = self.call(tool, **arguments)
-        assert result.is_error, f"{tool}({arguments}) was accepted"
-        return result.content[0].text
-
-    def paths(self, query: str, **arguments: Any) -> list[str]:
-        return [hit["path"] for hit in self.ok("search", query=query, **arguments)["result"]]
-
-
-def session_over(site: Site) -> Iterator[Session]:
-    server = create_server(IndexReader(site.index_path))
-    with start_blocking_portal() as portal:
-        with portal.wrap_async_context_manager(Client(server)) as client:
-            yield Session(portal, client)
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Site:
-    site = Site(tmp_path_factory.mktemp("search"), {"plugins": ["vault-mcp"], "markdown_extensions": EXTENSIONS})
-    for path, text in PAGES.items():
-        site.write(path, text)
-    site.build()
-    return site
+    config = {"plugins": ["vault-mcp"], "markdown_extensions": EXTENSIONS}
+    return built_site(tmp_path_factory.mktemp("search"), config, PAGES)
 
 
 @pytest.fixture(scope="module")
 def mcp(built: Site) -> Iterator[Session]:
-    yield from session_over(built)
+    with session_over(built.index_path) as session:
+        yield session
 
 
 def plain_fts(site: Site, query: str) -> list[str]:
@@ -354,27 +315,27 @@ def test_malformed_fts5_matches_its_literal_words(mcp: Session) -> None:
 # --- ranking -------------------------------------------------------------------------------------
 
 
-def test_a_stub_section_does_not_outrank_the_page_that_explains_the_topic(mcp: Session, built: Site) -> None:
+def weighted_bm25_first(site: Site, match: str) -> str:
+    """The page of the best section by BM25 alone, with search's own column weights."""
     weights = ", ".join(map(str, COLUMN_WEIGHTS))
-    with sqlite3.connect(built.index_path) as conn:
+    with sqlite3.connect(site.index_path) as conn:
         [(first,)] = conn.execute(
             f"SELECT s.path FROM sections_fts JOIN sections s ON s.id = sections_fts.rowid"
-            f" WHERE sections_fts MATCH 'webhook retries' ORDER BY bm25(sections_fts, {weights}) LIMIT 1"
+            f" WHERE sections_fts MATCH ? ORDER BY bm25(sections_fts, {weights}) LIMIT 1",
+            [match],
         ).fetchall()
-    assert first == "glossary.md"  # BM25 alone, with search's own column weights, is fooled by the stub
+    return first
+
+
+def test_a_stub_section_does_not_outrank_the_page_that_explains_the_topic(mcp: Session, built: Site) -> None:
+    assert weighted_bm25_first(built, "webhook retries") == "glossary.md"  # BM25 alone is fooled by the stub
     assert mcp.paths("webhook retries") == ["guides/delivery.md", "glossary.md"]
     assert plain_fts(built, "background tasks")[0] == "misc/changelog.md"
     assert mcp.paths("background tasks")[:2] == ["tutorial/background-tasks.md", "misc/changelog.md"]
 
 
 def test_a_page_titled_with_the_topic_outranks_a_page_that_lists_it_among_others(mcp: Session, built: Site) -> None:
-    weights = ", ".join(map(str, COLUMN_WEIGHTS))
-    with sqlite3.connect(built.index_path) as conn:
-        [(first,)] = conn.execute(
-            f"SELECT s.path FROM sections_fts JOIN sections s ON s.id = sections_fts.rowid"
-            f" WHERE sections_fts MATCH 'dependencies' ORDER BY bm25(sections_fts, {weights}) LIMIT 1"
-        ).fetchall()
-    assert first == "advanced/operation-decorators.md"
+    assert weighted_bm25_first(built, "dependencies") == "advanced/operation-decorators.md"
     assert mcp.paths("dependencies")[:2] == ["tutorial/dependencies.md", "advanced/operation-decorators.md"]
 
 
@@ -568,7 +529,8 @@ def fastapi(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
     site = Site(tmp_path_factory.mktemp("fastapi"), {"plugins": ["vault-mcp"], "markdown_extensions": EXTENSIONS})
     shutil.copytree(corpus, site.docs)
     site.build()
-    yield from session_over(site)
+    with session_over(site.index_path) as session:
+        yield session
 
 
 @pytest.mark.parametrize(

@@ -15,12 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mkdocs.commands.build import build
-from mkdocs.config import load_config
 
 from chromium import Browser, find_chromium, serve_directory
 from mkdocs_vault_mcp.stats_page import MAX_BARS
-from conftest import ROOT
+from conftest import ROOT, build_from
 from test_snapshot import call_tools
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -382,12 +380,7 @@ def test_example_site_shows_the_page_last_in_its_nav(tmp_path, monkeypatch):
     example = tmp_path / "example-site"
     shutil.copytree(ROOT / "example-site", example, ignore=shutil.ignore_patterns("site", ".cache"))
     monkeypatch.chdir(example)  # its snippets base_path is relative to the working directory
-    config = load_config(config_file=str(example / "mkdocs.yml"))
-    config.plugins.on_startup(command="build", dirty=False)
-    try:
-        build(config)
-    finally:
-        config.plugins.on_shutdown()
+    build_from(example / "mkdocs.yml")
     site_dir = example / "site"
     assert '<div class="vm-stats">' in (site_dir / "stats" / "index.html").read_text(encoding="utf-8")
     home = (site_dir / "index.html").read_text(encoding="utf-8")

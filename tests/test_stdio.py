@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -14,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from anyio.from_thread import start_blocking_portal
-from mcp import Client, StdioServerParameters
+from mcp import StdioServerParameters
 
-from conftest import Site
+from conftest import Site, built_site, free_port
+from mcp_session import session_with
 from mkdocs_vault_mcp.server import IndexReader
 
 SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"
@@ -31,11 +30,8 @@ PAGES = {
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Site:
-    site = Site(tmp_path_factory.mktemp("stdio"), {"plugins": [{"vault-mcp": {"modified_meta": "updated"}}]})
-    for path, text in PAGES.items():
-        site.write(path, text)
-    site.build()
-    return site
+    config = {"plugins": [{"vault-mcp": {"modified_meta": "updated"}}]}
+    return built_site(tmp_path_factory.mktemp("stdio"), config, PAGES)
 
 
 def fingerprint(path: Path) -> tuple[str, int, int]:
@@ -48,14 +44,9 @@ def files_beside(path: Path) -> set[str]:
 
 
 def session(server: Any, work: Any) -> Any:
-    """Run `work(call, client)` inside one client session; `call(tool, **arguments)` is synchronous."""
-    with start_blocking_portal() as portal:
-        with portal.wrap_async_context_manager(Client(server)) as client:
-
-            def call(tool: str, **arguments: Any) -> Any:
-                return portal.call(client.call_tool, tool, arguments)
-
-            return work(call, portal.call(client.list_tools).tools)
+    """Run `work(call, tools)` inside one client session; `call(tool, **arguments)` is synchronous."""
+    with session_with(server) as mcp:
+        return work(mcp.call, list(mcp.tools.values()))
 
 
 def stdio(target: Path) -> StdioServerParameters:
@@ -181,12 +172,6 @@ def test_bad_port(built: Site) -> None:
 
 
 # --- Streamable HTTP ---------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def test_http_transport(built: Site) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import ROOT, Site
+from conftest import ROOT, Site, built_site
 
 PAGES = {
     "index.md": "# Home\n\nWelcome to the site.\n\n## Start here { #start }\n\nFirst steps.\n",
@@ -27,11 +27,7 @@ BUILD_DATE = re.compile(r"Build Date UTC : [^\n]*")
 
 
 def build_site(root: Path, theme: str, plugins: list) -> Site:
-    site = Site(root, {"theme": {"name": theme}, "plugins": plugins, "markdown_extensions": EXTENSIONS})
-    for path, text in PAGES.items():
-        site.write(path, text)
-    site.build()
-    return site
+    return built_site(root, {"theme": {"name": theme}, "plugins": plugins, "markdown_extensions": EXTENSIONS}, PAGES)
 
 
 def page_files(site: Site) -> dict[str, str]:

@@ -13,12 +13,10 @@ from datetime import datetime
 from typing import Any, Iterator
 
 import pytest
-from anyio.from_thread import start_blocking_portal
 from jsonschema import Draft202012Validator
-from mcp import Client
-from mcp_types import CallToolResult
 
-from conftest import Site
+from conftest import Site, built_site
+from mcp_session import Session, session_over, session_with
 from mkdocs_vault_mcp.freshness import Freshness
 from mkdocs_vault_mcp.server import IndexReader, create_server
 
@@ -117,53 +115,16 @@ def modified_in(after: str | None = None, before: str | None = None) -> set[str]
     }
 
 
-class Session:
-    """One MCP client session, driven from synchronous tests through an anyio portal."""
-
-    def __init__(self, portal: Any, client: Client) -> None:
-        self.portal = portal
-        self.client = client
-        self.tools = {tool.name: tool for tool in portal.call(client.list_tools).tools}
-
-    def call(self, tool: str, **arguments: Any) -> CallToolResult:
-        result = self.portal.call(self.client.call_tool, tool, arguments)
-        assert isinstance((result.meta or {}).get("index_stale"), bool), result
-        return result
-
-    def ok(self, tool: str, **arguments: Any) -> dict[str, Any]:
-        result = self.call(tool, **arguments)
-        assert not result.is_error, result.content[0].text
-        data = result.structured_content
-        errors = list(Draft202012Validator(self.tools[tool].output_schema).iter_errors(data))
-        assert not errors, errors
-        assert json.loads(result.content[0].text) == data
-        return data
-
-    def error(self, tool: str, **arguments: Any) -> str:
-        result = self.call(tool, **arguments)
-        assert result.is_error, f"{tool}({arguments}) was accepted: {result.structured_content}"
-        assert result.structured_content is None
-        message = result.content[0].text
-        prefix = f"Error executing tool {tool}: "
-        assert message.startswith(prefix) and len(message) > len(prefix) + 10, message  # not a crash
-        return message[len(prefix):]
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Site:
-    site = Site(tmp_path_factory.mktemp("tools"), {"plugins": [{"vault-mcp": {"modified_meta": "updated"}}]})
-    for path, text in PAGES.items():
-        site.write(path, text)
-    site.build()
-    return site
+    config = {"plugins": [{"vault-mcp": {"modified_meta": "updated"}}]}
+    return built_site(tmp_path_factory.mktemp("tools"), config, PAGES)
 
 
 @pytest.fixture(scope="module")
 def mcp(built: Site) -> Iterator[Session]:
-    server = create_server(IndexReader(built.index_path))
-    with start_blocking_portal() as portal:
-        with portal.wrap_async_context_manager(Client(server)) as client:
-            yield Session(portal, client)
+    with session_over(built.index_path) as session:
+        yield session
 
 
 def outcome(mcp: Session, tool: str, **arguments: Any) -> tuple[int, Counter | None, set[str] | None]:
@@ -744,15 +705,13 @@ def test_answers_during_an_index_update_say_they_may_be_stale(built: Site) -> No
     freshness = Freshness()
     freshness.build_started()  # and never finishes: waiting runs out
     server = create_server(IndexReader(built.index_path, freshness, wait_timeout=0.05))
-    with start_blocking_portal() as portal:
-        with portal.wrap_async_context_manager(Client(server)) as client:
-            pending = Session(portal, client)
-            for wait in (False, True):
-                result = pending.call("count_documents", wait_for_pending_writes=wait)
-                assert result.meta["index_stale"] is True
-                assert result.structured_content == {"total": len(PAGES), "index_stale": True}
-            assert pending.call("get_recent", limit=1).meta["index_stale"] is True
-            assert pending.call("count_documents", scope="nowhere").meta["index_stale"] is True
+    with session_with(server) as pending:
+        for wait in (False, True):
+            result = pending.call("count_documents", wait_for_pending_writes=wait)
+            assert result.meta["index_stale"] is True
+            assert result.structured_content == {"total": len(PAGES), "index_stale": True}
+        assert pending.call("get_recent", limit=1).meta["index_stale"] is True
+        assert pending.call("count_documents", scope="nowhere").meta["index_stale"] is True
 
 
 def test_descriptions_fit_the_budget_and_point_to_the_right_sibling(mcp: Session) -> None:

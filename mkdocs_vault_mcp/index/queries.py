@@ -11,8 +11,8 @@ import json
 import sqlite3
 from typing import Any
 
-from .filters import Filters, InvalidArgument, check_choice, check_field, check_range, compile_filters, indexed_fields
-from .filters import normalize_folder
+from .filters import Compiled, Filters, InvalidArgument, check_choice, check_field, check_range, compile_filters
+from .filters import indexed_fields
 
 DOCUMENT_COLUMNS = "d.path, d.title, d.folder, d.url, d.modified, d.summary, d.meta"
 
@@ -40,7 +40,10 @@ def document_row(row: tuple) -> dict[str, Any]:
 
 
 def count_documents(conn: sqlite3.Connection, filters: Filters) -> int:
-    compiled = compile_filters(conn, filters)
+    return count_matching(conn, compile_filters(conn, filters))
+
+
+def count_matching(conn: sqlite3.Connection, compiled: Compiled) -> int:
     return conn.execute(f"SELECT count(*) FROM documents d WHERE {compiled.where}", compiled.params).fetchone()[0]
 
 
@@ -63,7 +66,7 @@ def aggregate_documents(
     check_range("limit", limit, 1, 1000)
     compiled = compile_filters(conn, filters)
     where, params = compiled.where, compiled.params
-    total = conn.execute(f"SELECT count(*) FROM documents d WHERE {where}", params).fetchone()[0]
+    total = count_matching(conn, compiled)
     missing = 0
     if by == "folder":
         sql = f"SELECT d.folder, count(*) FROM documents d WHERE {where} GROUP BY d.folder"
@@ -114,7 +117,7 @@ def query_documents(
     check_range("limit", limit, 1, 1000)
     check_range("offset", offset, 0)
     compiled = compile_filters(conn, filters)
-    total = conn.execute(f"SELECT count(*) FROM documents d WHERE {compiled.where}", compiled.params).fetchone()[0]
+    total = count_matching(conn, compiled)
     tie = "" if sort == "path" else ", d.path ASC"
     result = []
     if offset < total:  # past the end there is nothing to read, and an offset beyond 64 bits would not bind
@@ -153,6 +156,5 @@ __all__ = [
     "count_documents",
     "get_recent",
     "index_stats",
-    "normalize_folder",
     "query_documents",
 ]

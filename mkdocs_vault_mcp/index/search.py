@@ -89,6 +89,7 @@ from ..documents import markdown_headings
 from .filters import Compiled, Filters, InvalidArgument, check_range, compile_filters, fts_expression
 from .filters import literal_words, scoped
 from .queries import rfc3339
+from .store import FTS_COLUMNS
 
 # BM25 column weights, in FTS column order: path, title, headings, summary, body.
 COLUMN_WEIGHTS = (2.0, 10.0, 5.0, 1.5, 1.0)
@@ -159,8 +160,7 @@ def uses_fts_syntax(conn: sqlite3.Connection, query: str, scope: str) -> bool:
 
 def plan_query(conn: sqlite3.Connection, query: str, scope: str) -> QueryPlan:
     if uses_fts_syntax(conn, query, scope):
-        columns = {"path", "title", "headings", "summary", "body"}
-        words = [w for w in literal_words(query) if w not in FTS_OPERATORS and w not in columns]
+        words = [w for w in literal_words(query) if w not in FTS_OPERATORS and w not in FTS_COLUMNS]
         meaningful = [w for w in words if not is_stop_word(w)] or words
         return QueryPlan(strict=scoped(query.strip(), scope), words=list(dict.fromkeys(meaningful)))
 

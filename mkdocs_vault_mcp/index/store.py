@@ -339,3 +339,19 @@ def open_read_only(path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA query_only = ON")
     conn.execute("PRAGMA busy_timeout = 5000")
     return conn
+
+
+def check_index(path: Path) -> None:
+    """Raise sqlite3.DatabaseError unless `path` is an index whose pages and build facts can be read."""
+    conn = open_read_only(path)
+    try:
+        # Names every table and column the tools read, without reading the rows (start-up time).
+        conn.execute(
+            "SELECT d.path, d.folder, d.url, d.title, d.summary, d.meta, d.markdown, d.modified, i.key, i.value"
+            " FROM documents d, info i LIMIT 0"
+        ).fetchall()
+        conn.execute("SELECT document_id, headings, anchor FROM sections LIMIT 0").fetchall()
+        conn.execute("SELECT field, value, document_id FROM field_values LIMIT 0").fetchall()
+        conn.execute("SELECT rowid FROM sections_fts LIMIT 0").fetchall()
+    finally:
+        conn.close()

@@ -1,0 +1,67 @@
+"""A real MCP client session (the SDK's `Client`) driven from synchronous tests through an anyio portal."""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from anyio.from_thread import start_blocking_portal
+from jsonschema import Draft202012Validator
+from mcp import Client
+from mcp_types import CallToolResult
+
+from mkdocs_vault_mcp.server import IndexReader, create_server
+
+
+class Session:
+    """Calls that check what every answer of this server must hold, whichever tool answers."""
+
+    def __init__(self, portal: Any, client: Client) -> None:
+        self.portal = portal
+        self.client = client
+        self.tools = {tool.name: tool for tool in portal.call(client.list_tools).tools}
+
+    def call(self, tool: str, **arguments: Any) -> CallToolResult:
+        result = self.portal.call(self.client.call_tool, tool, arguments)
+        assert isinstance((result.meta or {}).get("index_stale"), bool), result
+        return result
+
+    def ok(self, tool: str, **arguments: Any) -> dict[str, Any]:
+        result = self.call(tool, **arguments)
+        assert not result.is_error, result.content[0].text
+        data = result.structured_content
+        errors = list(Draft202012Validator(self.tools[tool].output_schema).iter_errors(data))
+        assert not errors, errors
+        assert json.loads(result.content[0].text) == data
+        return data
+
+    def error(self, tool: str, **arguments: Any) -> str:
+        """The error message, without the prefix the SDK puts before it."""
+        result = self.call(tool, **arguments)
+        assert result.is_error, f"{tool}({arguments}) was accepted: {result.structured_content}"
+        assert result.structured_content is None
+        message = result.content[0].text
+        prefix = f"Error executing tool {tool}: "
+        assert message.startswith(prefix) and len(message) > len(prefix) + 10, message  # not a crash
+        return message[len(prefix):]
+
+    def paths(self, query: str, **arguments: Any) -> list[str]:
+        """The pages `search` finds, best first."""
+        return [hit["path"] for hit in self.ok("search", query=query, **arguments)["result"]]
+
+
+@contextmanager
+def session_with(server: Any) -> Iterator[Session]:
+    """`server`: whatever `Client` connects to (a server object, a URL, `StdioServerParameters`)."""
+    with start_blocking_portal() as portal:
+        with portal.wrap_async_context_manager(Client(server)) as client:
+            yield Session(portal, client)
+
+
+@contextmanager
+def session_over(index: Path) -> Iterator[Session]:
+    """A session with an in-process server over the index file `index`."""
+    with session_with(create_server(IndexReader(index))) as session:
+        yield session
