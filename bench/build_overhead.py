@@ -185,8 +185,9 @@ def main() -> None:
         verdicts.append(f"{name}: adds {added * 100:+.1f}% wall ({(ratio(cpu, name) - 1) * 100:+.1f}% CPU) -> "
                         f"{verdict} the target of at most {TARGET_ADDED * 100:.0f}% (wall)")
     load = os.getloadavg()
+    busy = max(load) > (os.cpu_count() or 1)
     verdicts.append(f"load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs"
-                    " (above the CPU count, other processes competed: trust the CPU columns more)")
+                    + (" (above the CPU count: other processes competed, trust the CPU columns more)" if busy else ""))
 
     report = "\n".join([
         f"command: {command_line}",

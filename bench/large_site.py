@@ -131,8 +131,8 @@ def table_rows(path: Path) -> dict[str, list[tuple]]:
     try:
         return {
             "documents": conn.execute(
-                "SELECT path, folder, url, title, summary, meta, headings, markdown, modified, modified_source"
-                " FROM documents ORDER BY path").fetchall(),
+                "SELECT d.path, d.folder, d.url, d.title, d.summary, d.meta, d.headings, s.markdown, d.modified,"
+                " d.modified_source FROM documents d JOIN sources s ON s.document_id = d.id ORDER BY d.path").fetchall(),
             "sections": conn.execute(
                 "SELECT d.path, s.position, s.level, s.anchor, s.title, s.headings, s.summary, s.body"
                 " FROM sections s JOIN documents d ON d.id = s.document_id ORDER BY d.path, s.position").fetchall(),

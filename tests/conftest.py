@@ -79,7 +79,7 @@ class Site:
     def documents(self) -> dict[str, dict[str, Any]]:
         with self.db() as conn:
             conn.row_factory = sqlite3.Row
-            rows = conn.execute("SELECT * FROM documents").fetchall()
+            rows = conn.execute("SELECT d.*, s.markdown FROM documents d JOIN sources s ON s.document_id = d.id").fetchall()
         return {row["path"]: {**dict(row), "meta": json.loads(row["meta"])} for row in rows}
 
     def sections(self, path: str) -> list[dict[str, Any]]:

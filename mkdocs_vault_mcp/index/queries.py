@@ -74,15 +74,12 @@ def aggregate_documents(
         sql = f"SELECT {MONTH_OF_MODIFIED} AS month, count(*) FROM documents d WHERE {where} GROUP BY month"
     else:
         check_field(conn, field)
-        sql = (
-            "SELECT v.value, count(*) FROM field_values v JOIN documents d ON d.id = v.document_id"
-            f" WHERE v.field = ? AND {where} GROUP BY v.value"
-        )
+        # Driven by field_values' own indexes: documents are read only when a filter asks about them.
+        pages = "" if where == "1" else f" AND document_id IN (SELECT d.id FROM documents d WHERE {where})"
+        sql = f"SELECT value, count(*) FROM field_values WHERE field = ?{pages} GROUP BY value"
         params = [field, *params]
         with_value = conn.execute(
-            f"SELECT count(*) FROM documents d WHERE {where}"
-            " AND d.id IN (SELECT document_id FROM field_values WHERE field = ?)",
-            [*compiled.params, field],
+            f"SELECT count(DISTINCT document_id) FROM field_values WHERE field = ?{pages}", params
         ).fetchone()[0]
         missing = total - with_value
     buckets = sorted(({"key": key, "count": count} for key, count in conn.execute(sql, params)), key=bucket_order)

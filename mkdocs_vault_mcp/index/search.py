@@ -438,7 +438,9 @@ def read_document(
     check_range("offset", offset, 0)
     check_range("max_chars", max_chars, 1, 100_000)
     row = conn.execute(
-        "SELECT id, path, title, url, modified, meta, markdown FROM documents WHERE path = ?", [path]
+        "SELECT d.id, d.path, d.title, d.url, d.modified, d.meta, s.markdown"
+        " FROM documents d JOIN sources s ON s.document_id = d.id WHERE d.path = ?",
+        [path],
     ).fetchone()
     if row is None:
         raise InvalidArgument(

@@ -27,7 +27,7 @@ from ..documents import Document
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
 # Bump when the schema or what goes into it changes: every page is indexed again.
-FORMAT_VERSION = "2"
+FORMAT_VERSION = "3"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 FTS_COLUMNS = ("path", "title", "headings", "summary", "body")
 
@@ -53,17 +53,25 @@ def create_schema(conn: sqlite3.Connection) -> None:
             "summary": str,
             "meta": str,  # JSON object
             "headings": str,  # JSON list
-            "markdown": str,
             "modified": int,  # microseconds since the epoch, UTC
             "modified_source": str,
             "fingerprint": str,
         },
         pk="id",
-        not_null={"path", "folder", "url", "title", "summary", "meta", "headings", "markdown", "modified"},
+        not_null={"path", "folder", "url", "title", "summary", "meta", "headings", "modified"},
+        if_not_exists=True,
+    )
+    # The Markdown, many times a row's other fields, has a table of its own: filters and groupings scan
+    # `documents`, and its rows stay narrow so that a scan reads a few pages, not the whole site.
+    db["sources"].create(
+        {"document_id": int, "markdown": str},
+        pk="document_id",
+        foreign_keys=[("document_id", "documents", "id")],
+        not_null={"markdown"},
         if_not_exists=True,
     )
     db["documents"].create_index(["path"], unique=True, if_not_exists=True)
-    # Covers the fingerprints every build reads first, without touching the wide rows.
+    # Covers the fingerprints every build reads first.
     db["documents"].create_index(["path", "fingerprint"], if_not_exists=True)
     db["documents"].create_index(["folder", "path"], if_not_exists=True)
     db["documents"].create_index(["modified", "path"], if_not_exists=True)
@@ -91,6 +99,8 @@ def create_schema(conn: sqlite3.Connection) -> None:
         if_not_exists=True,
     )
     db["field_values"].create_index(["document_id"], if_not_exists=True)
+    # Which pages have a value of a field, in page order: tag grouping counts the pages without one.
+    db["field_values"].create_index(["field", "document_id"], if_not_exists=True)
     if not db["sections_fts"].exists():
         db["sections"].enable_fts(FTS_COLUMNS, fts_version="FTS5", tokenize=TOKENIZER, create_triggers=True)
 
@@ -217,15 +227,15 @@ class IndexWriter:
         self.conn.executemany("INSERT OR REPLACE INTO info (key, value) VALUES (?, ?)", facts.items())
 
     def _recreate(self) -> None:
-        for table in ("sections_fts", "sections", "field_values", "documents", "info"):
+        for table in ("sections_fts", "sections", "field_values", "sources", "documents", "info"):
             self.conn.execute(f"DROP TABLE IF EXISTS [{table}]")
         create_schema(self.conn)
 
     def _put(self, document: Document) -> None:
         self._delete(document.path)
         cursor = self.conn.execute(
-            "INSERT INTO documents (path, folder, url, title, summary, meta, headings, markdown,"
-            " modified, modified_source, fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO documents (path, folder, url, title, summary, meta, headings,"
+            " modified, modified_source, fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 document.path,
                 document.folder,
@@ -234,13 +244,13 @@ class IndexWriter:
                 document.summary,
                 json.dumps(document.meta, ensure_ascii=False),
                 json.dumps(document.headings, ensure_ascii=False),
-                document.markdown,
                 to_micros(document.modified),
                 document.modified_source,
                 document.fingerprint,
             ],
         )
         document_id = cursor.lastrowid
+        self.conn.execute("INSERT INTO sources (document_id, markdown) VALUES (?, ?)", [document_id, document.markdown])
         self.conn.executemany(
             "INSERT INTO sections (document_id, position, level, anchor, path, title, headings, summary, body)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -269,6 +279,7 @@ class IndexWriter:
         if row is not None:
             self.conn.execute("DELETE FROM sections WHERE document_id = ?", row)
             self.conn.execute("DELETE FROM field_values WHERE document_id = ?", row)
+            self.conn.execute("DELETE FROM sources WHERE document_id = ?", row)
             self.conn.execute("DELETE FROM documents WHERE id = ?", row)
 
     def _delete_all(self, paths: list[str]) -> None:
@@ -347,8 +358,8 @@ def check_index(path: Path) -> None:
     try:
         # Names every table and column the tools read, without reading the rows (start-up time).
         conn.execute(
-            "SELECT d.path, d.folder, d.url, d.title, d.summary, d.meta, d.markdown, d.modified, i.key, i.value"
-            " FROM documents d, info i LIMIT 0"
+            "SELECT d.path, d.folder, d.url, d.title, d.summary, d.meta, d.modified, s.markdown, i.key, i.value"
+            " FROM documents d, sources s, info i LIMIT 0"
         ).fetchall()
         conn.execute("SELECT document_id, headings, anchor FROM sections LIMIT 0").fetchall()
         conn.execute("SELECT field, value, document_id FROM field_values LIMIT 0").fetchall()
