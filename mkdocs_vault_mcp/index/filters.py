@@ -137,6 +137,9 @@ def compile_filters(conn: sqlite3.Connection, filters: Filters) -> Compiled:
         raise InvalidArgument(
             f"filters must be an object of field -> value (string, number or boolean); got {filters.filters!r}."
         )
+    # With a folder, path, pattern or date narrowing the pages, checking each of them for the value is
+    # cheap; without one, the pages holding the value are the smaller set to start from.
+    narrowed = bool(clauses) or filters.modified_after is not None or filters.modified_before is not None
     for name, value in filters.filters.items():
         if value is None or isinstance(value, (list, dict)):
             raise InvalidArgument(
@@ -145,10 +148,11 @@ def compile_filters(conn: sqlite3.Connection, filters: Filters) -> Compiled:
             )
         check_field(conn, name)
         values = comparable_values(value)
-        clauses.append(
-            "d.id IN (SELECT document_id FROM field_values WHERE field = ?"
-            f" AND value IN ({', '.join('?' * len(values))}))"
-        )
+        holds_value = f"field = ? AND value IN ({', '.join('?' * len(values))})"
+        if narrowed:
+            clauses.append(f"EXISTS (SELECT 1 FROM field_values WHERE document_id = d.id AND {holds_value})")
+        else:
+            clauses.append(f"d.id IN (SELECT document_id FROM field_values WHERE {holds_value})")
         params += [name, *values]
 
     if filters.modified_after is not None:
