@@ -30,6 +30,8 @@ import sys
 import time
 from pathlib import Path
 
+from report import table  # bench/ is on sys.path when a script runs
+
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 CORPUS = REPO.parent / "shared" / "corpora" / "fastapi-docs"
@@ -118,14 +120,6 @@ def build(out: Path, config: str, site_dir: Path, env: dict[str, str]) -> tuple[
         sys.exit(f"build_overhead: {config} build failed ({done.returncode}):\n{done.stderr[-4000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return seconds, cpu
-
-
-def table(rows: list[list[str]]) -> str:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
-             for row in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
 
 
 def main() -> None:

@@ -56,6 +56,8 @@ sys.path.insert(0, str(BENCH))
 
 import generate_site  # noqa: E402
 
+from report import table  # bench/ is on sys.path when a script runs
+
 OPTIONS = {"indexed_fields": "auto", "modified": "auto", "modified_meta": "updated", "exclude": [],
            "respect_search_exclude": True, "include_generated": False}
 # MkDocs' default markdown_extensions.
@@ -356,14 +358,6 @@ def explain(path: Path, case: Case) -> list[str]:
     finally:
         conn.close()
     return lines
-
-
-def table(rows: list[list[str]]) -> str:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
-             for row in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
 
 
 def main() -> None:

@@ -54,6 +54,7 @@ RESULTS = BENCH / "results"
 sys.path.insert(0, str(BENCH))
 
 import generate_site  # noqa: E402
+from report import table  # noqa: E402
 
 from mkdocs_vault_mcp.live import changed_since  # noqa: E402
 
@@ -310,14 +311,6 @@ def breakdown(record: dict) -> dict[str, float]:
     parts["rest (on_config, on_files, on_nav, on_post_build otherwise)"] = total - accounted
     parts["plugin total in the rebuild"] = total
     return parts
-
-
-def table(rows: list[list[str]]) -> str:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
-             for row in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
 
 
 def probe_time(docs: Path) -> float:

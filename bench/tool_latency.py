@@ -34,6 +34,8 @@ from typing import Any, Callable
 
 import mcp
 
+from report import table  # bench/ is on sys.path when a script runs
+
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 SERVER_COMMAND = REPO / ".venv" / "bin" / "mkdocs-vault-mcp"
@@ -241,14 +243,6 @@ def import_profile() -> tuple[float, list[tuple[float, str]]]:
             packages[name] = packages.get(name, 0.0) + int(match.group(1)) / 1e6
     ranked = sorted(((seconds, name) for name, seconds in packages.items()), reverse=True)
     return sum(packages.values()), ranked
-
-
-def table(rows: list[list[str]]) -> str:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
-             for row in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
 
 
 def main() -> None:
