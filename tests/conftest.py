@@ -25,7 +25,7 @@ class Site:
     """A site in a temp dir: `write` pages, `build` it, then read what the plugin wrote."""
 
     root: Path
-    config: dict[str, Any] = field(default_factory=dict)
+    config: dict[str, Any] | None = field(default_factory=dict)
     logs: list[logging.LogRecord] = field(default_factory=list)
 
     @property
@@ -52,10 +52,14 @@ class Site:
             self.write(path, text)
 
     def build(self, **overrides: Any) -> list[logging.LogRecord]:
-        """Run a real `mkdocs build` in-process; return the log records of this build."""
-        settings = {"site_name": "Test site", "docs_dir": "docs", "site_dir": "site", **self.config, **overrides}
+        """Run a real `mkdocs build` in-process; return the log records of this build.
+
+        With `config` None, the site's own mkdocs.yml is built as it is (YAML tags such as `!relative` kept).
+        """
         config_file = self.root / "mkdocs.yml"
-        config_file.write_text(yaml.safe_dump(settings, allow_unicode=True), encoding="utf-8")
+        if self.config is not None:
+            settings = {"site_name": "Test site", "docs_dir": "docs", "site_dir": "site", **self.config, **overrides}
+            config_file.write_text(yaml.safe_dump(settings, allow_unicode=True), encoding="utf-8")
         records: list[logging.LogRecord] = []
         handler = _Collect(records)
         logger = logging.getLogger("mkdocs")
