@@ -10,7 +10,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-import yaml
 
 from conftest import ROOT, Site, built_site
 
