@@ -95,6 +95,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         self.state = BuildState()
         self.serving = False
         self.dirty = False
+        self.stats_file: File | None = None  # set in on_files; on_nav and on_page_context look for it
 
     # -- run lifetime ------------------------------------------------------------------------
 

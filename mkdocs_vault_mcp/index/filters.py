@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..documents import normalize_value
+from .store import to_micros
 
 SCOPES = {
     "all": None,
@@ -62,7 +63,6 @@ _INSTANT = re.compile(
     r"(?P<date>\d{4}-\d{2}-\d{2})(?:[Tt ](?P<time>\d{2}:\d{2}(?::\d{2})?)(?:\.(?P<fraction>\d+))?"
     r"(?P<zone>[Zz]|[+-]\d{2}:?\d{2})?)?"
 )
-EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 
 def parse_instant(name: str, text: str) -> dt.datetime:
@@ -86,11 +86,6 @@ def parse_instant(name: str, text: str) -> dt.datetime:
         return dt.datetime.fromisoformat(f"{parts['date']}T{parts['time']}.{fraction}{zone}")
     except ValueError as error:
         raise InvalidArgument(f"{problem} ({error}).") from None
-
-
-def micros_since_epoch(instant: dt.datetime) -> int:
-    """Exact, and without converting to UTC first: that overflows near year 1 and year 9999."""
-    return (instant - EPOCH) // dt.timedelta(microseconds=1)
 
 
 def normalize_folder(folder: str) -> str:
@@ -157,10 +152,10 @@ def compile_filters(conn: sqlite3.Connection, filters: Filters) -> Compiled:
 
     if filters.modified_after is not None:
         clauses.append("d.modified >= ?")
-        params.append(micros_since_epoch(parse_instant("modified_after", filters.modified_after)))
+        params.append(to_micros(parse_instant("modified_after", filters.modified_after)))
     if filters.modified_before is not None:
         clauses.append("d.modified < ?")
-        params.append(micros_since_epoch(parse_instant("modified_before", filters.modified_before)))
+        params.append(to_micros(parse_instant("modified_before", filters.modified_before)))
 
     match = None
     if filters.query is not None and filters.query.strip():

@@ -13,13 +13,14 @@ from typing import Any
 
 from .filters import Compiled, Filters, InvalidArgument, check_choice, check_field, check_range, compile_filters
 from .filters import indexed_fields
+from .store import EPOCH
 
 DOCUMENT_COLUMNS = "d.path, d.title, d.folder, d.url, d.modified, d.summary, d.meta"
 
 
 def rfc3339(micros: int) -> str:
     """UTC with `Z`, to the microsecond, the fraction left out when zero and trailing zeros dropped."""
-    instant = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=micros)
+    instant = EPOCH + dt.timedelta(microseconds=micros)
     text = instant.strftime("%Y-%m-%dT%H:%M:%S")
     if instant.microsecond:
         text += f".{instant.microsecond:06d}".rstrip("0")

@@ -32,9 +32,15 @@ TOKENIZER = "porter unicode61 remove_diacritics 2"
 FTS_COLUMNS = ("path", "title", "headings", "summary", "body")
 
 
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
 def to_micros(instant: dt.datetime) -> int:
-    delta = instant.astimezone(dt.timezone.utc) - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    """Microseconds since the epoch of an aware instant, as the index stores `modified`.
+
+    Exact, and without converting to UTC first: that overflows near year 1 and year 9999.
+    """
+    return (instant - EPOCH) // dt.timedelta(microseconds=1)
 
 
 def create_schema(conn: sqlite3.Connection) -> None:
