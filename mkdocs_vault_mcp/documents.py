@@ -20,11 +20,12 @@ from typing import Any, Iterator
 class Section:
     """The text from one heading to the next heading of any level."""
 
-    heading: str  # "" for the text before the first heading
+    heading: str  # as the page shows it; "" for the text before the first heading
     level: int  # 0 for the text before the first heading
     anchor: str | None  # the id the rendered page gives the heading
     trail: str  # "Install > From PyPI"
-    body: str
+    body: str  # the visible text, for search
+    start: int = 0  # where the section begins in the page's content HTML, for read
 
 
 @dataclass
@@ -34,7 +35,8 @@ class Document:
     title: str
     summary: str
     meta: dict[str, Any]
-    markdown: str
+    markdown: str  # the source file's Markdown, for read(view="source")
+    content: str  # the rendered HTML that sections and read(view="markdown") are cut from
     modified: dt.datetime  # aware, UTC
     modified_source: str  # "meta", "git" or "mtime"
     sections: list[Section] = field(default_factory=list)
@@ -48,6 +50,18 @@ class Document:
     @property
     def headings(self) -> list[str]:
         return [section.heading for section in self.sections if section.level]
+
+    @property
+    def searched_title(self) -> str:
+        """What search weighs as the title: MkDocs' title, and beside it the page's own first level-1
+        heading and front matter `title` when they say more (a short `nav` label is often the title)."""
+        names = [self.title]
+        own_title = self.meta.get("title")
+        first_h1 = next((section.heading for section in self.sections if section.level == 1), "")
+        for name in (first_h1, own_title if isinstance(own_title, str) else ""):
+            if name and all(name.casefold() not in known.casefold() for known in names):
+                names.append(name)
+        return " · ".join(names)
 
 
 def build_document(
@@ -63,10 +77,11 @@ def build_document(
     indexed_fields: str | list[str],
     fingerprint: str,
 ) -> Document:
-    sections = split_sections(html_content)
+    content = page_content(html_content)
+    sections = split_sections(content)
     description = meta.get("description")
     # A blank description is no description, as themes treat it (Material falls back to site_description).
-    summary = description if isinstance(description, str) and description.strip() else first_paragraph(html_content)
+    summary = description if isinstance(description, str) and description.strip() else first_paragraph(content)
     return Document(
         path=path,
         url=url,
@@ -74,6 +89,7 @@ def build_document(
         summary=summary,
         meta=json_ready(meta),
         markdown=markdown,
+        content=content,
         modified=modified,
         modified_source=modified_source,
         sections=sections,
@@ -180,29 +196,59 @@ def _texts(fragments: list[str]) -> list[str]:
     return html.unescape(joined).split(_SEPARATOR)
 
 
-def split_sections(html_content: str) -> list[Section]:
-    """Cut rendered HTML at every heading; the text before the first one is a section when not empty."""
-    html_content = _PERMALINK.sub("", html_content.replace(_SEPARATOR, ""))
+def page_content(html_content: str) -> str:
+    """The rendered page as the index keeps it: without permalinks (`¶`) and without the blocks that
+    Material's search leaves out (`data-search-exclude`), so neither search nor read sees them."""
+    content = _PERMALINK.sub("", html_content.replace(_SEPARATOR, ""))
+    return remove_search_excluded(content) if "data-search-exclude" in content else content
+
+
+_EXCLUDED_START = re.compile(r"<([a-zA-Z][\w-]*)\b[^>]*\sdata-search-exclude\b[^>]*>")
+_VOID_ELEMENTS = frozenset("area base br col embed hr img input link meta source track wbr".split())
+
+
+def remove_search_excluded(content: str) -> str:
+    """Every element marked `data-search-exclude`, with all it holds, cut out."""
+    while (start := _EXCLUDED_START.search(content)) is not None:
+        name = start.group(1).lower()
+        end = start.end()
+        if name not in _VOID_ELEMENTS and not start.group(0).endswith("/>"):
+            depth = 1
+            tags = re.compile(rf"<(/?){re.escape(name)}\b[^>]*>", re.I)
+            for tag in tags.finditer(content, start.end()):
+                depth += -1 if tag.group(1) else 1
+                if depth == 0:
+                    end = tag.end()
+                    break
+            else:
+                end = len(content)  # never closed: the browser would hide the rest too
+        content = content[: start.start()] + content[end:]
+    return content
+
+
+def split_sections(content: str) -> list[Section]:
+    """Cut a page's content HTML at every heading; the text before the first one is a section when not empty."""
     fragments: list[str] = []  # body, then heading and body for each heading
-    heads: list[tuple[int, str | None]] = []
+    heads: list[tuple[int, str | None, int]] = []
     position = 0
-    for match in _HEADING.finditer(html_content):
-        fragments += [html_content[position : match.start()], match.group(3)]
+    for match in _HEADING.finditer(content):
+        fragments += [content[position : match.start()], match.group(3)]
         id_match = _ID.search(match.group(2))
-        heads.append((int(match.group(1)), next((g for g in id_match.groups() if g is not None), None) if id_match else None))
+        anchor = next((g for g in id_match.groups() if g is not None), None) if id_match else None
+        heads.append((int(match.group(1)), anchor, match.start()))
         position = match.end()
-    fragments.append(html_content[position:])
+    fragments.append(content[position:])
     texts = [" ".join(text.split()) for text in _texts(fragments)]
 
     sections: list[Section] = []
     if texts[0] or not heads:
         sections.append(Section("", 0, None, "", texts[0]))
     trail: list[tuple[int, str]] = []
-    for (level, anchor), heading, body in zip(heads, texts[1::2], texts[2::2]):
+    for (level, anchor, start), heading, body in zip(heads, texts[1::2], texts[2::2]):
         while trail and trail[-1][0] >= level:
             trail.pop()
         trail.append((level, heading))
-        sections.append(Section(heading, level, anchor, " > ".join(t for _, t in trail), body))
+        sections.append(Section(heading, level, anchor, " > ".join(t for _, t in trail), body, start))
     return sections
 
 

@@ -42,6 +42,10 @@ log = get_plugin_logger("vault-mcp")
 # Run after every other plugin: material/meta (50) and material/tags (-50) change page.meta
 # during on_page_markdown, and text is indexed as the reader sees it.
 LAST = -100
+# Right after material/meta (50) has merged `.meta.yml` into page.meta, and before plugins at the
+# default priority (git-revision-date-localized, ...) add keys of their own: what page.meta holds then
+# is what the author wrote.
+AUTHORED = 49
 
 
 def called_from_serve() -> bool:
@@ -77,6 +81,7 @@ class BuildState:
         self.rendered: dict[str, RenderedPage] = {}  # path -> what on_page_content saw
         self.removed = 0
         self.git: GitTimes | None = None
+        self.authored_keys: dict[str, set] = {}  # path -> the front matter keys the author wrote
 
     @property
     def unchanged(self) -> int:
@@ -165,6 +170,12 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             return False
         return not any(fnmatch.fnmatchcase(file.src_uri, pattern) for pattern in self.config.exclude)
 
+    @event_priority(AUTHORED)
+    def on_page_markdown(self, markdown: str, *, page: Page, config: Any, files: Files) -> str:
+        if self.writer is not None:
+            self.state.authored_keys[page.file.src_uri] = set(page.meta)
+        return markdown
+
     @event_priority(LAST)
     def on_page_content(self, html: str, *, page: Page, config: Any, files: Files) -> str:
         if self.writer is None or not self.is_candidate(page.file):
@@ -180,8 +191,8 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         markdown = page.markdown or ""
         if markdown.startswith("---"):  # MkDocs removes front matter it could read
             warn_broken_front_matter(page)
-        meta = public_meta(page.meta)
         path = page.file.src_uri
+        meta = authored_meta(page.meta, self.state.authored_keys.get(path))
         modified, source = modified_instant(
             path, page.file.abs_src_path, self.config.modified, self.state.git, meta, self.config.modified_meta
         )
@@ -338,9 +349,15 @@ def check_cache_dir(cache_dir: Path, config: Any) -> None:
             )
 
 
-def public_meta(meta: dict) -> dict:
-    """Front matter without the keys plugins keep for themselves (material/meta's `__extends`)."""
-    return {key: value for key, value in meta.items() if not (isinstance(key, str) and key.startswith("__"))}
+def authored_meta(meta: dict, authored_keys: set | None) -> dict:
+    """The front matter the author wrote (the file's own, and `.meta.yml` through material/meta), as other
+    plugins left its values: without the keys that plugins add (git-revision-date-localized's `git_*`) and
+    those they keep for themselves (material/meta's `__extends`)."""
+    return {
+        key: value
+        for key, value in meta.items()
+        if (authored_keys is None or key in authored_keys) and not (isinstance(key, str) and key.startswith("__"))
+    }
 
 
 def page_url(page: Page, config: Any) -> str:

@@ -22,13 +22,14 @@ from . import __version__
 from .freshness import Freshness
 from .index import queries
 from .index import search as ranked
+from .index.read import read_document
 from .index.filters import Filters, InvalidArgument
 from .index.store import open_read_only
 
 INSTRUCTIONS = (
     "Read-only tools over the pages of one MkDocs documentation site. Start with stats to learn the site "
     "and its indexed front matter fields; search finds the sections that answer a question; read returns "
-    "a page's Markdown; count_documents, aggregate_documents, query_documents and get_recent answer "
+    "a page or one of its sections as Markdown; count_documents, aggregate_documents, query_documents and get_recent answer "
     "questions about the pages themselves (how many, where, which tags, what changed)."
 )
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, destructive_hint=False, open_world_hint=False)
@@ -153,14 +154,31 @@ class SearchOutput(BaseModel):
     index_stale: bool
 
 
+class SectionRead(BaseModel):
+    heading: str
+    level: int
+    anchor: str | None
+    url: str
+
+
+class OutlineEntry(BaseModel):
+    heading: str = Field(description="\"\" with level 0 for the text before the first heading.")
+    level: int
+    anchor: str | None
+    url: str
+    characters: int = Field(description="What this heading's own text adds to the page's markdown.")
+
+
 class ReadOutput(BaseModel):
     path: str
     title: str
     url: str
     modified: str
     meta: dict[str, Any]
+    section: SectionRead | None = Field(description="The section read, when section was given.")
     markdown: str
     next_offset: int | None = Field(description="Pass as offset to read on; null when nothing is left.")
+    outline: list[OutlineEntry] | None = Field(description="With view=outline: every heading, in page order.")
 
 
 class StatsOutput(BaseModel):
@@ -573,8 +591,20 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
     async def read(
         path: Annotated[str, Field(description="Exact page path from search, query_documents or get_recent.")],
         section: Annotated[
-            str, Field(description="Heading text (or anchor id) of one section to read instead of the page.")
+            str,
+            Field(
+                description="A heading as search returns it, or its anchor id: read that heading and everything "
+                "under it instead of the page (\"\" reads the text before the first heading)."
+            ),
         ] = None,
+        view: Annotated[
+            Literal["markdown", "outline", "source"],
+            Field(
+                description="markdown: the page as its reader sees it (generated API reference, snippets and "
+                "macros included). outline: its headings with level, anchor, URL and size, no text. source: the "
+                "Markdown file as written, for editing it."
+            ),
+        ] = "markdown",
         offset: Annotated[
             int, Field(ge=0, description="Character offset to start at; pass next_offset to read on.")
         ] = 0,
@@ -583,14 +613,18 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         ] = 20_000,
         wait_for_pending_writes: Wait = False,
     ) -> Annotated[CallToolResult, ReadOutput]:
-        """Return a page's Markdown source with its title, URL, modification time and front matter.
+        """Return a page as its reader sees it, in Markdown, with its title, URL, modification time and front
+        matter.
 
         Use it after search, query_documents or get_recent, with the exact path they returned. With section,
         return that heading and everything under it up to the next heading of the same or a higher level.
-        Long text comes in pieces: call again with offset=next_offset until it is null.
+        Long text comes in pieces: call again with offset=next_offset until it is null. view=outline lists
+        the headings first, to choose a section; view=source gives the Markdown file to edit.
         """
         return await index.answer(
-            lambda conn: ranked.read_document(conn, path, section=section, offset=offset, max_chars=max_chars),
+            lambda conn: read_document(
+                conn, path, section=section, view=view, offset=offset, max_chars=max_chars
+            ),
             wait_for_pending_writes,
             stale_field=False,
         )

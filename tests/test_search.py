@@ -448,24 +448,28 @@ def test_snippets_mark_the_matched_words_and_stay_short(mcp: Session) -> None:
 # --- read ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("view", ["markdown", "source"])
 def test_read_pages_through_a_long_document_and_the_pieces_reassemble_it_exactly(
-    mcp: Session, built: Site
+    mcp: Session, built: Site, view: str
 ) -> None:
-    source = (built.docs / "handbook.md").read_text(encoding="utf-8")
-    assert len(source) > 20_000
+    whole = mcp.ok("read", path="handbook.md", view=view, max_chars=100_000)
+    text = whole["markdown"]
+    assert len(text) > 20_000 and whole["next_offset"] is None
+    if view == "source":
+        assert text == (built.docs / "handbook.md").read_text(encoding="utf-8")
+    else:
+        assert text.startswith("# Handbook\n\n## Part 1 — ünïcode 🙂 1\n\nParagraph 1 of the handbook")
     pieces, offset = [], 0
     while offset is not None:
-        answer = mcp.ok("read", path="handbook.md", offset=offset, max_chars=997)
+        answer = mcp.ok("read", path="handbook.md", view=view, offset=offset, max_chars=997)
         assert len(answer["markdown"]) <= 997
         pieces.append(answer["markdown"])
         offset = answer["next_offset"]
     assert len(pieces) > 20
-    assert "".join(pieces) == source
-    whole = mcp.ok("read", path="handbook.md", max_chars=100_000)
-    assert whole["markdown"] == source and whole["next_offset"] is None
-    first = mcp.ok("read", path="handbook.md")
-    assert first["markdown"] == source[:20_000] and first["next_offset"] == 20_000
-    assert mcp.ok("read", path="handbook.md", offset=len(source) + 5)["markdown"] == ""
+    assert "".join(pieces) == text
+    first = mcp.ok("read", path="handbook.md", view=view)
+    assert first["markdown"] == text[:20_000] and first["next_offset"] == 20_000
+    assert mcp.ok("read", path="handbook.md", view=view, offset=len(text) + 5)["markdown"] == ""
 
 
 def test_read_returns_the_page_fields(mcp: Session) -> None:
@@ -478,15 +482,20 @@ def test_read_returns_the_page_fields(mcp: Session) -> None:
 
 
 def test_read_one_section_by_heading_text_or_anchor(mcp: Session) -> None:
-    expected = (
-        "## Using `BackgroundTasks` { #using-backgroundtasks }\n\nFirst, import `BackgroundTasks` and define a"
-    )
+    expected = "## Using `BackgroundTasks`\n\nFirst, import `BackgroundTasks` and define a"
     for section in ("Using BackgroundTasks", "using backgroundtasks", "Using `BackgroundTasks`",
                     "using-backgroundtasks", "#using-backgroundtasks"):
         answer = mcp.ok("read", path="tutorial/background-tasks.md", section=section)
         assert answer["markdown"].startswith(expected), section
-        assert answer["markdown"].rstrip().endswith("so the\nclient never waits for it."), section
+        assert answer["markdown"].endswith("so the\nclient never waits for it."), section
         assert "## Caveat" not in answer["markdown"]
+        assert answer["section"] == {
+            "heading": "Using BackgroundTasks", "level": 2, "anchor": "using-backgroundtasks",
+            "url": "/tutorial/background-tasks/#using-backgroundtasks",
+        }
+    source = mcp.ok("read", path="tutorial/background-tasks.md", section="using-backgroundtasks", view="source")
+    assert source["markdown"].startswith("## Using `BackgroundTasks` { #using-backgroundtasks }\n\nFirst, import")
+    assert "## Caveat" not in source["markdown"]
     # A level-1 heading takes everything under it.
     whole = mcp.ok("read", path="tutorial/background-tasks.md", section="Background Tasks")["markdown"]
     assert whole.startswith("# Background Tasks") and "## Caveat" in whole
@@ -513,9 +522,11 @@ def test_an_unknown_section_is_an_error_listing_the_headings(mcp: Session) -> No
     assert "'Pruning'" in message and "'Harvest'" in message and "search" in message
 
 
-def test_an_unknown_section_on_a_page_with_many_headings_keeps_the_error_short(mcp: Session) -> None:
-    message = mcp.error("read", path="handbook.md", section="Part 999")
-    assert "more)" in message and len(message) < 3_000
+def test_an_unknown_section_on_a_page_with_many_headings_names_the_ten_nearest(mcp: Session) -> None:
+    message = mcp.error("read", path="handbook.md", section="Part 99 — ünïcode 🙂 99x")
+    named = re.findall(r"'(Part \d+ — ünïcode 🙂 \d+)'", message)
+    assert len(named) == 10 and named[0] == "Part 99 — ünïcode 🙂 99" and len(message) < 1_500
+    assert "view='outline'" in message
 
 
 # --- size of answers on a real documentation site ------------------------------------------------

@@ -1,4 +1,4 @@
-"""Ranked search over heading sections, and reading a page or one of its sections.
+"""Ranked search over heading sections.
 
 How `search` ranks
 ------------------
@@ -78,17 +78,14 @@ Every constant here was set on the judged queries of bench/search_queries.json
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 import sqlite3
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..documents import markdown_headings
 from .filters import Compiled, Filters, InvalidArgument, check_range, compile_filters, fts_expression
 from .filters import literal_words, scoped
-from .queries import rfc3339
 from .store import FTS_COLUMNS
 
 # BM25 column weights, in FTS column order: path, title, headings, summary, body.
@@ -102,7 +99,6 @@ STUB_CHARACTERS = 200  # about 30 words
 STUB_FLOOR = 0.4
 VERBATIM_BOOST = 2.0
 SNIPPET_TOKENS = 30
-HEADINGS_IN_ERRORS = 40
 COMMON_SHARE = 0.4  # a word in more than this share of all sections is left out of the relaxed form ...
 COMMON_MINIMUM = 50  # ... when that is more than this many sections
 
@@ -282,7 +278,7 @@ def _candidate_sections(
     # best first, counting them per page keeps the best `per_page` of each: a page with hundreds of
     # matching sections (release notes) cannot fill the candidates alone.
     sql = (
-        "SELECT s.id, s.document_id, s.position, s.headings, s.anchor, length(s.body), d.path, d.title, d.url,"
+        "SELECT s.id, s.document_id, s.position, s.heading, s.anchor, length(s.body), d.path, d.title, d.url,"
         " -rank, highlight(sections_fts, 1, char(1), char(2)), highlight(sections_fts, 2, char(1), char(2)),"
         f" snippet(sections_fts, 4, '**', '**', '…', {SNIPPET_TOKENS}){verbatim}"
         " FROM sections_fts JOIN sections s ON s.id = sections_fts.rowid JOIN documents d ON d.id = s.document_id"
@@ -314,7 +310,7 @@ def _candidate_sections(
     rarity = [1 - sum(row[13 + index] for row in rows) / len(rows) for index in range(spellings)] if rows else []
     sections = []
     for row in rows:
-        section_id, document_id, position, trail, anchor, characters, path, title, url, score = row[:10]
+        section_id, document_id, position, heading, anchor, characters, path, title, url, score = row[:10]
         marked_title, marked_trail, snippet = row[10:13]
         score *= STUB_FLOOR + (1 - STUB_FLOOR) * min(1.0, characters / STUB_CHARACTERS)
         if spellings:
@@ -327,7 +323,7 @@ def _candidate_sections(
             {
                 "document_id": document_id,
                 "position": position,
-                "heading": last_heading(trail),
+                "heading": heading,
                 "anchor": anchor,
                 "path": path,
                 "title": title,
@@ -402,76 +398,4 @@ def _page_result(page: dict[str, Any], sections_per_page: int) -> dict[str, Any]
             }
             for section in page["sections"][:sections_per_page]
         ],
-    }
-
-
-# --- read ------------------------------------------------------------------
-
-
-def _normalized(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
-
-def section_bounds(markdown: str, wanted: str, rendered: list[tuple[str, str | None]]) -> tuple[int, int] | None:
-    """Where the heading named `wanted` starts in the Markdown, and where its section ends.
-
-    `wanted` may be the heading as the page shows it, as the Markdown writes it, or its anchor id
-    (with or without `#`). `rendered` pairs each rendered heading with its anchor, in page order; it
-    is paired with the Markdown headings only when both have as many (a heading that a plugin added
-    or that raw HTML wrote would shift the pairs).
-    """
-    key = _normalized(wanted.strip().lstrip("#"))
-    anchor_key = wanted.strip().lstrip("#")
-    headings = markdown_headings(markdown)
-    paired = rendered if len(rendered) == len(headings) else [("", None)] * len(headings)
-    for index, (heading, (shown, anchor)) in enumerate(zip(headings, paired)):
-        texts = {_normalized(heading.text), _normalized(shown)}
-        if key in texts or anchor_key in (heading.anchor, anchor):
-            end = next((h.start for h in headings[index + 1 :] if h.level <= heading.level), len(markdown))
-            return heading.start, end
-    return None
-
-
-def read_document(
-    conn: sqlite3.Connection, path: str, section: str | None = None, offset: int = 0, max_chars: int = 20_000
-) -> dict[str, Any]:
-    check_range("offset", offset, 0)
-    check_range("max_chars", max_chars, 1, 100_000)
-    row = conn.execute(
-        "SELECT d.id, d.path, d.title, d.url, d.modified, d.meta, s.markdown"
-        " FROM documents d JOIN sources s ON s.document_id = d.id WHERE d.path = ?",
-        [path],
-    ).fetchone()
-    if row is None:
-        raise InvalidArgument(
-            f"No document at path {path!r} (paths are exact and case-sensitive, e.g. 'guide/install.md'); "
-            "find paths with search or query_documents."
-        )
-    document_id, path, title, url, modified, meta, markdown = row
-    if section is not None:
-        rendered = conn.execute(
-            "SELECT headings, anchor FROM sections WHERE document_id = ? AND level > 0 ORDER BY position",
-            [document_id],
-        ).fetchall()
-        shown = [(last_heading(trail), anchor) for trail, anchor in rendered]
-        bounds = section_bounds(markdown, section, shown)
-        if bounds is None:
-            names = ", ".join(repr(heading) for heading, _ in shown[:HEADINGS_IN_ERRORS]) or "none"
-            if len(shown) > HEADINGS_IN_ERRORS:
-                names += f", … ({len(shown) - HEADINGS_IN_ERRORS} more)"
-            raise InvalidArgument(
-                f"No section {section!r} in {path!r}; give a heading's text or its anchor id. Its headings: "
-                f"{names}. search returns the headings of the sections that match a query."
-            )
-        markdown = markdown[bounds[0] : bounds[1]]
-    piece = markdown[offset : offset + max_chars]
-    end = offset + len(piece)
-    return {
-        "path": path,
-        "title": title,
-        "url": url,
-        "modified": rfc3339(modified),
-        "meta": json.loads(meta),
-        "markdown": piece,
-        "next_offset": end if end < len(markdown) else None,
     }

@@ -27,7 +27,7 @@ from ..documents import Document
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
 # Bump when the schema or what goes into it changes: every page is indexed again.
-FORMAT_VERSION = "3"
+FORMAT_VERSION = "4"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 FTS_COLUMNS = ("path", "title", "headings", "summary", "body")
 
@@ -67,13 +67,14 @@ def create_schema(conn: sqlite3.Connection) -> None:
         not_null={"path", "folder", "url", "title", "summary", "meta", "headings", "modified"},
         if_not_exists=True,
     )
-    # The Markdown, many times a row's other fields, has a table of its own: filters and groupings scan
-    # `documents`, and its rows stay narrow so that a scan reads a few pages, not the whole site.
+    # The page's text for read, many times a row's other fields, has a table of its own: filters and
+    # groupings scan `documents`, and its rows stay narrow so that a scan reads a few pages, not the whole site.
+    # `content` is the rendered HTML that the sections are cut from; `markdown` the source file's text.
     db["sources"].create(
-        {"document_id": int, "markdown": str},
+        {"document_id": int, "content": str, "markdown": str},
         pk="document_id",
         foreign_keys=[("document_id", "documents", "id")],
-        not_null={"markdown"},
+        not_null={"content", "markdown"},
         if_not_exists=True,
     )
     db["documents"].create_index(["path"], unique=True, if_not_exists=True)
@@ -88,8 +89,10 @@ def create_schema(conn: sqlite3.Connection) -> None:
             "position": int,
             "level": int,
             "anchor": str,
+            "heading": str,  # as the page shows it
+            "start": int,  # where the section begins in sources.content
             "path": str,
-            "title": str,
+            "title": str,  # the title as search weighs it (Document.searched_title)
             "headings": str,  # the heading trail, "Install > From PyPI"
             "summary": str,
             "body": str,
@@ -256,18 +259,24 @@ class IndexWriter:
             ],
         )
         document_id = cursor.lastrowid
-        self.conn.execute("INSERT INTO sources (document_id, markdown) VALUES (?, ?)", [document_id, document.markdown])
+        self.conn.execute(
+            "INSERT INTO sources (document_id, content, markdown) VALUES (?, ?, ?)",
+            [document_id, document.content, document.markdown],
+        )
+        searched_title = document.searched_title
         self.conn.executemany(
-            "INSERT INTO sections (document_id, position, level, anchor, path, title, headings, summary, body)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO sections (document_id, position, level, anchor, heading, start, path, title, headings,"
+            " summary, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
                     document_id,
                     position,
                     section.level,
                     section.anchor,
+                    section.heading,
+                    section.start,
                     document.path,
-                    document.title,
+                    searched_title,
                     section.trail,
                     document.summary,
                     section.body,
@@ -364,10 +373,10 @@ def check_index(path: Path) -> None:
     try:
         # Names every table and column the tools read, without reading the rows (start-up time).
         conn.execute(
-            "SELECT d.path, d.folder, d.url, d.title, d.summary, d.meta, d.modified, s.markdown, i.key, i.value"
-            " FROM documents d, sources s, info i LIMIT 0"
+            "SELECT d.path, d.folder, d.url, d.title, d.summary, d.meta, d.modified, d.fingerprint, s.content,"
+            " s.markdown, i.key, i.value FROM documents d, sources s, info i LIMIT 0"
         ).fetchall()
-        conn.execute("SELECT document_id, headings, anchor FROM sections LIMIT 0").fetchall()
+        conn.execute("SELECT document_id, position, level, heading, start, headings, anchor FROM sections LIMIT 0")
         conn.execute("SELECT field, value, document_id FROM field_values LIMIT 0").fetchall()
         conn.execute("SELECT rowid FROM sections_fts LIMIT 0").fetchall()
     finally:

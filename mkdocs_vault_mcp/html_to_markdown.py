@@ -1,0 +1,130 @@
+"""Rendered HTML back to Markdown, as a reader of the page sees it.
+
+`read` answers with this: what MkDocs, its Markdown extensions and every plugin
+made of the page (generated API reference, snippets, macros), written as plain
+Markdown for an agent, without the theme's chrome. The conversion runs when a
+page is read, not during the build, so it costs the build nothing.
+
+markdownify does the conversion; the few constructs it does not know are made
+plain HTML first: Material's admonitions and collapsible blocks become block
+quotes with their title in bold, content tabs become each tab's label in bold
+over its content, `pymdownx.highlight` line-number tables become their code.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urljoin
+
+from bs4 import BeautifulSoup, Tag
+from markdownify import ATX, MarkdownConverter
+
+# Elements that carry nothing a reader reads: permalinks (¶), buttons (copy to clipboard), the radio
+# inputs of content tabs, line numbers, and what never shows.
+_CHROME = "a.headerlink, button, input, td.linenos, .linenodiv, script, style, template, svg"
+_LANGUAGE_CLASS = re.compile(r"^(?:language|highlight|lang)-([\w+#.-]+)$")
+_BLANK_LINES = re.compile(r"\n{3,}")
+
+
+class _ReaderMarkdown(MarkdownConverter):
+    def __init__(self, base_url: str) -> None:
+        super().__init__(
+            heading_style=ATX,
+            bullets="-",
+            escape_underscores=False,
+        )
+        self.base_url = base_url
+
+    def convert_a(self, el, text, parent_tags):
+        href = el.get("href")
+        if href:
+            el["href"] = urljoin(self.base_url, href)
+        return super().convert_a(el, text, parent_tags)
+
+    def convert_img(self, el, text, parent_tags):
+        src = el.get("src")
+        if src:
+            el["src"] = urljoin(self.base_url, src)
+        return super().convert_img(el, text, parent_tags)
+
+    def convert_pre(self, el, text, parent_tags):
+        text = text.strip("\n")
+        if not text:
+            return ""
+        # A fence longer than any run of backticks in the code, so code that shows a fence stays inside.
+        fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+        return f"\n\n{fence}{code_language(el)}\n{text}\n{fence}\n\n"
+
+
+def code_language(pre: Tag) -> str:
+    """The language a code block was highlighted as: `language-python` on the block, its code or a wrapper."""
+    for element in (pre.find("code"), pre, *pre.parents):
+        if element is None or not isinstance(element, Tag):
+            continue
+        for name in element.get("class") or ():
+            match = _LANGUAGE_CLASS.match(name)
+            if match:
+                return match.group(1)
+        if element.name == "div" and "highlight" in (element.get("class") or ()):
+            break
+    return ""
+
+
+def html_to_markdown(fragment: str, base_url: str) -> str:
+    """The Markdown a reader sees in `fragment`; links and images resolved against `base_url`."""
+    soup = BeautifulSoup(fragment, "html.parser")
+    for element in soup.select(_CHROME):
+        element.decompose()
+    for table in soup.select("table.highlighttable"):
+        code = table.select_one("td.code pre") or table.find("pre")
+        if code is not None:
+            table.replace_with(code)
+        else:
+            table.decompose()
+    for tabs in soup.select("div.tabbed-set"):
+        _plain_tabs(soup, tabs)
+    for box in soup.select("div.admonition, details"):
+        _plain_callout(soup, box)
+    markdown = _ReaderMarkdown(base_url).convert_soup(soup)
+    return _BLANK_LINES.sub("\n\n", markdown).strip()
+
+
+def _plain_tabs(soup: BeautifulSoup, tabs: Tag) -> None:
+    """Content tabs as each tab's label in bold over its content (pymdownx.tabbed, both styles)."""
+    labels = [label.get_text(" ", strip=True) for label in tabs.find_all("label", recursive=True)
+              if label.find_parent("div", class_="tabbed-set") is tabs]
+    blocks = tabs.select(":scope > .tabbed-content > .tabbed-block") or tabs.select(":scope > .tabbed-content")
+    plain = soup.new_tag("div")
+    for label, block in zip(labels, blocks):
+        title = soup.new_tag("p")
+        strong = soup.new_tag("strong")
+        strong.string = label
+        title.append(strong)
+        plain.append(title)
+        block.name = "div"
+        plain.append(block.extract())
+    tabs.replace_with(plain)
+
+
+def _plain_callout(soup: BeautifulSoup, box: Tag) -> None:
+    """An admonition or a collapsible block as a block quote whose first line is its title in bold."""
+    if box.name == "details":
+        title = box.find("summary", recursive=False)
+    else:
+        title = box.find("p", class_="admonition-title", recursive=False)
+    label = title.get_text(" ", strip=True) if title is not None else ""
+    if title is not None:
+        title.decompose()
+    if not label:
+        kinds = [name for name in box.get("class") or () if name not in ("admonition", "inline", "end")]
+        label = kinds[0].capitalize() if kinds else ""
+    quote = soup.new_tag("blockquote")
+    if label:
+        heading = soup.new_tag("p")
+        strong = soup.new_tag("strong")
+        strong.string = label
+        heading.append(strong)
+        quote.append(heading)
+    for child in list(box.contents):
+        quote.append(child.extract())
+    box.replace_with(quote)

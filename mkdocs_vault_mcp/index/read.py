@@ -1,0 +1,232 @@
+"""Reading a page: as its reader sees it, as its outline, or as its Markdown source.
+
+The page as the reader sees it is Markdown made from the rendered HTML that the
+index keeps (`sources.content`), cut at the same headings as the searchable
+sections, so every section that `search` returns is read by its heading or its
+anchor. Each heading's own part (up to the next heading of any level) is
+converted on its own and the parts are joined by one blank line: the page, a
+section (a heading and everything under it) and the outline's sizes are all
+made of the same parts, so they agree to the character.
+
+Conversion happens when a page is read, not during the build; the parts of the
+pages read last are kept, so paging through a long page converts it once.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import sqlite3
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from ..documents import markdown_headings
+from ..html_to_markdown import html_to_markdown
+from .filters import InvalidArgument, check_choice, check_range
+from .queries import rfc3339
+
+VIEWS = ("markdown", "outline", "source")
+SEPARATOR = "\n\n"  # between the parts of a page
+NEAREST_HEADINGS = 10  # headings an unknown-section error suggests
+CONVERTED_PAGES_KEPT = 32
+
+# What a Markdown heading writes that its rendered text does not show: `[text](url)`, `**`, `_`, backticks.
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_INLINE_MARKUP = str.maketrans("", "", "*_`")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One heading's own part of a page, up to the next heading of any level; the text before the first
+    heading is a part with level 0 and no heading."""
+
+    heading: str
+    level: int
+    anchor: str | None
+    markdown: str
+
+
+class _ConvertedPages:
+    """The parts of the pages read last, by fingerprint (which changes whenever the page's HTML or URL does)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._parts: OrderedDict[str, tuple[Part, ...]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, fingerprint: str) -> tuple[Part, ...] | None:
+        with self._lock:
+            parts = self._parts.get(fingerprint)
+            if parts is not None:
+                self._parts.move_to_end(fingerprint)
+            return parts
+
+    def put(self, fingerprint: str, parts: tuple[Part, ...]) -> None:
+        with self._lock:
+            self._parts[fingerprint] = parts
+            while len(self._parts) > self.size:
+                self._parts.popitem(last=False)
+
+
+_converted = _ConvertedPages(CONVERTED_PAGES_KEPT)
+
+
+def page_parts(conn: sqlite3.Connection, document_id: int, fingerprint: str, url: str) -> tuple[Part, ...]:
+    parts = _converted.get(fingerprint)
+    if parts is None:
+        content = conn.execute("SELECT content FROM sources WHERE document_id = ?", [document_id]).fetchone()[0]
+        heads = conn.execute(
+            "SELECT heading, level, anchor, start FROM sections WHERE document_id = ? AND level > 0 ORDER BY position",
+            [document_id],
+        ).fetchall()
+        parts = cut_parts(content, heads, url)
+        _converted.put(fingerprint, parts)
+    return parts
+
+
+def cut_parts(content: str, heads: list[tuple[str, int, str | None, int]], url: str) -> tuple[Part, ...]:
+    """The page's parts: `heads` are (heading, level, anchor, start offset in `content`) in page order."""
+    starts = [start for *_, start in heads]
+    intro = html_to_markdown(content[: starts[0]] if starts else content, url)
+    parts = [Part("", 0, None, intro)] if intro or not heads else []
+    for index, (heading, level, anchor, start) in enumerate(heads):
+        end = starts[index + 1] if index + 1 < len(starts) else len(content)
+        parts.append(Part(heading, level, anchor, html_to_markdown(content[start:end], url)))
+    return tuple(parts)
+
+
+def _normalized(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _as_shown(heading: str) -> str:
+    """A heading as written in Markdown (`Using **bold** [link](x)`) as the page shows it, normalized."""
+    return _normalized(_LINK.sub(r"\1", heading).translate(_INLINE_MARKUP))
+
+
+def find_part(parts: tuple[Part, ...], wanted: str) -> int | None:
+    """The index of the part that `wanted` names: an anchor id (with or without `#`) first, else the first
+    heading with that text (spaces, case and inline Markdown markup aside); "" names the text before the first heading."""
+    anchor = wanted.strip().removeprefix("#")
+    for index, part in enumerate(parts):
+        if part.anchor is not None and part.anchor == anchor:
+            return index
+    for key in dict.fromkeys((_normalized(wanted), _as_shown(wanted))):
+        found = next((index for index, part in enumerate(parts) if _normalized(part.heading) == key), None)
+        if found is not None:
+            return found
+    return None
+
+
+def section_span(parts: tuple[Part, ...], first: int) -> tuple[Part, ...]:
+    """A heading's part and the parts under it, up to the next heading of the same or a higher level."""
+    level = parts[first].level
+    end = next(
+        (index for index in range(first + 1, len(parts)) if level == 0 or parts[index].level <= level), len(parts)
+    )
+    return parts[first:end]
+
+
+def anchored(url: str, anchor: str | None) -> str:
+    return f"{url}#{anchor}" if anchor else url
+
+
+def outline(parts: tuple[Part, ...], url: str) -> list[dict[str, Any]]:
+    """Every part's heading with the characters it adds to the Markdown (the separator included), so the
+    sizes add up to the length of the same text read whole."""
+    return [
+        {
+            "heading": part.heading,
+            "level": part.level,
+            "anchor": part.anchor,
+            "url": anchored(url, part.anchor),
+            "characters": len(part.markdown) + (len(SEPARATOR) if index + 1 < len(parts) else 0),
+        }
+        for index, part in enumerate(parts)
+    ]
+
+
+def unknown_section(section: str, path: str, headings: list[str]) -> InvalidArgument:
+    nearest = difflib.get_close_matches(section, headings, n=NEAREST_HEADINGS, cutoff=0) if headings else []
+    names = ", ".join(repr(heading) for heading in nearest) or "none"
+    return InvalidArgument(
+        f"No section {section!r} in {path!r}; give a heading as search returns it or its anchor id. "
+        f"Nearest headings: {names}. Use view='outline' for all of them."
+    )
+
+
+def read_document(
+    conn: sqlite3.Connection,
+    path: str,
+    section: str | None = None,
+    view: str = "markdown",
+    offset: int = 0,
+    max_chars: int = 20_000,
+) -> dict[str, Any]:
+    check_choice("view", view, VIEWS)
+    check_range("offset", offset, 0)
+    check_range("max_chars", max_chars, 1, 100_000)
+    row = conn.execute(
+        "SELECT id, path, title, url, modified, meta, fingerprint FROM documents WHERE path = ?", [path]
+    ).fetchone()
+    if row is None:
+        raise InvalidArgument(
+            f"No document at path {path!r} (paths are exact and case-sensitive, e.g. 'guide/install.md'); "
+            "find paths with search or query_documents."
+        )
+    document_id, path, title, url, modified, meta, fingerprint = row
+    parts = page_parts(conn, document_id, fingerprint, url)
+    chosen = None
+    if section is not None:
+        first = find_part(parts, section)
+        if first is None:
+            raise unknown_section(section, path, [part.heading for part in parts if part.level])
+        chosen = parts[first]
+        parts = section_span(parts, first)
+    answer: dict[str, Any] = {
+        "path": path,
+        "title": title,
+        "url": url,
+        "modified": rfc3339(modified),
+        "meta": json.loads(meta),
+        "section": None
+        if chosen is None
+        else {"heading": chosen.heading, "level": chosen.level, "anchor": chosen.anchor,
+              "url": anchored(url, chosen.anchor)},
+        "outline": None,
+    }
+    if view == "outline":
+        return {**answer, "outline": outline(parts, url), "markdown": "", "next_offset": None}
+    if view == "source":
+        text = source_markdown(conn, document_id, parts if chosen else None)
+    else:
+        text = SEPARATOR.join(part.markdown for part in parts)
+    piece = text[offset : offset + max_chars]
+    end = offset + len(piece)
+    return {**answer, "markdown": piece, "next_offset": end if end < len(text) else None}
+
+
+def source_markdown(conn: sqlite3.Connection, document_id: int, span: tuple[Part, ...] | None) -> str:
+    """The page's Markdown source, or the stretch of it that holds the section whose parts are `span`.
+
+    A section is found in the source by its heading's text or its explicit `{ #anchor }`; a heading the
+    source does not write (generated by a plugin, raw HTML) has no stretch of its own, and the error says so.
+    """
+    markdown = conn.execute("SELECT markdown FROM sources WHERE document_id = ?", [document_id]).fetchone()[0]
+    if span is None:
+        return markdown
+    wanted = span[0]
+    headings = markdown_headings(markdown)
+    if wanted.level == 0:
+        return markdown[: headings[0].start if headings else len(markdown)]
+    for index, heading in enumerate(headings):
+        if (wanted.anchor and heading.anchor == wanted.anchor) or _as_shown(heading.text) == _normalized(wanted.heading):
+            end = next((h.start for h in headings[index + 1 :] if h.level <= heading.level), len(markdown))
+            return markdown[heading.start : end]
+    raise InvalidArgument(
+        f"The section {wanted.heading!r} is not written as a Markdown heading in the page's source (a plugin, "
+        "a snippet or raw HTML made it); read it with view='markdown', or read the whole source."
+    )
