@@ -280,6 +280,8 @@ def first_paragraph(html_content: str) -> str:
 
 # --- Markdown source -------------------------------------------------------
 
+# Front matter as MkDocs finds it (mkdocs.utils.meta.YAML_RE), without importing MkDocs where it serves.
+FRONT_MATTER = re.compile(r"^-{3}[ \t]*\n(.*?\n)(?:\.{3}|-{3})[ \t]*\n", re.UNICODE | re.DOTALL)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
@@ -332,6 +334,31 @@ def _heading(offset: int, level: int, text: str) -> MarkdownHeading:
         anchor = id_match.group(1) if id_match else None
         text = text[: attr.start()]
     return MarkdownHeading(offset, level, text.strip(), anchor)
+
+
+_ANY_FENCE = re.compile(r"^[ \t>]*(`{3,}|~{3,})[ \t]*\{?[ \t]*\.?([\w+#.-]*)")
+
+
+def fenced_code_languages(markdown: str) -> dict[str, str]:
+    """The language of each fenced code block of a Markdown source, by its code with all white space
+    removed: rendered HTML says a block's language only when the site asks Pygments to, so `read` finds
+    it here. Fences at any indentation count (inside tabs, admonitions, lists)."""
+    languages: dict[str, str] = {}
+    fence: str | None = None
+    language = ""
+    code: list[str] = []
+    for line in markdown.splitlines():
+        match = _ANY_FENCE.match(line)
+        if fence is None:
+            if match:
+                fence, language, code = match.group(1), match.group(2), []
+        elif match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence) and not match.group(2):
+            if language:
+                languages.setdefault("".join("".join(code).split()), language)
+            fence = None
+        else:
+            code.append(line)
+    return languages
 
 
 def _lines_with_offsets(text: str) -> Iterator[tuple[int, str]]:

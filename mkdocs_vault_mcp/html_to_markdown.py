@@ -27,13 +27,10 @@ _BLANK_LINES = re.compile(r"\n{3,}")
 
 
 class _ReaderMarkdown(MarkdownConverter):
-    def __init__(self, base_url: str) -> None:
-        super().__init__(
-            heading_style=ATX,
-            bullets="-",
-            escape_underscores=False,
-        )
+    def __init__(self, base_url: str, languages: dict[str, str]) -> None:
+        super().__init__(heading_style=ATX, bullets="-", escape_underscores=False)
         self.base_url = base_url
+        self.languages = languages
 
     def convert_a(self, el, text, parent_tags):
         href = el.get("href")
@@ -53,7 +50,8 @@ class _ReaderMarkdown(MarkdownConverter):
             return ""
         # A fence longer than any run of backticks in the code, so code that shows a fence stays inside.
         fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
-        return f"\n\n{fence}{code_language(el)}\n{text}\n{fence}\n\n"
+        language = code_language(el) or self.languages.get("".join(text.split()), "")
+        return f"\n\n{fence}{language}\n{text}\n{fence}\n\n"
 
 
 def code_language(pre: Tag) -> str:
@@ -70,8 +68,9 @@ def code_language(pre: Tag) -> str:
     return ""
 
 
-def html_to_markdown(fragment: str, base_url: str) -> str:
-    """The Markdown a reader sees in `fragment`; links and images resolved against `base_url`."""
+def html_to_markdown(fragment: str, base_url: str, languages: dict[str, str] | None = None) -> str:
+    """The Markdown a reader sees in `fragment`; links and images resolved against `base_url`. A code block
+    whose HTML does not say its language takes it from `languages` (code without white space -> language)."""
     soup = BeautifulSoup(fragment, "html.parser")
     for element in soup.select(_CHROME):
         element.decompose()
@@ -85,7 +84,7 @@ def html_to_markdown(fragment: str, base_url: str) -> str:
         _plain_tabs(soup, tabs)
     for box in soup.select("div.admonition, details"):
         _plain_callout(soup, box)
-    markdown = _ReaderMarkdown(base_url).convert_soup(soup)
+    markdown = _ReaderMarkdown(base_url, languages or {}).convert_soup(soup)
     return _BLANK_LINES.sub("\n\n", markdown).strip()
 
 

@@ -188,9 +188,9 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         search = page.meta.get("search")
         if self.config.respect_search_exclude and isinstance(search, dict) and search.get("exclude") is True:
             return
-        markdown = page.markdown or ""
-        if markdown.startswith("---"):  # MkDocs removes front matter it could read
+        if (page.markdown or "").startswith("---"):  # MkDocs removes front matter it could read
             warn_broken_front_matter(page)
+        markdown = source_text(page)
         path = page.file.src_uri
         meta = authored_meta(page.meta, self.state.authored_keys.get(path))
         modified, source = modified_instant(
@@ -358,6 +358,14 @@ def authored_meta(meta: dict, authored_keys: set | None) -> dict:
         for key, value in meta.items()
         if (authored_keys is None or key in authored_keys) and not (isinstance(key, str) and key.startswith("__"))
     }
+
+
+def source_text(page: Page) -> str:
+    """The page's file as its author wrote it, front matter included (what an agent that edits it needs)."""
+    try:
+        return page.file.content_string
+    except (OSError, ValueError):  # gone or not UTF-8 since MkDocs read it: what MkDocs read is the best left
+        return page.markdown or ""
 
 
 def page_url(page: Page, config: Any) -> str:
