@@ -31,7 +31,7 @@ from .queries import rfc3339
 VIEWS = ("markdown", "outline", "source")
 SEPARATOR = "\n\n"  # between the parts of a page
 NEAREST_HEADINGS = 10  # headings an unknown-section error suggests
-CONVERTED_PAGES_KEPT = 32
+PAGES_KEPT = 32
 
 # What a Markdown heading writes that its rendered text does not show: `[text](url)`, `**`, `_`, backticks.
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
@@ -41,42 +41,83 @@ _INLINE_MARKUP = str.maketrans("", "", "*_`")
 @dataclass(frozen=True)
 class Part:
     """One heading's own part of a page, up to the next heading of any level; the text before the first
-    heading is a part with level 0 and no heading."""
+    heading is a part with level 0 and no heading. `start` and `end` delimit its HTML in the page's content."""
 
     heading: str
     level: int
     anchor: str | None
-    markdown: str
+    start: int
+    end: int
 
 
-class _ConvertedPages:
-    """The parts of the pages read last, by fingerprint (which changes whenever the page's HTML or URL does)."""
+class PageText:
+    """A page's parts, each converted to Markdown the first time a read needs it: a call converts what it
+    returns and the parts before it, not the whole page (a release-notes page has hundreds of parts)."""
+
+    def __init__(
+        self, content: str, heads: list[tuple[str, int, str | None, int]], url: str, languages: dict[str, str]
+    ) -> None:
+        self.content, self.url, self.languages = content, url, languages
+        starts = [start for *_, start in heads] + [len(content)]
+        parts = [Part(heading, level, anchor, start, starts[index + 1])
+                 for index, (heading, level, anchor, start) in enumerate(heads)]
+        intro = Part("", 0, None, 0, starts[0])
+        self._markdown: dict[int, str] = {}
+        self.parts: tuple[Part, ...] = (intro, *parts)
+        if heads and not self.markdown(0):  # nothing before the first heading: no part of its own
+            self.parts, self._markdown = tuple(parts), {}
+
+    def markdown(self, index: int) -> str:
+        converted = self._markdown.get(index)
+        if converted is None:
+            part = self.parts[index]
+            converted = html_to_markdown(self.content[part.start : part.end], self.url, self.languages)
+            self._markdown[index] = converted  # a race converts a part twice, to the same text
+        return converted
+
+    def text(self, indexes: range, limit: int | None = None) -> str:
+        """The parts joined by SEPARATOR, converting no further than needed for `limit` characters."""
+        pieces: list[str] = []
+        length = 0
+        for index in indexes:
+            if pieces:
+                pieces.append(SEPARATOR)
+                length += len(SEPARATOR)
+            pieces.append(self.markdown(index))
+            length += len(pieces[-1])
+            if limit is not None and length >= limit:
+                break
+        return "".join(pieces)
+
+
+class _RecentPages:
+    """The pages read last, by fingerprint (which changes whenever the page's HTML or URL does)."""
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._parts: OrderedDict[str, tuple[Part, ...]] = OrderedDict()
+        self._pages: OrderedDict[str, PageText] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, fingerprint: str) -> tuple[Part, ...] | None:
+    def get(self, fingerprint: str) -> PageText | None:
         with self._lock:
-            parts = self._parts.get(fingerprint)
-            if parts is not None:
-                self._parts.move_to_end(fingerprint)
-            return parts
+            page = self._pages.get(fingerprint)
+            if page is not None:
+                self._pages.move_to_end(fingerprint)
+            return page
 
-    def put(self, fingerprint: str, parts: tuple[Part, ...]) -> None:
+    def put(self, fingerprint: str, page: PageText) -> None:
         with self._lock:
-            self._parts[fingerprint] = parts
-            while len(self._parts) > self.size:
-                self._parts.popitem(last=False)
+            self._pages[fingerprint] = page
+            while len(self._pages) > self.size:
+                self._pages.popitem(last=False)
 
 
-_converted = _ConvertedPages(CONVERTED_PAGES_KEPT)
+_recent = _RecentPages(PAGES_KEPT)
 
 
-def page_parts(conn: sqlite3.Connection, document_id: int, fingerprint: str, url: str) -> tuple[Part, ...]:
-    parts = _converted.get(fingerprint)
-    if parts is None:
+def page_text(conn: sqlite3.Connection, document_id: int, fingerprint: str, url: str) -> PageText:
+    page = _recent.get(fingerprint)
+    if page is None:
         content, markdown = conn.execute(
             "SELECT content, markdown FROM sources WHERE document_id = ?", [document_id]
         ).fetchone()
@@ -84,22 +125,9 @@ def page_parts(conn: sqlite3.Connection, document_id: int, fingerprint: str, url
             "SELECT heading, level, anchor, start FROM sections WHERE document_id = ? AND level > 0 ORDER BY position",
             [document_id],
         ).fetchall()
-        parts = cut_parts(content, heads, url, fenced_code_languages(markdown))
-        _converted.put(fingerprint, parts)
-    return parts
-
-
-def cut_parts(
-    content: str, heads: list[tuple[str, int, str | None, int]], url: str, languages: dict[str, str]
-) -> tuple[Part, ...]:
-    """The page's parts: `heads` are (heading, level, anchor, start offset in `content`) in page order."""
-    starts = [start for *_, start in heads]
-    intro = html_to_markdown(content[: starts[0]] if starts else content, url, languages)
-    parts = [Part("", 0, None, intro)] if intro or not heads else []
-    for index, (heading, level, anchor, start) in enumerate(heads):
-        end = starts[index + 1] if index + 1 < len(starts) else len(content)
-        parts.append(Part(heading, level, anchor, html_to_markdown(content[start:end], url, languages)))
-    return tuple(parts)
+        page = PageText(content, heads, url, fenced_code_languages(markdown))
+        _recent.put(fingerprint, page)
+    return page
 
 
 def _normalized(text: str) -> str:
@@ -113,11 +141,15 @@ def _as_shown(heading: str) -> str:
 
 def find_part(parts: tuple[Part, ...], wanted: str) -> int | None:
     """The index of the part that `wanted` names: an anchor id (with or without `#`) first, else the first
-    heading with that text (spaces, case and inline Markdown markup aside); "" names the text before the first heading."""
+    heading with exactly that text, else with that text but for spaces, case and inline Markdown markup.
+    "" names the text before the first heading."""
     anchor = wanted.strip().removeprefix("#")
     for index, part in enumerate(parts):
         if part.anchor is not None and part.anchor == anchor:
             return index
+    exact = next((index for index, part in enumerate(parts) if part.heading == wanted), None)
+    if exact is not None:
+        return exact
     for key in dict.fromkeys((_normalized(wanted), _as_shown(wanted))):
         found = next((index for index, part in enumerate(parts) if _normalized(part.heading) == key), None)
         if found is not None:
@@ -125,31 +157,31 @@ def find_part(parts: tuple[Part, ...], wanted: str) -> int | None:
     return None
 
 
-def section_span(parts: tuple[Part, ...], first: int) -> tuple[Part, ...]:
+def section_span(parts: tuple[Part, ...], first: int) -> range:
     """A heading's part and the parts under it, up to the next heading of the same or a higher level."""
     level = parts[first].level
     end = next(
         (index for index in range(first + 1, len(parts)) if level == 0 or parts[index].level <= level), len(parts)
     )
-    return parts[first:end]
+    return range(first, end)
 
 
 def anchored(url: str, anchor: str | None) -> str:
     return f"{url}#{anchor}" if anchor else url
 
 
-def outline(parts: tuple[Part, ...], url: str) -> list[dict[str, Any]]:
+def outline(page: PageText, indexes: range) -> list[dict[str, Any]]:
     """Every part's heading with the characters it adds to the Markdown (the separator included), so the
     sizes add up to the length of the same text read whole."""
     return [
         {
-            "heading": part.heading,
-            "level": part.level,
-            "anchor": part.anchor,
-            "url": anchored(url, part.anchor),
-            "characters": len(part.markdown) + (len(SEPARATOR) if index + 1 < len(parts) else 0),
+            "heading": page.parts[index].heading,
+            "level": page.parts[index].level,
+            "anchor": page.parts[index].anchor,
+            "url": anchored(page.url, page.parts[index].anchor),
+            "characters": len(page.markdown(index)) + (len(SEPARATOR) if index + 1 < indexes.stop else 0),
         }
-        for index, part in enumerate(parts)
+        for index in indexes
     ]
 
 
@@ -182,14 +214,13 @@ def read_document(
             "find paths with search or query_documents."
         )
     document_id, path, title, url, modified, meta, fingerprint = row
-    parts = page_parts(conn, document_id, fingerprint, url)
-    chosen = None
+    page = page_text(conn, document_id, fingerprint, url)
+    indexes, chosen = range(len(page.parts)), None
     if section is not None:
-        first = find_part(parts, section)
+        first = find_part(page.parts, section)
         if first is None:
-            raise unknown_section(section, path, [part.heading for part in parts if part.level])
-        chosen = parts[first]
-        parts = section_span(parts, first)
+            raise unknown_section(section, path, [part.heading for part in page.parts if part.level])
+        indexes, chosen = section_span(page.parts, first), page.parts[first]
     answer: dict[str, Any] = {
         "path": path,
         "title": title,
@@ -203,34 +234,36 @@ def read_document(
         "outline": None,
     }
     if view == "outline":
-        return {**answer, "outline": outline(parts, url), "markdown": "", "next_offset": None}
+        return {**answer, "outline": outline(page, indexes), "markdown": "", "next_offset": None}
     if view == "source":
-        text = source_markdown(conn, document_id, parts if chosen else None)
+        text = source_markdown(conn, document_id, chosen)
     else:
-        text = SEPARATOR.join(part.markdown for part in parts)
+        # One character past the piece tells whether anything is left.
+        text = page.text(indexes, limit=offset + max_chars + 1)
     piece = text[offset : offset + max_chars]
     end = offset + len(piece)
     return {**answer, "markdown": piece, "next_offset": end if end < len(text) else None}
 
 
-def source_markdown(conn: sqlite3.Connection, document_id: int, span: tuple[Part, ...] | None) -> str:
+def source_markdown(conn: sqlite3.Connection, document_id: int, wanted: Part | None) -> str:
     """The page's Markdown file as written (front matter included), or the stretch of it that holds the
-    section whose parts are `span`.
+    section that begins with the part `wanted`.
 
     A section is found in the source by its heading's text or its explicit `{ #anchor }`; a heading the
     source does not write (generated by a plugin, raw HTML) has no stretch of its own, and the error says so.
     """
     markdown = conn.execute("SELECT markdown FROM sources WHERE document_id = ?", [document_id]).fetchone()[0]
-    if span is None:
+    if wanted is None:
         return markdown
-    wanted = span[0]
     front_matter = FRONT_MATTER.match(markdown)
     body_start = front_matter.end() if front_matter else 0
     headings = [h for h in markdown_headings(markdown) if h.start >= body_start]
     if wanted.level == 0:
         return markdown[body_start : headings[0].start if headings else len(markdown)]
     for index, heading in enumerate(headings):
-        if (wanted.anchor and heading.anchor == wanted.anchor) or _as_shown(heading.text) == _normalized(wanted.heading):
+        if (wanted.anchor and heading.anchor == wanted.anchor) or _as_shown(heading.text) == _normalized(
+            wanted.heading
+        ):
             end = next((h.start for h in headings[index + 1 :] if h.level <= heading.level), len(markdown))
             return markdown[heading.start : end]
     raise InvalidArgument(
