@@ -19,9 +19,10 @@ from urllib.parse import urljoin
 from bs4 import BeautifulSoup, Tag
 from markdownify import ATX, MarkdownConverter
 
-# Elements that carry nothing a reader reads: permalinks (¶), buttons (copy to clipboard), the radio
-# inputs of content tabs, line numbers, and what never shows.
-_CHROME = "a.headerlink, button, input, td.linenos, .linenodiv, script, style, template, svg"
+# Elements that carry nothing a reader reads: buttons (copy to clipboard), the radio inputs of content tabs,
+# what never shows; and by class, permalinks (¶) and line numbers.
+_CHROME_ELEMENTS = frozenset({"button", "input", "script", "style", "template", "svg"})
+_CHROME_CLASSES = {"a": ("headerlink",), "td": ("linenos",), "div": ("linenodiv",)}
 _LANGUAGE_CLASS = re.compile(r"^(?:language|highlight|lang)-([\w+#.-]+)$")
 _BLANK_LINES = re.compile(r"\n{3,}")
 
@@ -71,19 +72,24 @@ def code_language(pre: Tag) -> str:
 def html_to_markdown(fragment: str, base_url: str, languages: dict[str, str] | None = None) -> str:
     """The Markdown a reader sees in `fragment`; links and images resolved against `base_url`. A code block
     whose HTML does not say its language takes it from `languages` (code without white space -> language)."""
-    soup = BeautifulSoup(fragment, "html.parser")
-    for element in soup.select(_CHROME):
-        element.decompose()
-    for table in soup.select("table.highlighttable"):
-        code = table.select_one("td.code pre") or table.find("pre")
-        if code is not None:
-            table.replace_with(code)
-        else:
-            table.decompose()
-    for tabs in soup.select("div.tabbed-set"):
-        _plain_tabs(soup, tabs)
-    for box in soup.select("div.admonition, details"):
-        _plain_callout(soup, box)
+    soup = BeautifulSoup(fragment, "lxml")  # twice as fast as html.parser on MkDocs' pages
+    # One walk, outer elements first; an element inside one that was removed is removed with it.
+    for element in soup.find_all(True):
+        if element.decomposed:
+            continue
+        name, classes = element.name, element.get("class") or ()
+        if name in _CHROME_ELEMENTS or any(kind in _CHROME_CLASSES.get(name, ()) for kind in classes):
+            element.decompose()
+        elif name == "table" and "highlighttable" in classes:
+            code = element.select_one("td.code pre") or element.find("pre")
+            if code is not None:
+                element.replace_with(code)
+            else:
+                element.decompose()
+        elif name == "div" and "tabbed-set" in classes:
+            _plain_tabs(soup, element)
+        elif (name == "div" and "admonition" in classes) or name == "details":
+            _plain_callout(soup, element)
     markdown = _ReaderMarkdown(base_url, languages or {}).convert_soup(soup)
     return _BLANK_LINES.sub("\n\n", markdown).strip()
 
