@@ -145,3 +145,16 @@ class _Collect(logging.Handler):
 @pytest.fixture
 def site(tmp_path: Path) -> Site:
     return Site(tmp_path, {"plugins": ["vault-mcp"]})
+
+
+@pytest.fixture(scope="session")
+def fastapi_en(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The English FastAPI docs built once with the plugin (about 20 s): the published index; the site is beside it."""
+    if not (CORPORA / "fastapi-docs" / "en" / "docs").is_dir():
+        pytest.skip("the FastAPI corpus is not there")
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from read_coverage import build_corpus
+
+    return build_corpus("fastapi-en", tmp_path_factory.mktemp("fastapi") / "fastapi-en")
