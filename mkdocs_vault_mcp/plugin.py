@@ -49,15 +49,20 @@ LAST = -100
 AUTHORED = 49
 
 
+# The module whose `serve` runs `mkdocs serve`, and ProperDocs' own (it aliases `mkdocs.*` to `properdocs.*`,
+# so the function's module is named properdocs.commands.serve under `properdocs serve`).
+SERVE_MODULES = frozenset({"mkdocs.commands.serve", "properdocs.commands.serve"})
+
+
 def called_from_serve() -> bool:
-    """Whether `mkdocs serve` runs this build.
+    """Whether `mkdocs serve` (or `properdocs serve`) runs this build.
 
     `mkdocs serve --clean` reports command='build' to on_startup and `on_serve` does not fire without
     livereload, so the caller is the only reliable witness.
     """
     frame = sys._getframe(1)
     while frame is not None:
-        if frame.f_globals.get("__name__") == "mkdocs.commands.serve":
+        if frame.f_globals.get("__name__") in SERVE_MODULES:
             return True
         frame = frame.f_back
     return False
