@@ -308,26 +308,25 @@ def content_element(page_html: str) -> str | None:
     return None
 
 
+def _element_end(html_text: str, start: re.Match) -> int:
+    """Where the element whose start tag `start` matched ends, its end tag included."""
+    tag = next(group for group in start.groups() if group)
+    inner_end = start.end() + len(element_inner(html_text, start, tag))
+    end_tag = re.compile(rf"</{tag}\s*>", re.I).match(html_text, inner_end)
+    return end_tag.end() if end_tag else inner_end
+
+
 def without_theme_parts(content: str) -> tuple[str, str | None]:
     """page.content as the theme was given it, and the title of the H1 the theme wrote when the page had none."""
     content = content.strip()
-    changed = True
-    while changed:
-        changed = False
-        start = _THEME_PARTS.match(content)
-        if start is not None:
-            tag = next(group for group in start.groups() if group)
-            content = content[start.end() + len(element_inner(content, start, tag)):]
-            content = re.sub(rf"^</{tag}\s*>", "", content, flags=re.I).strip()
-            changed = True
-        for last in reversed(list(_THEME_PARTS.finditer(content))):
-            tag = next(group for group in last.groups() if group)
-            inner = element_inner(content, last, tag)
-            rest = content[last.end() + len(inner):]
-            if re.fullmatch(rf"</{tag}\s*>\s*", rest, flags=re.I):
-                content = content[: last.start()].strip()
-                changed = True
+    while (first := _THEME_PARTS.match(content)) is not None:
+        content = content[_element_end(content, first):].strip()
+    while True:
+        last = next((part for part in reversed(list(_THEME_PARTS.finditer(content)))
+                     if _element_end(content, part) == len(content)), None)
+        if last is None:
             break
+        content = content[: last.start()].strip()
     theme_title = None
     # Material and Zensical write <h1>{{ page.title }}</h1> (no id: MkDocs' toc gives every heading one) when
     # page.content has no <h1.

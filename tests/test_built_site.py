@@ -171,6 +171,9 @@ def test_mkdocs_own_themes_and_material_without_sources(tmp_path: Path, theme: s
         assert (document["url"], document["title"], document["headings"], document["summary"]) == (
             expected[path]["url"], expected[path]["title"], expected[path]["headings"], expected[path]["summary"])
         assert document["meta"] == {} and document["modified_source"] == "mtime"
+    with session_over(plain.index_path) as mcp:
+        assert "without --docs-dir" in mcp.error("read", path="guide/setup.md", view="source")
+        assert mcp.ok("read", path="guide/setup.md", section="Install")["markdown"].startswith("### Install\n")
     # a rebuild writes every HTML file anew; pages whose content did not change keep their row and time
     before = index_rows(plain.index_path)
     plain.build()
