@@ -414,11 +414,11 @@ def match_sources(pages: list[SitePage], sources: dict[str, Source], directory_u
     URL segment being the slug of the source's `slug` or title."""
     by_url: dict[str, str] = {}
     for path in sources:
-        url = source_url(path, directory_urls)
+        url = _url_key(source_url(path, directory_urls))
         if path.endswith("README.md") and url in by_url:
             continue  # index.md wins over README.md
         by_url[url] = path
-    matched = {page.url: by_url[unquote(page.url)] for page in pages if unquote(page.url) in by_url}
+    matched = {page.url: by_url[_url_key(page.url)] for page in pages if _url_key(page.url) in by_url}
     unmatched = [s for path, s in sources.items() if path not in set(matched.values())]
     for page in pages:
         if page.url in matched:
@@ -433,6 +433,11 @@ def match_sources(pages: list[SitePage], sources: dict[str, Source], directory_u
             matched[page.url] = candidates[0]
             unmatched = [s for s in unmatched if s.path != candidates[0]]
     return matched
+
+
+def _url_key(url: str) -> str:
+    """A page URL as matching compares it: unquoted, `x/index.html` (a site without directory URLs) as `x/`."""
+    return unquote(url).removesuffix("index.html")
 
 
 def path_from_url(url: str, all_urls: set[str]) -> str:

@@ -156,9 +156,11 @@ PAGES = {
 EXTENSIONS = ["attr_list", "admonition", {"toc": {"permalink": True}}, "pymdownx.superfences"]
 
 
-@pytest.mark.parametrize("theme", ["mkdocs", "readthedocs", "material"])
-def test_mkdocs_own_themes_and_material_without_sources(tmp_path: Path, theme: str) -> None:
-    settings = {"theme": {"name": theme}, "markdown_extensions": EXTENSIONS, "site_url": "https://docs.example.com/"}
+@pytest.mark.parametrize("theme, directory_urls", [("mkdocs", True), ("readthedocs", True), ("material", True),
+                                                    ("material", False)])
+def test_mkdocs_own_themes_and_material_without_sources(tmp_path: Path, theme: str, directory_urls: bool) -> None:
+    settings = {"theme": {"name": theme}, "markdown_extensions": EXTENSIONS, "site_url": "https://docs.example.com/",
+                "use_directory_urls": directory_urls}
     plugin = built_site(tmp_path / "plugin", {**settings, "plugins": ["search", "vault-mcp"]}, PAGES)
     plain = built_site(tmp_path / "plain", {**settings, "plugins": ["search"]}, PAGES)
     line = summary_line(run_index(str(plain.site_dir)))  # no --docs-dir, no --config
