@@ -8,6 +8,8 @@ import sqlite3
 import sys
 from pathlib import Path
 
+from . import __version__
+
 DEFAULT_PORT = 8765  # not 8000: that is `mkdocs serve`'s
 USAGE_ERROR = 2  # as argparse exits on a bad command line
 
@@ -48,6 +50,7 @@ def port_number(text: str) -> int:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="mkdocs-vault-mcp", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve the MCP tools from a built site's index (read-only)")
     serve.add_argument("site", metavar="SITE_DIR", help="built site folder, or the path of an index.sqlite")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import secrets
 import sqlite3
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +43,15 @@ def build_snapshot(conn: sqlite3.Connection, tag_fields: list[str], stats: dict[
 
 
 def write_snapshot(snapshot: dict[str, Any], destination: Path) -> None:
+    """Replace `destination` whole, readable as any file the build writes (0666 less the umask): a web server
+    running as another user serves it. (mkstemp would make it private, 0600.)"""
     destination.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=destination.parent, prefix=".snapshot-", suffix=".tmp")
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        json.dump(snapshot, out, ensure_ascii=False, indent=1)
-    os.replace(temporary, destination)
+    temporary = destination.parent / f".snapshot-{secrets.token_hex(8)}.tmp"
+    handle = os.open(temporary, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(snapshot, out, ensure_ascii=False, indent=1)
+        os.replace(temporary, destination)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise

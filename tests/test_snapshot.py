@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -137,3 +139,16 @@ def test_empty_site_has_an_empty_snapshot(site):
     assert snapshot["total"] == 0
     assert snapshot["by_folder"] == {"total": 0, "buckets": [], "missing": 0, "truncated": False}
     assert snapshot["site_url"] is None
+
+
+def test_the_snapshot_is_as_readable_as_the_index_and_the_pages(site):
+    site.write("page.md", "# Page\n")
+    previous = os.umask(0o022)
+    try:
+        site.build()
+    finally:
+        os.umask(previous)
+    snapshot = site.site_dir / "vault-mcp" / "snapshot.json"
+    assert stat.S_IMODE(snapshot.stat().st_mode) == 0o644
+    assert stat.S_IMODE(site.index_path.stat().st_mode) == 0o644
+    assert [p.name for p in snapshot.parent.iterdir() if p.name.startswith(".")] == []  # no temporary left
