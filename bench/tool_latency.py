@@ -258,6 +258,7 @@ def main() -> None:
     pages = pages.fetchone()[0]
 
     samples = asyncio.run(measure_sessions(site, cases, args.calls, args.warmup))
+    load_during = os.getloadavg()[0]
     direct = measure_direct(index, cases, args.calls)
     ping = statistics.median(samples[LEGACY][PING])
 
@@ -314,7 +315,9 @@ def main() -> None:
         f" {ping:.3f} ms",
         f"verdict: the {MODERN} p50 against the target (what a client gets by default)",
         "sql p50: the same query function called in-process on a read-only connection (no MCP, no JSON)",
-        f"machine: Python {platform.python_version()}, {os.cpu_count()} CPUs, mcp {mcp_version()}",
+        f"machine: Python {platform.python_version()}, {os.cpu_count()} CPUs, mcp {mcp_version()};"
+        f" load average {load_during:.1f} after the sessions, {os.getloadavg()[0]:.1f} at the end"
+        " (other work on the machine inflates every number; the ratios to ping less so)",
         "",
         table(rows),
         "",
