@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..documents import normalize_value
+from . import cjk
 from .store import to_micros
 
 SCOPES = {
@@ -195,7 +196,8 @@ def literal_words(query: str) -> list[str]:
 
 
 def literal_expression(words: list[str], joiner: str = " ") -> str | None:
-    return joiner.join(f'"{word}"' for word in words) or None
+    """Each word quoted; a word with CJK in it becomes the phrase of its tokens as the index stores them."""
+    return joiner.join('"' + " ".join(literal_words(cjk.separate(word))) + '"' for word in words) or None
 
 
 def scoped(expression: str, scope: str) -> str:
@@ -215,11 +217,12 @@ def fts_expression(conn: sqlite3.Connection, query: str, scope: str) -> str | No
     """The query as FTS5 reads it; when SQLite rejects it, its literal words ANDed (None: no words).
 
     The query is checked on its own before it is scoped: `a) OR (b` is malformed, but once
-    wrapped as `{columns} : (a) OR (b)` it would parse, with `b` outside the scope.
+    wrapped as `{columns} : (a) OR (b)` it would parse, with `b` outside the scope. CJK runs are
+    spelled as the index stores them (index/cjk.py).
     """
-    query = query.strip()
-    if is_valid_match(conn, query):
-        expression = scoped(query, scope)
+    written = cjk.fts_query(query.strip()).strip()
+    if is_valid_match(conn, written):
+        expression = scoped(written, scope)
         if is_valid_match(conn, expression):
             return expression
     literal = literal_expression(literal_words(query))

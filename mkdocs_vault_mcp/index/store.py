@@ -23,11 +23,12 @@ from typing import Any, Callable
 
 
 from ..documents import Document
+from . import cjk
 
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
 # Bump when the schema or what goes into it changes: every page is indexed again.
-FORMAT_VERSION = "3"
+FORMAT_VERSION = "4"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 FTS_COLUMNS = ("path", "title", "headings", "summary", "body")
 
@@ -266,11 +267,12 @@ class IndexWriter:
                     position,
                     section.level,
                     section.anchor,
-                    document.path,
-                    document.title,
-                    section.trail,
-                    document.summary,
-                    section.body,
+                    # The FTS5 columns hold CJK text one character a token (index/cjk.py).
+                    cjk.separate(document.path),
+                    cjk.separate(document.title),
+                    cjk.separate(section.trail),
+                    cjk.separate(document.summary),
+                    cjk.separate(section.body),
                 )
                 for position, section in enumerate(document.sections)
             ],
