@@ -38,6 +38,7 @@ class Filters:
     filters: dict[str, Any] = field(default_factory=dict)
     modified_after: str | None = None
     modified_before: str | None = None
+    language: str | None = None
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,18 @@ def check_field(conn: sqlite3.Connection, name: str) -> str:
     return name
 
 
+def site_languages(conn: sqlite3.Connection) -> list[str]:
+    """The languages of the site's pages, sorted."""
+    return [row[0] for row in conn.execute("SELECT DISTINCT language FROM documents ORDER BY language")]
+
+
+def check_language(conn: sqlite3.Connection, language: str) -> str:
+    if conn.execute("SELECT 1 FROM documents WHERE language = ? LIMIT 1", [language]).fetchone() is None:
+        listing = ", ".join(map(repr, site_languages(conn))) or "none: the index has no pages"
+        raise InvalidArgument(f"No page is in language {language!r}; the site's languages: {listing}.")
+    return language
+
+
 def compile_filters(conn: sqlite3.Connection, filters: Filters) -> Compiled:
     check_choice("scope", filters.scope, tuple(SCOPES))
     clauses: list[str] = []
@@ -150,6 +163,11 @@ def compile_filters(conn: sqlite3.Connection, filters: Filters) -> Compiled:
         else:
             clauses.append(f"d.id IN (SELECT document_id FROM field_values WHERE {holds_value})")
         params += [name, *values]
+
+    # After the field filters: a language is most of a single-language site, no narrowing worth an EXISTS.
+    if filters.language is not None:
+        clauses.append("d.language = ?")
+        params.append(check_language(conn, filters.language))
 
     if filters.modified_after is not None:
         clauses.append("d.modified >= ?")

@@ -246,6 +246,8 @@ def search(
     check_range("limit", limit, 1, 100)
     check_range("sections_per_page", sections_per_page, 1, 10)
     base = compile_filters(conn, dataclasses.replace(filters, query=None))
+    if filters.language is None:
+        base = without_repeated_text(conn, base)
     plan = plan_query(conn, query, filters.scope)
     if plan.strict is None:
         return []
@@ -261,6 +263,22 @@ def search(
     sections = _candidate_sections(conn, match, within, base, plan, filters.scope, count, per_page)
     pages = sorted(_pages(sections).values(), key=lambda page: (-page["score"], page["path"]))[:limit]
     return [_page_result(page, sections_per_page) for page in pages]
+
+
+def without_repeated_text(conn: sqlite3.Connection, base: Compiled) -> Compiled:
+    """Leave out a fallback copy (mkdocs-static-i18n) when the page it copies passes the same filters.
+
+    A fallback copy holds the default language's text under another language's URL: without a language
+    filter both would match and rank alike, showing the same text twice. The copy still answers when
+    only it passes the filters (a folder of its language).
+    """
+    if conn.execute("SELECT 1 FROM documents WHERE fallback_of IS NOT NULL LIMIT 1").fetchone() is None:
+        return base
+    where = (
+        f"({base.where}) AND (d.fallback_of IS NULL OR d.fallback_of NOT IN"
+        f" (SELECT d.path FROM documents d WHERE {base.where}))"
+    )
+    return Compiled(where, [*base.params, *base.params], base.match)
 
 
 def _page_count(conn: sqlite3.Connection, match: str, base: Compiled, enough: int) -> int:
