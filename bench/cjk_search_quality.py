@@ -87,7 +87,8 @@ def main() -> None:
             )
         conn.close()
     header = (
-        f"CJK search quality: {len(queries)} judged queries ({args.queries.name}), FastAPI docs, one site per language.\n"
+        f"CJK search quality: {len(queries)} judged queries ({args.queries.name}), FastAPI docs, "
+        "one site per language.\n"
         f"package: {package_root / 'mkdocs_vault_mcp'}\n"
         "Target: MRR@10 >= 0.80 in each language, no empty answer.\n"
         f"command: .venv/bin/python bench/cjk_search_quality.py {' '.join(sys.argv[1:])}".rstrip() + "\n"

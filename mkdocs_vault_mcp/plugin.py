@@ -318,11 +318,11 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             with self.read_index() as conn:
                 self.stats = queries.index_stats(conn, page_language)
                 self.page_snapshot = build_snapshot(conn, self.config.tag_fields, self.stats, page_language)
-                self.snapshot = None
-                if self.last_language:
-                    whole = self.stats if page_language is None else queries.index_stats(conn)
-                    self.snapshot = self.page_snapshot if page_language is None else build_snapshot(
-                        conn, self.config.tag_fields, whole)
+                self.snapshot = None  # written by the last language's build only
+                if self.last_language and page_language is None:
+                    self.snapshot = self.page_snapshot
+                elif self.last_language:
+                    self.snapshot = build_snapshot(conn, self.config.tag_fields, queries.index_stats(conn))
         return env
 
     def _commit_index(self, files: Files, config: Any) -> None:

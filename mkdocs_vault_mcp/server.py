@@ -580,6 +580,7 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         Use it to look something up. Each page appears once with its best sections; pass a result's path
         (and a section heading) to read for the full text. Ranked by relevance; when fewer than limit pages
         match every word, pages matching most of the meaningful words rank with them. Filters always hold.
+        On a multilingual site, without language an untranslated page shows once, not once per language.
         Results are capped and ranked, so do not count them: for exact totals use count_documents, for
         complete lists query_documents.
         """

@@ -28,7 +28,7 @@ from . import cjk
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
 # Bump when the schema or what goes into it changes: every page is indexed again.
-FORMAT_VERSION = "5"
+FORMAT_VERSION = "6"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 FTS_COLUMNS = ("path", "title", "headings", "summary", "body")
 
@@ -294,6 +294,8 @@ class IndexWriter:
         )
         document_id = cursor.lastrowid
         self.conn.execute("INSERT INTO sources (document_id, markdown) VALUES (?, ?)", [document_id, document.markdown])
+        # The FTS5 columns hold CJK text one character a token (index/cjk.py); page-level text once a page.
+        path, title, summary = cjk.separate(document.path), cjk.separate(document.title), cjk.separate(document.summary)
         self.conn.executemany(
             "INSERT INTO sections (document_id, position, level, anchor, path, title, headings, summary, body)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -303,11 +305,10 @@ class IndexWriter:
                     position,
                     section.level,
                     section.anchor,
-                    # The FTS5 columns hold CJK text one character a token (index/cjk.py).
-                    cjk.separate(document.path),
-                    cjk.separate(document.title),
+                    path,
+                    title,
                     cjk.separate(section.trail),
-                    cjk.separate(document.summary),
+                    summary,
                     cjk.separate(section.body),
                 )
                 for position, section in enumerate(document.sections)
