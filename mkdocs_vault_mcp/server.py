@@ -539,7 +539,7 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         wait_for_pending_writes: Wait = False,
     ) -> Annotated[CallToolResult, QueryOutput]:
         """List the pages that match all given filters, as rows (path, title, folder, url, modified, summary,
-        front matter) without their text, sorted and paged.
+        front matter, language) without their text, sorted and paged.
 
         Use it to enumerate pages by folder, path glob, front matter value or date range. total is the exact
         number of matches; pass next_offset back as offset until it is null to see them all. A query here

@@ -99,6 +99,8 @@ def test_each_page_has_its_language_and_its_own_url(polyglot: tuple[str, Site], 
     assert found[fallback]["fallback_of"] == original
     assert found[fallback]["url"] == "/fr/only-english/"
     assert found[fallback]["title"] == found[original]["title"] == "Kumquats"
+    read = session.ok("read", path=fallback)
+    assert read["url"] == "/fr/only-english/" and "kumquat chapter" in read["markdown"]
     french = {source_path(layout, "fr", "index"), source_path(layout, "fr", "guide"), fallback}
     assert set(rows(session, language="fr")) == french
     recent = session.ok("get_recent", language="de")["result"]
