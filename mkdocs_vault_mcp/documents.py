@@ -42,6 +42,8 @@ class Document:
     sections: list[Section] = field(default_factory=list)
     values: dict[str, list[str]] = field(default_factory=dict)
     fingerprint: str = ""
+    language: str = ""  # the locale the page is published in (mkdocs-static-i18n's, else theme.language)
+    fallback_of: str | None = None  # the path of the default-language page this page copies, if it is a fallback
 
     @property
     def folder(self) -> str:
@@ -76,6 +78,8 @@ def build_document(
     modified_source: str,
     indexed_fields: str | list[str],
     fingerprint: str,
+    language: str = "",
+    fallback_of: str | None = None,
 ) -> Document:
     content = page_content(html_content)
     sections = split_sections(content)
@@ -95,6 +99,8 @@ def build_document(
         sections=sections,
         values=field_values(meta, indexed_fields),
         fingerprint=fingerprint,
+        language=language,
+        fallback_of=fallback_of,
     )
 
 

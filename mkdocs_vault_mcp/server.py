@@ -90,6 +90,14 @@ Wait = Annotated[
     ),
 ]
 PageLimit = Annotated[int, Field(ge=1, le=1000, description="Maximum pages returned, 1-1000.")]
+Language = Annotated[
+    str,
+    Field(
+        description="The pages' language code, as the site configures it ('en', 'fr'; stats lists them). "
+        "Every page has one; a fallback copy (an untranslated page another language publishes) has the "
+        "language that publishes it."
+    ),
+]
 
 
 # --- Output models (the published output schemas) ----------------------------------------------
@@ -103,6 +111,11 @@ class DocumentRow(BaseModel):
     modified: str = Field(description="RFC 3339, UTC.")
     summary: str
     meta: dict[str, Any] = Field(description="The page's front matter.")
+    language: str = Field(description="The language the page is published in.")
+    fallback_of: str | None = Field(
+        description="For a fallback copy (an untranslated page published in this language), the path of the "
+        "default-language page it repeats; null otherwise."
+    )
 
 
 class CountOutput(BaseModel):
@@ -191,6 +204,7 @@ class StatsOutput(BaseModel):
     built_at: str | None
     site_name: str
     site_url: str | None
+    languages: list[str] = Field(description="The languages of the site's pages, sorted.")
     index_stale: bool
 
 
@@ -418,6 +432,7 @@ def filters_from(
     filters: Any = None,
     modified_after: str | None = None,
     modified_before: str | None = None,
+    language: str | None = None,
 ) -> Filters:
     return Filters(
         query=query,
@@ -428,6 +443,7 @@ def filters_from(
         filters={} if filters is None else filters,
         modified_after=modified_after,
         modified_before=modified_before,
+        language=language,
     )
 
 
@@ -444,6 +460,7 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         filters: FieldFilters = None,
         modified_after: After = None,
         modified_before: Before = None,
+        language: Language = None,
         wait_for_pending_writes: Wait = False,
     ) -> Annotated[CallToolResult, CountOutput]:
         """Count the pages that match all given filters; returns the number alone.
@@ -454,15 +471,15 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         aggregate_documents; to see which pages match use query_documents; to find the text that answers
         a question use search.
         """
-        given = filters_from(query, scope, path, folder, pattern, filters, modified_after, modified_before)
+        given = filters_from(query, scope, path, folder, pattern, filters, modified_after, modified_before, language)
         return await index.answer(lambda conn: {"total": queries.count_documents(conn, given)}, wait_for_pending_writes)
 
     async def aggregate_documents(
         by: Annotated[
-            Literal["folder", "tag", "month"],
+            Literal["folder", "tag", "month", "language"],
             Field(
                 description="folder (each page counts in its own folder; \"\" is the root), tag (the values of "
-                "field) or month (UTC YYYY-MM of the modification time)."
+                "field), month (UTC YYYY-MM of the modification time) or language."
             ),
         ],
         field: Annotated[
@@ -479,10 +496,11 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         filters: FieldFilters = None,
         modified_after: After = None,
         modified_before: Before = None,
+        language: Language = None,
         wait_for_pending_writes: Wait = False,
     ) -> Annotated[CallToolResult, AggregateOutput]:
-        """Group the pages that match all given filters into buckets by folder, tag value or month of
-        modification, with a count per bucket.
+        """Group the pages that match all given filters into buckets by folder, tag value, month of
+        modification or language, with a count per bucket.
 
         Use it for a distribution in one call ("pages per folder", "most used tags", "changes per month")
         instead of one count_documents call per value; use query_documents to list the pages of a bucket.
@@ -491,7 +509,7 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         count descending, then key.casefold(), then key; truncated is true when more buckets existed than
         limit.
         """
-        given = filters_from(query, scope, path, folder, pattern, filters, modified_after, modified_before)
+        given = filters_from(query, scope, path, folder, pattern, filters, modified_after, modified_before, language)
         return await index.answer(
             lambda conn: queries.aggregate_documents(conn, by, given, field=field, limit=limit),
             wait_for_pending_writes,
@@ -500,18 +518,19 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
     async def get_recent(
         limit: PageLimit = 20,
         folder: Folder = None,
+        language: Language = None,
         wait_for_pending_writes: Wait = False,
     ) -> Annotated[CallToolResult, RecentOutput]:
         """List the most recently modified pages, newest first (ties by path), with title, URL, summary and
         front matter.
 
         Use it to see what changed lately or to resume work on recent pages; it needs no query. Only folder
-        narrows it: for a date range, other filters, another order or paging use query_documents with
+        and language narrow it: for a date range, other filters, another order or paging use query_documents with
         sort=modified. A page's modification time is its last git commit, its file time, or a front matter
         date when the site is configured so; times are in UTC.
         """
         return await index.answer(
-            lambda conn: {"result": queries.get_recent(conn, limit=limit, folder=folder)},
+            lambda conn: {"result": queries.get_recent(conn, limit=limit, folder=folder, language=language)},
             wait_for_pending_writes,
             stale_field=False,
         )
@@ -525,6 +544,7 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         filters: FieldFilters = None,
         modified_after: After = None,
         modified_before: Before = None,
+        language: Language = None,
         sort: Annotated[
             Literal["path", "modified", "title"],
             Field(description="path and title sort by code point; ties by path."),
@@ -537,14 +557,14 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         wait_for_pending_writes: Wait = False,
     ) -> Annotated[CallToolResult, QueryOutput]:
         """List the pages that match all given filters, as rows (path, title, folder, url, modified, summary,
-        front matter) without their text, sorted and paged.
+        front matter, language) without their text, sorted and paged.
 
         Use it to enumerate pages by folder, path glob, front matter value or date range. total is the exact
         number of matches; pass next_offset back as offset until it is null to see them all. A query here
         only selects pages: to rank pages by relevance and see matching passages use search. For a number
         alone use count_documents, for counts per group aggregate_documents.
         """
-        given = filters_from(query, scope, path, folder, pattern, filters, modified_after, modified_before)
+        given = filters_from(query, scope, path, folder, pattern, filters, modified_after, modified_before, language)
         return await index.answer(
             lambda conn: queries.query_documents(conn, given, sort=sort, order=order, limit=limit, offset=offset),
             wait_for_pending_writes,
@@ -569,6 +589,7 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         filters: FieldFilters = None,
         modified_after: After = None,
         modified_before: Before = None,
+        language: Language = None,
         wait_for_pending_writes: Wait = False,
     ) -> Annotated[CallToolResult, SearchOutput]:
         """Find the pages and sections that answer a question, best first, with snippets that mark the
@@ -577,10 +598,11 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         Use it to look something up. Each page appears once with its best sections; pass a result's path
         (and a section heading) to read for the full text. Ranked by relevance; when fewer than limit pages
         match every word, pages matching most of the meaningful words rank with them. Filters always hold.
+        On a multilingual site, without language an untranslated page shows once, not once per language.
         Results are capped and ranked, so do not count them: for exact totals use count_documents, for
         complete lists query_documents.
         """
-        given = filters_from(query, scope, path, folder, pattern, filters, modified_after, modified_before)
+        given = filters_from(query, scope, path, folder, pattern, filters, modified_after, modified_before, language)
         return await index.answer(
             lambda conn: {
                 "result": ranked.search(conn, query, given, limit=limit, sections_per_page=sections_per_page)
@@ -641,7 +663,7 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
 
     titles = {
         count_documents: "Count pages",
-        aggregate_documents: "Group pages by folder, tag or month",
+        aggregate_documents: "Group pages by folder, tag, month or language",
         get_recent: "Recently modified pages",
         query_documents: "List pages",
         search: "Search the documentation",

@@ -19,13 +19,16 @@ BUCKET_LIMIT = 1000  # the largest limit aggregate_documents accepts
 SNAPSHOT_URI = "vault-mcp/snapshot.json"  # where the build writes it, relative to site_dir
 
 
-def build_snapshot(conn: sqlite3.Connection, tag_fields: list[str], stats: dict[str, Any]) -> dict[str, Any]:
+def build_snapshot(
+    conn: sqlite3.Connection, tag_fields: list[str], stats: dict[str, Any], language: str | None = None
+) -> dict[str, Any]:
     """Spec section 6: each `by_*` is aggregate_documents' answer with no filters and the largest limit.
 
     `stats` is index_stats' answer on the same connection. `by_tag` has one entry per field of `tag_fields`
-    that is indexed on this site, in `tag_fields` order.
+    that is indexed on this site, in `tag_fields` order. With `language`, every answer is for that
+    language's pages only (what a multilingual site's stats page in that language shows).
     """
-    everything = Filters()
+    everything = Filters(language=language)
     return {
         "schema_version": SCHEMA_VERSION,
         "generated_at": rfc3339(to_micros(dt.datetime.now(dt.timezone.utc))),
@@ -34,6 +37,7 @@ def build_snapshot(conn: sqlite3.Connection, tag_fields: list[str], stats: dict[
         "total": stats["document_count"],
         "by_folder": aggregate_documents(conn, "folder", everything, limit=BUCKET_LIMIT),
         "by_month": aggregate_documents(conn, "month", everything, limit=BUCKET_LIMIT),
+        "by_language": aggregate_documents(conn, "language", everything, limit=BUCKET_LIMIT),
         "by_tag": {
             field: aggregate_documents(conn, "tag", everything, field=field, limit=BUCKET_LIMIT)
             for field in tag_fields

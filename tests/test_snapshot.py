@@ -14,7 +14,9 @@ from mcp import Client
 
 from mkdocs_vault_mcp.server import IndexReader, create_server
 
-SNAPSHOT_KEYS = ["schema_version", "generated_at", "site_name", "site_url", "total", "by_folder", "by_month", "by_tag"]
+SNAPSHOT_KEYS = [
+    "schema_version", "generated_at", "site_name", "site_url", "total", "by_folder", "by_month", "by_language", "by_tag"
+]
 
 
 def call_tools(index: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -44,12 +46,14 @@ def assert_snapshot_matches_tools(site, tag_fields: list[str]) -> dict[str, Any]
         ("count_documents", {}),
         ("aggregate_documents", {"by": "folder", "limit": 1000}),
         ("aggregate_documents", {"by": "month", "limit": 1000}),
+        ("aggregate_documents", {"by": "language", "limit": 1000}),
         *[("aggregate_documents", {"by": "tag", "field": name, "limit": 1000}) for name in tag_fields],
     ]
-    count, by_folder, by_month, *by_tag = call_tools(site.index_path, calls)
+    count, by_folder, by_month, by_language, *by_tag = call_tools(site.index_path, calls)
     assert snapshot["total"] == count["total"]
     assert snapshot["by_folder"] == by_folder
     assert snapshot["by_month"] == by_month
+    assert snapshot["by_language"] == by_language
     assert snapshot["by_tag"] == dict(zip(tag_fields, by_tag))
     assert list(snapshot["by_tag"]) == tag_fields  # in the order of the tag_fields option
     return snapshot
@@ -79,6 +83,8 @@ def test_snapshot_is_the_aggregate_tool_answer_and_leaves_drafts_out(site):
 
     assert list(snapshot) == SNAPSHOT_KEYS
     assert snapshot["schema_version"] == 1
+    # A single-language site: every page in the theme's language (`en` when the theme names none).
+    assert snapshot["by_language"]["buckets"] == [{"key": "en", "count": snapshot["total"]}]
     generated = dt.datetime.fromisoformat(snapshot["generated_at"].replace("Z", "+00:00"))
     assert snapshot["generated_at"].endswith("Z") and before <= generated <= dt.datetime.now(dt.timezone.utc)
     assert snapshot["site_name"] == "Test site"
