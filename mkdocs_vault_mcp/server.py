@@ -8,6 +8,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal
 
@@ -18,7 +19,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, WithJsonSchema
 
-from . import __version__
+from . import __version__, limits
 from .freshness import Freshness
 from .index import queries
 from .index import search as ranked
@@ -182,10 +183,17 @@ class StatsOutput(BaseModel):
 class IndexReader:
     """Opens the index read-only, once per worker thread, and again after the file was replaced."""
 
-    def __init__(self, path: Path, freshness: Freshness | None = None, wait_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        path: Path,
+        freshness: Freshness | None = None,
+        wait_timeout: float = 30.0,
+        call_seconds: float = limits.CALL_SECONDS,
+    ) -> None:
         self.path = path
         self.freshness = freshness or Freshness()
         self.wait_timeout = wait_timeout
+        self.call_seconds = call_seconds
         self._local = threading.local()
 
     def connection(self) -> sqlite3.Connection:
@@ -197,8 +205,14 @@ class IndexReader:
         if cached is None or cached[0] != identity:
             if cached is not None:
                 cached[1].close()
-            self._local.cached = cached = (identity, open_read_only(self.path))
+            conn = open_read_only(self.path)
+            # Every 10,000 SQLite steps (~0.1 ms), whether this call has used up its time.
+            conn.set_progress_handler(self._out_of_time, 10_000)
+            self._local.cached = cached = (identity, conn)
         return cached[1]
+
+    def _out_of_time(self) -> bool:
+        return time.monotonic() > self._local.deadline
 
     def is_pending(self) -> bool:
         return self.freshness.pending
@@ -206,19 +220,16 @@ class IndexReader:
     async def answer(
         self, compute: Callable[[sqlite3.Connection], dict[str, Any]], wait: bool, stale_field: bool = True
     ) -> CallToolResult:
-        """Run one query on the event loop's own connection.
+        """Run one query on a worker thread, in one read transaction, within `call_seconds` of SQL work.
 
-        The tools are async on purpose: a sync tool costs a worker-thread hop per call, which is most
-        of a millisecond-scale answer. Only a wait for pending writes, which may take seconds, leaves
-        the loop.
+        On a worker thread so that a slow call never holds the event loop, which serves every other client
+        (SQLite releases the GIL while it works). In one transaction so that every statement of an answer
+        (a count and its rows) reads the same snapshot of the index.
         """
         if wait and self.freshness.may_be_pending:
             await anyio.to_thread.run_sync(self.freshness.wait, self.wait_timeout)
         token = self.freshness.begin_read()
-        try:
-            data = compute(self.connection())
-        except InvalidArgument as error:
-            raise ToolError(str(error)) from None
+        data = await anyio.to_thread.run_sync(self._read, compute)
         stale = self.freshness.is_stale(token)
         if stale_field:
             data["index_stale"] = stale
@@ -227,6 +238,25 @@ class IndexReader:
             structured_content=data,
             _meta={"index_stale": stale},
         )
+
+    def _read(self, compute: Callable[[sqlite3.Connection], dict[str, Any]]) -> dict[str, Any]:
+        conn = self.connection()
+        self._local.deadline = time.monotonic() + self.call_seconds
+        try:
+            conn.execute("BEGIN")
+            try:
+                return compute(conn)
+            finally:
+                conn.rollback()  # nothing was written: ends the read, and its snapshot
+        except InvalidArgument as error:
+            raise ToolError(str(error)) from None
+        except sqlite3.OperationalError as error:
+            if str(error) == "interrupted":
+                raise ToolError(
+                    f"This call needed more than {self.call_seconds:g} seconds of work, the limit per call; "
+                    "narrow it (a folder, a path pattern, fewer or more specific query words)."
+                ) from None
+            raise ToolError(f"The index could not answer: {error}.") from None
 
 
 # --- Arguments, checked against the published input schema -------------------------------------
@@ -253,7 +283,7 @@ class CheckedTool(Tool):
         except ToolError as error:
             message = str(error)
         return CallToolResult(
-            content=[TextContent(type="text", text=message)], is_error=True, _meta={"index_stale": self.is_stale()}
+            content=[TextContent(type="text", text=limits.cut(message))], is_error=True, _meta={"index_stale": self.is_stale()}
         )
 
     def checked(self, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -275,6 +305,7 @@ class CheckedTool(Tool):
                 where, rule, found = problem
                 note = f" ({rule['description']})" if where and "description" in rule else ""
                 raise InvalidArgument(f"{name}{where} must be {accepted(rule)}{note}; got {shown(found)}.")
+            limits.check_argument(name, value)
             checked[name] = value
         for name in required:
             if name not in checked:
