@@ -169,26 +169,34 @@ class LiveServer:
         log.info(f"MCP server for AI agents (Streamable HTTP): {self.url}")
         return True
 
-    def watch(self, paths: Iterable[str]) -> None:
+    def watch(self, paths: Iterable[str], mkdocs_server: Any = None) -> None:
         """A saved file is a pending index update until the rebuild it causes has committed.
 
         MkDocs notices changes by polling every half second; the system's file events arrive sooner, and
         a call with wait_for_pending_writes also asks the files (their change times) before it trusts them.
+
+        MkDocs starts watching only once the first build is over and `mkdocs_server` serves: a page saved
+        before that (after the first build read it) would never be rebuilt, nor indexed. So a save found
+        from the first build's start until MkDocs watches makes MkDocs rebuild.
         """
         from watchdog.observers import Observer
         from watchdog.observers.polling import PollingObserver
 
         targets = watch_targets(paths)
         self.freshness.probe = lambda since_ns: changed_since(targets, since_ns)
+        rebuild = RebuildBeforeMkDocsWatches(mkdocs_server)
         observer = Observer()
         try:
-            schedule(observer, targets, self.freshness).start()
+            schedule(observer, targets, self.freshness, rebuild).start()
             self.observer = observer
         except OSError as error:  # e.g. the inotify watch limit
             observer.stop()
             log.debug(f"File events unavailable ({error}); polling for changes instead")
-            self.observer = schedule(PollingObserver(timeout=0.5), targets, self.freshness)
+            self.observer = schedule(PollingObserver(timeout=0.5), targets, self.freshness, rebuild)
             self.observer.start()
+        # Saved since the first build started, before these watchers: only the change times tell.
+        if self.freshness.catch_up_with_saves():
+            rebuild()
 
     def release(self) -> None:
         if self.socket is not None:
@@ -293,7 +301,30 @@ def changed_since(targets: dict[Path, bool], since_ns: int) -> bool:
     return False
 
 
-def schedule(observer: Any, targets: dict[Path, bool], freshness: Freshness) -> Any:
+class RebuildBeforeMkDocsWatches:
+    """Asks MkDocs for a rebuild, as its own watcher does, for a save it has not started watching for yet.
+
+    Uses the flag of MkDocs 1.6's LiveReloadServer that its file watcher sets (there is no public way);
+    with another server, it does nothing, and the save stays pending until `settle` runs out.
+    """
+
+    def __init__(self, mkdocs_server: Any) -> None:
+        self.server = mkdocs_server
+
+    def __call__(self) -> None:
+        condition = getattr(self.server, "_rebuild_cond", None)
+        observer = getattr(self.server, "observer", None)
+        if condition is None or observer is None or observer.is_alive():
+            return  # MkDocs watches: it saw the save itself
+        log.debug("A page was saved before MkDocs watched for changes; rebuilding")
+        with condition:
+            self.server._want_rebuild = True
+            condition.notify_all()
+
+
+def schedule(
+    observer: Any, targets: dict[Path, bool], freshness: Freshness, rebuild: Any = lambda: None
+) -> Any:
     from watchdog import events
 
     # Writes, creations, removals and moves only: MkDocs rebuilds on those. Opening and reading are left
@@ -310,6 +341,7 @@ def schedule(observer: Any, targets: dict[Path, bool], freshness: Freshness) -> 
                 return
             if self.only is None or self.only in (event.src_path, getattr(event, "dest_path", None)):
                 freshness.change_seen()
+                rebuild()
 
     for target, recursive in targets.items():
         if recursive:

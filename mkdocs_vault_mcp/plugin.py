@@ -294,7 +294,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         # config.watch (`-w`) after this event; theme folders (`--watch-theme`) only show in its own list.
         if self.live is not None and self.live.running:
             watched = getattr(server, "_watched_paths", {})
-            self.live.watch([config.docs_dir, config.config_file_path, *config.watch, *watched])
+            self.live.watch([config.docs_dir, config.config_file_path, *config.watch, *watched], server)
         return server
 
     def on_build_error(self, *, error: Exception) -> None:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import http.client
 import json
+import asyncio
 import random
+import sqlite3
 import statistics
 import string
 import subprocess
@@ -19,8 +21,11 @@ from typing import Any, Iterator
 
 import pytest
 
+from mcp import Client
+
 from conftest import Site, built_site, free_port
 from mcp_session import session_over, session_with
+from test_live import data, serve_factory, write_site  # noqa: F401 (serve_factory is a fixture)
 from mkdocs_vault_mcp import limits
 from mkdocs_vault_mcp.server import IndexReader, create_server
 
@@ -294,3 +299,74 @@ def rss_of(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) * 1024
     raise AssertionError(f"no VmRSS for process {pid}")
+
+
+# --- 4. freshness from the start of mkdocs serve, one snapshot per answer -----------------------------
+
+# Saves a page at the end of the first build: after MkDocs read the pages, before anyone watches for changes.
+SAVE_DURING_FIRST_BUILD = """
+import pathlib
+
+def on_post_build(config):
+    late = pathlib.Path(config.docs_dir) / "guide" / "late.md"
+    if not late.exists():
+        late.write_text("# Late\\n\\nSaved while the first build ended.\\n")
+"""
+
+
+def test_a_page_saved_before_serve_watches_is_indexed_or_flagged(tmp_path, serve_factory):
+    port = free_port()
+    config = write_site(tmp_path, mcp_port=port)
+    (tmp_path / "hooks" / "late.py").write_text(SAVE_DURING_FIRST_BUILD)
+    config.write_text(config.read_text().replace("  - hooks/slow.py\n", "  - hooks/slow.py\n  - hooks/late.py\n"))
+    serve = serve_factory(config, mcp_port=port)
+    serve.wait_for(r"Serving on ")
+
+    async def session() -> None:
+        async with Client(serve.url) as client:
+            answer = data(await client.call_tool("count_documents", {"path": "guide/late.md"}))
+            assert answer["total"] == 1 or answer["index_stale"], answer
+            waited = data(await client.call_tool("count_documents", {"path": "guide/late.md",
+                                                                     "wait_for_pending_writes": True}))
+            assert waited == {"total": 1, "index_stale": False}, serve.log
+
+    asyncio.run(session())
+    serve.interrupt()
+
+
+def test_a_count_and_its_rows_come_from_one_snapshot_while_the_index_changes(small):
+    """query_documents counts and lists in two statements; a commit between them tore the answer."""
+    working = small.root / ".cache" / "plugin" / "vault-mcp" / "build.sqlite"  # WAL, as under mkdocs serve
+    stop = threading.Event()
+    commits = [0]
+
+    def write_and_remove() -> None:
+        writer = sqlite3.connect(working, isolation_level=None)
+        try:
+            while not stop.is_set():
+                writer.execute("BEGIN IMMEDIATE")
+                writer.executemany(
+                    "INSERT INTO documents (path, folder, url, title, summary, meta, headings, modified)"
+                    " VALUES (?, 'extra', '/x/', 'x', '', '{}', '[]', 0)",
+                    [(f"extra/{n}.md",) for n in range(50)],
+                )
+                writer.execute("COMMIT")
+                writer.execute("DELETE FROM documents WHERE folder = 'extra'")
+                commits[0] += 2
+        finally:
+            writer.close()
+
+    thread = threading.Thread(target=write_and_remove)
+    torn = []
+    with session_over(working) as mcp:
+        thread.start()
+        try:
+            for _ in range(300):
+                answer = mcp.ok("query_documents", limit=1000)
+                if answer["total"] != len(answer["result"]):
+                    torn.append((answer["total"], len(answer["result"])))
+        finally:
+            stop.set()
+            thread.join()
+    assert commits[0] > 100, "the index hardly changed while it was read; the test proves nothing"
+    assert not torn, torn
