@@ -44,7 +44,13 @@ def build_snapshot(conn: sqlite3.Connection, tag_fields: list[str], stats: dict[
 
 def write_snapshot(snapshot: dict[str, Any], destination: Path) -> None:
     destination.parent.mkdir(parents=True, exist_ok=True)
+    for leftover in destination.parent.glob(".snapshot-*.tmp"):  # from a build killed while it wrote
+        leftover.unlink(missing_ok=True)
     handle, temporary = tempfile.mkstemp(dir=destination.parent, prefix=".snapshot-", suffix=".tmp")
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        json.dump(snapshot, out, ensure_ascii=False, indent=1)
-    os.replace(temporary, destination)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(snapshot, out, ensure_ascii=False, indent=1)
+        os.replace(temporary, destination)
+    except BaseException:  # a full disk, say: no half-written file left in the site
+        Path(temporary).unlink(missing_ok=True)
+        raise

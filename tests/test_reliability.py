@@ -48,15 +48,21 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> Site:
 def large(tmp_path_factory: pytest.TempPathFactory) -> Site:
     """100 pages of 20 sections of random words (200,000 distinct words): a query on every prefix of them
     costs about a second of SQL, a count a few milliseconds."""
+    config = {"plugins": [{"vault-mcp": {"stats_page": False}}]}
+    return built_site(tmp_path_factory.mktemp("large"), config, random_pages(100))
+
+
+def random_pages(count: int, sections: int = 20, words: int = 100) -> dict[str, str]:
+    """`count` pages of `sections` sections of `words` random 7-letter words each."""
     rng = random.Random(3)
     pages = {}
-    for number in range(100):
-        sections = [
-            f"## Part {part}\n\n" + " ".join("".join(rng.choices(string.ascii_lowercase, k=7)) for _ in range(100))
-            for part in range(20)
+    for number in range(count):
+        parts = [
+            f"## Part {part}\n\n" + " ".join("".join(rng.choices(string.ascii_lowercase, k=7)) for _ in range(words))
+            for part in range(sections)
         ]
-        pages[f"p{number:03}.md"] = f"# Page {number}\n\n" + "\n\n".join(sections) + "\n"
-    return built_site(tmp_path_factory.mktemp("large"), {"plugins": [{"vault-mcp": {"stats_page": False}}]}, pages)
+        pages[f"p{number:03}.md"] = f"# Page {number}\n\n" + "\n\n".join(parts) + "\n"
+    return pages
 
 
 @dataclass
