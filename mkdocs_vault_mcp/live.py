@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hmac
+import ipaddress
 import logging
 import os
+import signal
 import socket
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import uvicorn
 from mcp.server.mcpserver import MCPServer
@@ -28,10 +32,18 @@ HTTP_LOGGERS = ("mcp", "uvicorn", "sse_starlette", "starlette")
 STOP_SECONDS = 3.0
 
 
+WILDCARD_ADDRESSES = ("0.0.0.0", "::", "")
+
+
 def transport_security(host: str, allowed_hosts: list[str]) -> TransportSecuritySettings:
-    """DNS rebinding protection: only loopback names, plus the hosts the owner allowed, may call."""
-    names = list(LOOPBACK_NAMES) + [h for h in allowed_hosts if h]
-    if host not in LOOPBACK_ADDRESSES + ("0.0.0.0", "::", ""):
+    """DNS rebinding protection: only loopback names, plus the hosts the owner allowed, may call.
+
+    Bound to one address beyond loopback, no request can come through loopback: a loopback name in its Host
+    would be a lie. (Bound to every address, `Guard` refuses it on the connections that did not.)
+    """
+    one_outside_address = host not in LOOPBACK_ADDRESSES + WILDCARD_ADDRESSES
+    names = ([] if one_outside_address else list(LOOPBACK_NAMES)) + [h for h in allowed_hosts if h]
+    if one_outside_address:
         names.append(url_host(host))
     hosts = []
     for name in dict.fromkeys(names):
@@ -44,8 +56,13 @@ def has_port(name: str) -> bool:
     return name.rpartition(":")[2].isdigit() and (not name.startswith("[") or "]:" in name)
 
 
-def bind(host: str, port: int) -> socket.socket:
-    """Bind and listen before serving, so a busy port is an error here and not a dead thread."""
+def bind(host: str, port: int, share_port: bool = False) -> socket.socket:
+    """Bind and listen before serving, so a busy port is an error here and not a dead thread.
+
+    `share_port`: each worker process listens on a socket of its own on the same port (SO_REUSEPORT), and the
+    kernel spreads new connections over them. (One socket shared by all would not: the first process to wake
+    accepts every connection waiting, and 50 clients connecting at once all land on it.)
+    """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP given, not left 0: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on accepted
     # sockets whose proto says TCP, and with it on, every answer on a kept-alive connection waits ~40 ms
@@ -54,6 +71,8 @@ def bind(host: str, port: int) -> socket.socket:
     # Lets a restarted server take its port back from connections still in TIME_WAIT; Linux still refuses
     # the bind while another socket listens there.
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if share_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     try:
         sock.bind((host, port))
         sock.listen(128)
@@ -63,7 +82,62 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def http_server(server: MCPServer, host: str, path: str, allowed_hosts: list[str]) -> uvicorn.Server:
+class Guard:
+    """In front of the SDK's app: a loopback Host only on a connection that came through loopback, and the bearer
+    token when one is set.
+
+    The SDK checks the Host header against the allowed names, but a client on the network can send
+    `Host: localhost` to a server bound to every address; only the address the connection arrived at tells.
+    """
+
+    def __init__(self, app: Any, host: str, token: str | None) -> None:
+        self.app = app
+        self.every_address = host in WILDCARD_ADDRESSES
+        self.expected = f"Bearer {token}".encode() if token else None
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope["headers"])
+            if self.every_address and not arrived_through_loopback(scope) and names_loopback(headers.get(b"host")):
+                await refuse(send, 421, "Misdirected request: a loopback Host on a connection from the network")
+                return
+            if self.expected is not None and not hmac.compare_digest(headers.get(b"authorization", b""), self.expected):
+                await refuse(send, 401, "Unauthorized: send the bearer token (Authorization: Bearer ...)",
+                             [(b"www-authenticate", b'Bearer realm="mcp"')])
+                return
+        await self.app(scope, receive, send)
+
+
+def arrived_through_loopback(scope: dict) -> bool:
+    local = (scope.get("server") or ("", 0))[0]
+    try:
+        address = ipaddress.ip_address(local)
+    except ValueError:
+        return False  # a Unix socket or an unknown address: not loopback
+    mapped = getattr(address, "ipv4_mapped", None)
+    return (mapped or address).is_loopback
+
+
+def names_loopback(host_header: bytes | None) -> bool:
+    name = (host_header or b"").decode("latin-1").strip().lower()
+    if name.startswith("["):
+        name = name[: name.find("]") + 1]  # [::1]:8765
+    elif name.count(":") == 1:
+        name = name.rpartition(":")[0]  # localhost:8765
+    return name in LOOPBACK_NAMES or name == "::1"
+
+
+async def refuse(send: Any, status: int, text: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    body = text.encode()
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode()), *(headers or [])
+    ]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def http_server(
+    server: MCPServer, host: str, path: str, allowed_hosts: list[str], token: str | None = None
+) -> uvicorn.Server:
     # Stateless: every request stands alone, so no session outlives its request (10,000 abandoned
     # sessions once held ~300 MB and refused new clients), and replicas behind a load balancer need no
     # sticky sessions. The tools need no session: they never call the client back.
@@ -74,16 +148,83 @@ def http_server(server: MCPServer, host: str, path: str, allowed_hosts: list[str
         stateless_http=True,
     )
     config = uvicorn.Config(
-        app, log_config=None, access_log=False, lifespan="on", ws="none", timeout_graceful_shutdown=1
+        Guard(app, host, token), log_config=None, access_log=False, lifespan="on", ws="none", timeout_graceful_shutdown=1
     )
     return uvicorn.Server(config)
 
 
-def serve_http(server: MCPServer, *, host: str, port: int, path: str, allowed_hosts: list[str]) -> None:
-    """Serve until interrupted (the `mkdocs-vault-mcp serve --transport http` command)."""
+def serve_http(
+    server: MCPServer,
+    *,
+    host: str,
+    port: int,
+    path: str,
+    allowed_hosts: list[str],
+    token: str | None = None,
+    workers: int = 1,
+) -> None:
+    """Serve until interrupted (the `mkdocs-vault-mcp serve --transport http` command), from `workers` processes."""
     sock = bind(host, port)
-    print(f"MCP server at {endpoint(host, port, path)}", flush=True)
-    asyncio.run(http_server(server, host, path, allowed_hosts).serve(sockets=[sock]))
+    address = endpoint(host, port, path)
+    if workers == 1:
+        print(f"MCP server at {address}", flush=True)
+        asyncio.run(http_server(server, host, path, allowed_hosts, token).serve(sockets=[sock]))
+        return
+    sock.close()  # the port is free: each worker takes it with a socket of its own
+
+    def serve(listening_now: Callable[[], None]) -> None:
+        listening = bind(host, port, share_port=True)
+        listening_now()
+        asyncio.run(http_server(server, host, path, allowed_hosts, token).serve(sockets=[listening]))
+
+    serve_from_processes(serve, workers, f"MCP server at {address} ({workers} worker processes)")
+
+
+def serve_from_processes(serve: Callable[[Callable[[], None]], None], workers: int, ready_line: str) -> None:
+    """Fork `workers` processes that each `serve`, print `ready_line` once all listen (each calls the function
+    `serve` is given once it does), and wait for them.
+    SIGINT or SIGTERM to this process stops them all.
+
+    Forked, not spawned: the server and its tools are built once, before, and each process opens its own
+    read-only connections to the index when it first answers (SQLite connections must not cross a fork).
+    """
+    ready_in, ready_out = os.pipe()
+    children: set[int] = set()
+    for _ in range(workers):
+        pid = os.fork()
+        if pid == 0:
+            os.close(ready_in)
+            status = 1
+            try:
+                # uvicorn handles SIGINT and SIGTERM itself, and ends its requests
+                serve(lambda: (os.write(ready_out, b"+"), os.close(ready_out)))
+                status = 0
+            finally:
+                os._exit(status)
+        children.add(pid)
+    os.close(ready_out)
+
+    def stop(signum: int, frame: Any) -> None:
+        for child in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGTERM)
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    started = 0
+    while started < workers:
+        signals = os.read(ready_in, workers)
+        if not signals:
+            break
+        started += len(signals)
+    os.close(ready_in)
+    print(ready_line, flush=True)
+    while children:
+        try:
+            pid, _ = os.wait()
+        except ChildProcessError:
+            return
+        children.discard(pid)
 
 
 def url_host(host: str) -> str:
@@ -112,6 +253,7 @@ class LiveServer:
         self.http: uvicorn.Server | None = None
         self.observer: Any = None
         self.log_handler: ForwardToPluginLog | None = None
+        self.token: str | None = None  # never logged
 
     @property
     def url(self) -> str:
@@ -122,6 +264,15 @@ class LiveServer:
         return self.thread is not None and self.thread.is_alive()
 
     def reserve(self) -> bool:
+        token_env = getattr(self.options, "mcp_token_env", None)
+        if token_env:
+            self.token = os.environ.get(token_env) or None
+            if self.token is None:
+                log.warning(
+                    f"MCP server not started: the plugin option mcp_token_env names the environment variable "
+                    f"{token_env}, which is not set (or empty). Set it to the bearer token clients must send."
+                )
+                return False
         try:
             self.socket = bind(self.host, self.port)
         except OSError as error:
@@ -132,9 +283,14 @@ class LiveServer:
             )
             return False
         if self.host not in LOOPBACK_ADDRESSES:
+            protection = (
+                f"clients must send the bearer token of {token_env}" if self.token
+                else "without authentication (set the plugin option mcp_token_env to require a bearer token)"
+            )
             log.warning(
-                f"The MCP server listens on {self.host}, beyond this machine, without authentication. "
-                "Clients must call it by a host name listed in the plugin option mcp_allowed_hosts."
+                f"The MCP server listens on {self.host}, beyond this machine, {protection}. Clients must call it "
+                "by a host name listed in the plugin option mcp_allowed_hosts; loopback names are accepted only "
+                "on connections from this machine."
             )
         return True
 
@@ -152,7 +308,9 @@ class LiveServer:
             return False
         reader = IndexReader(index_path, self.freshness, wait_timeout=self.options.wait_timeout)
         server = create_server(reader, name=f"{mkdocs_config.site_name} (mkdocs-vault-mcp)")
-        self.http = http_server(server, self.host, self.options.mcp_path, self.options.mcp_allowed_hosts)
+        self.http = http_server(
+            server, self.host, self.options.mcp_path, self.options.mcp_allowed_hosts, self.token
+        )
         self._route_http_logs()
         sock, http = self.socket, self.http
         self.thread = threading.Thread(

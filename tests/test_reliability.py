@@ -6,7 +6,10 @@ from __future__ import annotations
 import http.client
 import json
 import asyncio
+import os
 import random
+import signal
+import socket
 import sqlite3
 import statistics
 import string
@@ -17,6 +20,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Iterator
 
 import pytest
@@ -27,6 +31,8 @@ from conftest import Site, built_site, free_port
 from mcp_session import session_over, session_with
 from test_live import data, serve_factory, write_site  # noqa: F401 (serve_factory is a fixture)
 from mkdocs_vault_mcp import limits
+from mkdocs_vault_mcp.freshness import Freshness
+from mkdocs_vault_mcp.live import LiveServer
 from mkdocs_vault_mcp.server import IndexReader, create_server
 
 SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"
@@ -376,3 +382,119 @@ def test_a_count_and_its_rows_come_from_one_snapshot_while_the_index_changes(sma
             thread.join()
     assert commits[0] > 100, "the index hardly changed while it was read; the test proves nothing"
     assert not torn, torn
+
+
+# --- 7. beyond loopback: the Host the connection really came through, a bearer token -------------------
+
+
+def outside_address() -> str | None:
+    """This machine's address on its network (no packet is sent), or None when it has only loopback."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))
+        except OSError:
+            return None
+        address = probe.getsockname()[0]
+    return None if address.startswith("127.") or address == "0.0.0.0" else address
+
+
+def post_status(address: str, port: int, headers: dict[str, str]) -> int:
+    connection = http.client.HTTPConnection(address, port, timeout=10)
+    try:
+        body = json.dumps(call_body("count_documents", {}))
+        connection.request("POST", "/mcp", body, {"Content-Type": "application/json",
+                                                  "Accept": "application/json, text/event-stream",
+                                                  "Mcp-Protocol-Version": "2025-06-18", **headers})
+        response = connection.getresponse()
+        response.read()
+        return response.status
+    finally:
+        connection.close()
+
+
+def test_bound_to_every_address_a_loopback_host_is_served_only_through_loopback(small):
+    address = outside_address()
+    if address is None:
+        pytest.skip("this machine has no address besides loopback")
+    with http_server(small.index_path, "--host", "0.0.0.0") as served:
+        port = served.port
+        assert post_status("127.0.0.1", port, {"Host": f"localhost:{port}"}) == 200
+        assert post_status("127.0.0.1", port, {"Host": f"127.0.0.1:{port}"}) == 200
+        for host in (f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}", "localhost"):
+            assert post_status(address, port, {"Host": host}) == 421, f"a spoofed {host} came through"
+        assert post_status(address, port, {"Host": f"{address}:{port}"}) == 421, "not an allowed host"
+    with http_server(small.index_path, "--host", "0.0.0.0", "--allow-host", "docs.example") as served:
+        assert post_status(address, served.port, {"Host": f"docs.example:{served.port}"}) == 200
+
+
+def test_a_bearer_token_from_the_environment_is_required_and_never_shown(small, monkeypatch):
+    token = "s3cret-" + "".join(random.choices(string.ascii_letters, k=24))
+    monkeypatch.setenv("VAULT_TEST_TOKEN", token)
+    with http_server(small.index_path, "--token-env", "VAULT_TEST_TOKEN") as served:
+        port = served.port
+        assert post_status("127.0.0.1", port, {}) == 401
+        assert post_status("127.0.0.1", port, {"Authorization": "Bearer wrong"}) == 401
+        assert post_status("127.0.0.1", port, {"Authorization": f"Bearer {token}x"}) == 401
+        assert post_status("127.0.0.1", port, {"Authorization": f"Bearer {token}"}) == 200
+        raw = RawClient(port, {"Authorization": f"Bearer {token}"})
+        try:
+            assert raw.call("count_documents")["structuredContent"]["total"] == 3
+        finally:
+            raw.close()
+        served.process.terminate()
+        output = served.process.communicate(timeout=10)[0]
+    assert token not in output
+    monkeypatch.delenv("VAULT_TEST_TOKEN")
+    run = subprocess.run([str(SCRIPT), "serve", str(small.index_path), "--transport", "http",
+                          "--token-env", "VAULT_TEST_TOKEN"], capture_output=True, text=True, timeout=30)
+    assert run.returncode == 2 and "VAULT_TEST_TOKEN, which is not set" in run.stderr
+
+
+def test_the_live_server_takes_its_token_from_the_environment_variable_the_option_names(small, monkeypatch):
+    options = SimpleNamespace(mcp_host="127.0.0.1", mcp_port=free_port(), mcp_path="/mcp", mcp_allowed_hosts=[],
+                              wait_timeout=1, mcp_token_env="VAULT_LIVE_TOKEN")
+    monkeypatch.delenv("VAULT_LIVE_TOKEN", raising=False)
+    assert not LiveServer(options, Freshness()).reserve(), "no token set: not served at all"
+    monkeypatch.setenv("VAULT_LIVE_TOKEN", "live-token")
+    live = LiveServer(options, Freshness())
+    assert live.reserve()
+    assert live.start(small.index_path, SimpleNamespace(dev_addr=None, site_name="Test site"))
+    try:
+        assert post_status("127.0.0.1", options.mcp_port, {}) == 401
+        assert post_status("127.0.0.1", options.mcp_port, {"Authorization": "Bearer live-token"}) == 200
+    finally:
+        live.stop()
+
+
+# --- 9. more processes -----------------------------------------------------------------------------------
+
+
+def test_workers_serve_the_index_from_that_many_processes(small):
+    with http_server(small.index_path, "--workers", "2") as served:
+        children = [int(pid) for pid in Path(f"/proc/{served.process.pid}/task/{served.process.pid}/children")
+                    .read_text().split()]
+        assert len(children) == 2
+        before = {child: socket_count(child) for child in children}
+        clients = [RawClient(served.port) for _ in range(16)]
+        try:
+            for client in clients:  # kept open: each connection stays with the process that accepted it
+                assert client.call("count_documents")["structuredContent"]["total"] == 3
+            gained = {child: socket_count(child) - before[child] for child in children}
+            assert all(count > 0 for count in gained.values()), f"connections per process: {gained}"
+        finally:
+            for client in clients:
+                client.close()
+        served.process.send_signal(signal.SIGINT)
+        assert served.process.wait(timeout=10) == 0
+        assert not any(Path(f"/proc/{child}").exists() and "Z" not in process_state(child) for child in children)
+
+
+def socket_count(pid: int) -> int:
+    return sum(1 for fd in Path(f"/proc/{pid}/fd").iterdir() if os.readlink(fd).startswith("socket:"))
+
+
+def process_state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except FileNotFoundError:
+        return "gone"
