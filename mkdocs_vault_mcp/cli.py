@@ -103,7 +103,9 @@ def serve_index(args: argparse.Namespace) -> None:
             raise UsageError(f"--token-env names {args.token_env}, which is not set (or empty) in the environment.")
     server = create_server(IndexReader(path))
     if args.transport == "stdio":
-        server.run("stdio")
+        from .stdio import serve_stdio
+
+        serve_stdio(server)
         return
     from .live import serve_http
 

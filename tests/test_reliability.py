@@ -498,3 +498,47 @@ def process_state(pid: int) -> str:
         return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
     except FileNotFoundError:
         return "gone"
+
+
+# --- 8. malformed JSON-RPC over stdio ---------------------------------------------------------------------
+
+
+def test_every_malformed_line_over_stdio_gets_a_json_rpc_error_and_the_session_goes_on(small):
+    server = subprocess.Popen([str(SCRIPT), "serve", str(small.index_path)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    answers: list[dict[str, Any]] = []
+    reader = threading.Thread(target=lambda: answers.extend(json.loads(line) for line in server.stdout), daemon=True)
+    reader.start()
+
+    def send(line: str) -> None:
+        server.stdin.write(line + "\n")
+        server.stdin.flush()
+
+    def next_answer(count: int) -> dict[str, Any]:
+        deadline = time.monotonic() + 10
+        while len(answers) < count and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(answers) >= count, f"no answer to line {count}; stderr: {server.stderr.read1()!r}"
+        return answers[count - 1]
+
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    malformed = [
+        ("garbage", -32700, None),
+        (json.dumps([ping]), -32600, None),  # a batch
+        (json.dumps({**ping, "id": {"an": "object"}}), -32600, None),
+        ("[" * 10_000 + "]" * 10_000, -32700, None),
+        (json.dumps({"jsonrpc": "2.0", "id": 5, "params": {}}), -32600, 5),  # no method
+        ('{"jsonrpc": "2.0", "id": 6, "method": "x' + "y" * 100_000, -32700, None),  # cut short, and long
+    ]
+    try:
+        for number, (line, code, request_id) in enumerate(malformed, start=1):
+            send(line)
+            answer = next_answer(number)
+            assert answer["error"]["code"] == code and answer["id"] == request_id, answer
+            assert len(answer["error"]["message"]) <= limits.MESSAGE_CHARS
+        send(json.dumps({"jsonrpc": "2.0", "id": 9, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}))
+        assert next_answer(len(malformed) + 1)["result"]["serverInfo"]["name"] == "mkdocs-vault-mcp"
+    finally:
+        server.stdin.close()
+        assert server.wait(timeout=10) == 0
