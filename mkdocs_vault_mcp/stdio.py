@@ -17,7 +17,7 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
-from mcp_types import ErrorData, JSONRPCError
+from mcp_types import ErrorData, JSONRPCError, jsonrpc_message_adapter
 
 from . import limits
 
@@ -90,13 +90,17 @@ def line_problem(line: str) -> JSONRPCError | None:
         return rpc_error(None, INVALID_REQUEST, f"Invalid request: the message is {kind}.")
     if "id" in message and type(message["id"]) not in (int, str):
         return rpc_error(None, INVALID_REQUEST, "Invalid request: id must be a string or a number.")
+    try:  # as the SDK will read it; where it would fail, the id is known here and lost there
+        jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except Exception as error:  # noqa: BLE001 (pydantic's, or a recursion limit: any is a bad message)
+        return error_for(error, message.get("id"))
     return None
 
 
-def error_for(problem: Exception) -> JSONRPCError:
-    """The answer to a line the SDK could not read as a message (it says why in `problem`)."""
+def error_for(problem: Exception, request_id: int | str | None = None) -> JSONRPCError:
+    """The answer to a line that is not a JSON-RPC message (`problem` says why)."""
     details = problem.errors() if hasattr(problem, "errors") else []
-    request_id = next(
+    request_id = request_id if request_id is not None else next(
         (found["id"] for found in (detail.get("input") for detail in details)
          if isinstance(found, dict) and type(found.get("id")) in (int, str)),
         None,

@@ -530,6 +530,7 @@ def test_every_malformed_line_over_stdio_gets_a_json_rpc_error_and_the_session_g
         (json.dumps({**ping, "id": {"an": "object"}}), -32600, None),
         ("[" * 10_000 + "]" * 10_000, -32700, None),
         (json.dumps({"jsonrpc": "2.0", "id": 5, "params": {}}), -32600, 5),  # no method
+        ('{"jsonrpc": "2.0", "id": 8, "method": "ping", "params": ' + "[" * 300 + "]" * 300 + "}", -32600, 8),
         ('{"jsonrpc": "2.0", "id": 6, "method": "x' + "y" * 100_000, -32700, None),  # cut short, and long
     ]
     try:
