@@ -49,6 +49,7 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("aggregate_documents by=month", "aggregate_documents", {"by": "month"}),
     ("get_recent", "get_recent", {}),
 ]
+BLOCK = 10
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
            "Mcp-Protocol-Version": "2025-06-18"}
 
@@ -152,18 +153,7 @@ def start_server(site: Path, workers: int) -> tuple[subprocess.Popen, int]:
 def run(site: Path, workers: int, clients: int, seconds: float, processes: int, single: int) -> dict[str, Any]:
     server, port = start_server(site, workers)
     try:
-        alone = Connection(port)
-        for _ in range(3):  # warm every worker's connections and caches a little
-            for _, tool, arguments in CASES:
-                assert alone.call(tool, arguments) is None
-        single_latencies: dict[str, list[float]] = {label: [] for label, _, _ in CASES}
-        for _ in range(single):
-            for label, tool, arguments in CASES:
-                start = time.perf_counter()
-                problem = alone.call(tool, arguments)
-                single_latencies[label].append(time.perf_counter() - start)
-                assert problem is None, problem
-        alone.http.close()
+        single_latencies, in_process = single_client(site, port, single)
         rss_before = rss_bytes(server.pid)
         results: Any = multiprocessing.Queue()
         shares = [clients // processes + (1 if n < clients % processes else 0) for n in range(processes)]
@@ -187,30 +177,42 @@ def run(site: Path, workers: int, clients: int, seconds: float, processes: int, 
             latencies[label] += values
         errors += failed
     return {"workers": workers, "elapsed": elapsed, "latencies": latencies, "errors": errors,
-            "single": single_latencies, "rss_before": rss_before, "rss_after": rss_after}
+            "single": single_latencies, "in_process": in_process, "rss_before": rss_before, "rss_after": rss_after}
 
 
-def in_process_p50(site: Path, calls: int) -> dict[str, float]:
-    """p50 per case through the SDK's client connected in-process (no transport): what the HTTP layer is
-    compared with. Same index, same server code, the client validating results as the SDK's does."""
+def single_client(site: Path, port: int, rounds: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """One client alone: each case over kept-alive HTTP, then through the SDK's client connected in-process
+    (same index, same server code, no transport), in blocks of BLOCK calls, block after block, so both see the
+    same machine over time while each stays warm within its block (on a busy machine, waking an idle process
+    for every call costs more than the call). Returns (HTTP durations, in-process durations) by case."""
     import asyncio
 
     from mcp import Client
 
     from mkdocs_vault_mcp.server import IndexReader, create_server
 
-    async def measure() -> dict[str, float]:
+    async def measure() -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+        over_http: dict[str, list[float]] = {label: [] for label, _, _ in CASES}
+        in_process: dict[str, list[float]] = {label: [] for label, _, _ in CASES}
+        alone = Connection(port)
         server = create_server(IndexReader(site / "vault-mcp" / "index.sqlite"))
-        durations: dict[str, list[float]] = {label: [] for label, _, _ in CASES}
         async with Client(server) as client:
-            for round_number in range(calls + 3):
+            for round_number in range(rounds // BLOCK + 1):
                 for label, tool, arguments in CASES:
-                    start = time.perf_counter()
-                    result = await client.call_tool(tool, arguments)
-                    if round_number >= 3:  # warm-up rounds left out
-                        durations[label].append(time.perf_counter() - start)
-                    assert not result.is_error, result
-        return {label: statistics.median(values) for label, values in durations.items()}
+                    for _ in range(BLOCK):
+                        start = time.perf_counter()
+                        problem = alone.call(tool, arguments)
+                        if round_number:  # the first round warms up
+                            over_http[label].append(time.perf_counter() - start)
+                        assert problem is None, problem
+                    for _ in range(BLOCK):
+                        start = time.perf_counter()
+                        result = await client.call_tool(tool, arguments)
+                        if round_number:
+                            in_process[label].append(time.perf_counter() - start)
+                        assert not result.is_error, result
+        alone.http.close()
+        return over_http, in_process
 
     return asyncio.run(measure())
 
@@ -231,7 +233,6 @@ def main() -> None:
     ensure_site(args.site)
     runs = [run(args.site, int(n), args.clients, args.duration, args.client_processes, args.single)
             for n in args.workers.split(",")]
-    in_process = in_process_p50(args.site, args.single)
 
     rows = [["workers", "calls", "errors", "calls/s", "vs 1 worker", "p50", "p99", "single-client p50",
              "RSS before", "RSS after"]]
@@ -251,7 +252,8 @@ def main() -> None:
     for label, _, _ in CASES:
         values = last["latencies"][label]
         http_p50 = statistics.median(first["single"][label])
-        per_case.append([label, ms(in_process[label]), ms(http_p50), ms(http_p50 - in_process[label]),
+        in_process_p50 = statistics.median(first["in_process"][label])
+        per_case.append([label, ms(in_process_p50), ms(http_p50), ms(http_p50 - in_process_p50),
                          ms(statistics.median(values)), ms(percentile(values, 0.99))])
     first_errors = sorted({error for result in runs for error in result["errors"]})[:5]
     command = " ".join(shlex.quote(part) for part in [".venv/bin/python", "bench/load.py", *sys.argv[1:]])

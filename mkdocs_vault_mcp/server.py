@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import logging
@@ -9,6 +10,7 @@ import os
 import sqlite3
 import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal
 
@@ -180,6 +182,9 @@ class StatsOutput(BaseModel):
 # --- The index, one read-only connection per thread ------------------------------------------
 
 
+READER_THREADS = 8
+
+
 class IndexReader:
     """Opens the index read-only, once per worker thread, and again after the file was replaced."""
 
@@ -195,6 +200,7 @@ class IndexReader:
         self.wait_timeout = wait_timeout
         self.call_seconds = call_seconds
         self._local = threading.local()
+        self._limiters: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> its limiter
 
     def connection(self) -> sqlite3.Connection:
         try:
@@ -229,7 +235,7 @@ class IndexReader:
         if wait and self.freshness.may_be_pending:
             await anyio.to_thread.run_sync(self.freshness.wait, self.wait_timeout)
         token = self.freshness.begin_read()
-        data = await anyio.to_thread.run_sync(self._read, compute)
+        data = await anyio.to_thread.run_sync(self._read, compute, limiter=self._reader_threads())
         stale = self.freshness.is_stale(token)
         if stale_field:
             data["index_stale"] = stale
@@ -238,6 +244,15 @@ class IndexReader:
             structured_content=data,
             _meta={"index_stale": stale},
         )
+
+    def _reader_threads(self) -> anyio.CapacityLimiter:
+        """At most READER_THREADS calls read at once (per event loop): each reading thread keeps a connection
+        and its page cache, and on a few cores more threads only share the same CPUs."""
+        loop = asyncio.get_running_loop()
+        limiter = self._limiters.get(loop)
+        if limiter is None:
+            limiter = self._limiters[loop] = anyio.CapacityLimiter(READER_THREADS)
+        return limiter
 
     def _read(self, compute: Callable[[sqlite3.Connection], dict[str, Any]]) -> dict[str, Any]:
         conn = self.connection()
