@@ -150,7 +150,12 @@ def http_server(
         json_response=True,
     )
     config = uvicorn.Config(
-        Guard(app, host, token), log_config=None, access_log=False, lifespan="on", ws="none", timeout_graceful_shutdown=1
+        Guard(app, host, token),
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        ws="none",
+        timeout_graceful_shutdown=1,
     )
     return uvicorn.Server(config)
 

@@ -329,7 +329,9 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             self.state.plugin_seconds += time.perf_counter() - start
 
 
-CACHE_HINT = "cache_dir must be a writable folder on a disk with room (the working index is a cache: deleting it is safe)"
+CACHE_HINT = (
+    "cache_dir must be a writable folder on a disk with room (the working index is a cache: deleting it is safe)"
+)
 SITE_HINT = "site_dir must be writable, on a disk with room; the index published before is left as it was"
 
 

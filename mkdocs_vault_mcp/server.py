@@ -298,7 +298,9 @@ class CheckedTool(Tool):
         except ToolError as error:
             message = str(error)
         return CallToolResult(
-            content=[TextContent(type="text", text=limits.cut(message))], is_error=True, _meta={"index_stale": self.is_stale()}
+            content=[TextContent(type="text", text=limits.cut(message))],
+            is_error=True,
+            _meta={"index_stale": self.is_stale()},
         )
 
     def checked(self, arguments: dict[str, Any]) -> dict[str, Any]:
