@@ -77,9 +77,16 @@ def main(argv: list[str] | None = None) -> None:
     serve.add_argument(
         "--workers", type=worker_count, default=1, help="HTTP: serve from this many processes (default 1)"
     )
+    serve.add_argument(
+        "--stateful-sessions",
+        action="store_true",
+        help="HTTP: keep MCP sessions between requests (default: stateless; one process only)",
+    )
     args = parser.parse_args(argv)
-    if args.transport != "http" and (args.workers != 1 or args.token_env):
-        parser.error("--workers and --token-env apply to --transport http only")
+    if args.transport != "http" and (args.workers != 1 or args.token_env or args.stateful_sessions):
+        parser.error("--workers, --token-env and --stateful-sessions apply to --transport http only")
+    if args.workers != 1 and args.stateful_sessions:
+        parser.error("--stateful-sessions needs one process: a session lives in the process that opened it")
     try:
         serve_index(args)
     except UsageError as error:
@@ -111,7 +118,7 @@ def serve_index(args: argparse.Namespace) -> None:
 
     try:
         serve_http(server, host=args.host, port=args.port, path=args.path, allowed_hosts=args.allow_host,
-                   token=token, workers=args.workers)
+                   token=token, workers=args.workers, stateful=args.stateful_sessions)
     except OSError as error:
         raise UsageError(
             f"cannot listen on {args.host}:{args.port} ({error.strerror or error}); choose another with --port."

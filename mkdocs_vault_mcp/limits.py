@@ -20,6 +20,10 @@ PATTERN_CHARS = 1_000  # SQLite itself refuses GLOB patterns over 50,000 bytes, 
 FILTER_FIELDS = 32  # fields in `filters`; each is one more condition per page
 TEXT_CHARS = 1_000  # any other string: path, folder, section, field, filter names and values, instants
 CALL_SECONDS = 5.0  # SQL work of one call; the call is stopped and answers an error naming this limit
+# Sessions, only when HTTP is served statefully (stateless is the default): at the limit, the longest idle one
+# makes room for a new client, and one idle this long ends.
+MAX_SESSIONS = 1_000
+SESSION_IDLE_SECONDS = 10 * 60
 MESSAGE_CHARS = 2_000  # an error message, whatever value it quotes (a listing of headings fits)
 
 LIMITED_TEXT = {"query": QUERY_CHARS, "pattern": PATTERN_CHARS}

@@ -20,6 +20,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from mkdocs.plugins import get_plugin_logger
 
+from . import limits
 from .freshness import Freshness
 from .server import IndexReader, create_server
 
@@ -136,9 +137,16 @@ async def refuse(send: Any, status: int, text: str, headers: list[tuple[bytes, b
 
 
 def http_server(
-    server: MCPServer, host: str, path: str, allowed_hosts: list[str], token: str | None = None
+    server: MCPServer,
+    host: str,
+    path: str,
+    allowed_hosts: list[str],
+    token: str | None = None,
+    stateful: bool = False,
+    max_sessions: int = limits.MAX_SESSIONS,
+    session_idle_seconds: float = limits.SESSION_IDLE_SECONDS,
 ) -> uvicorn.Server:
-    # Stateless: every request stands alone, so no session outlives its request (10,000 abandoned
+    # Stateless by default: every request stands alone, so no session outlives its request (10,000 abandoned
     # sessions once held ~300 MB and refused new clients), and replicas behind a load balancer need no
     # sticky sessions. The tools need no session: they never call the client back. Answers are plain
     # JSON rather than a one-event stream (the tools send no progress): ~3 ms less per call.
@@ -146,9 +154,13 @@ def http_server(
         streamable_http_path=path,
         transport_security=transport_security(host, allowed_hosts),
         host=host,
-        stateless_http=True,
+        stateless_http=not stateful,
         json_response=True,
+        max_sessions=max_sessions,
+        session_idle_timeout=session_idle_seconds,
     )
+    if stateful:
+        evict_the_oldest_idle_session_when_full(server._lowlevel_server._session_manager)
     config = uvicorn.Config(
         Guard(app, host, token),
         log_config=None,
@@ -160,6 +172,30 @@ def http_server(
     return uvicorn.Server(config)
 
 
+def evict_the_oldest_idle_session_when_full(manager: Any) -> None:
+    """At the session limit, the SDK refuses every new client (503) until a session ends or expires; here the
+    session idle the longest makes room instead (its client gets 404 on its next request and starts again,
+    as after an expiry). Uses the SDK's session table and each session's idle deadline (mcp 2.3 internals).
+    """
+    admit = manager._admit_session
+
+    def admit_session(requestor: Any) -> Any:
+        if manager.max_sessions is not None and len(manager._server_instances) >= manager.max_sessions:
+            idle = [
+                (transport.idle_scope.deadline, session_id)
+                for session_id, transport in manager._server_instances.items()
+                if transport.idle_scope is not None and not transport._requests_in_flight
+            ]
+            if idle:
+                oldest = min(idle)[1]  # the earliest idle deadline: the longest idle
+                transport = manager._server_instances.pop(oldest)
+                manager._session_owners.pop(oldest, None)
+                transport.idle_scope.cancel()  # ends the session's task, which terminates it
+        return admit(requestor)
+
+    manager._admit_session = admit_session
+
+
 def serve_http(
     server: MCPServer,
     *,
@@ -169,20 +205,21 @@ def serve_http(
     allowed_hosts: list[str],
     token: str | None = None,
     workers: int = 1,
+    stateful: bool = False,
 ) -> None:
     """Serve until interrupted (the `mkdocs-vault-mcp serve --transport http` command), from `workers` processes."""
     sock = bind(host, port)
     address = endpoint(host, port, path)
     if workers == 1:
         print(f"MCP server at {address}", flush=True)
-        asyncio.run(http_server(server, host, path, allowed_hosts, token).serve(sockets=[sock]))
+        asyncio.run(http_server(server, host, path, allowed_hosts, token, stateful).serve(sockets=[sock]))
         return
     sock.close()  # the port is free: each worker takes it with a socket of its own
 
     def serve(listening_now: Callable[[], None]) -> None:
         listening = bind(host, port, share_port=True)
         listening_now()
-        asyncio.run(http_server(server, host, path, allowed_hosts, token).serve(sockets=[listening]))
+        asyncio.run(http_server(server, host, path, allowed_hosts, token, stateful).serve(sockets=[listening]))
 
     serve_from_processes(serve, workers, f"MCP server at {address} ({workers} worker processes)")
 
@@ -316,7 +353,12 @@ class LiveServer:
         reader = IndexReader(index_path, self.freshness, wait_timeout=self.options.wait_timeout)
         server = create_server(reader, name=f"{mkdocs_config.site_name} (mkdocs-vault-mcp)")
         self.http = http_server(
-            server, self.host, self.options.mcp_path, self.options.mcp_allowed_hosts, self.token
+            server,
+            self.host,
+            self.options.mcp_path,
+            self.options.mcp_allowed_hosts,
+            self.token,
+            stateful=getattr(self.options, "mcp_stateful_sessions", False),
         )
         self._route_http_logs()
         sock, http = self.socket, self.http

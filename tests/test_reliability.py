@@ -32,7 +32,8 @@ from mcp_session import session_over, session_with
 from test_live import data, serve_factory, write_site  # noqa: F401 (serve_factory is a fixture)
 from mkdocs_vault_mcp import limits
 from mkdocs_vault_mcp.freshness import Freshness
-from mkdocs_vault_mcp.live import LiveServer
+from mkdocs_vault_mcp.live import LiveServer, bind
+from mkdocs_vault_mcp.live import http_server as live_http_server
 from mkdocs_vault_mcp.server import IndexReader, create_server
 
 SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"
@@ -545,3 +546,63 @@ def test_every_malformed_line_over_stdio_gets_a_json_rpc_error_and_the_session_g
     finally:
         server.stdin.close()
         assert server.wait(timeout=10) == 0
+
+
+@contextmanager
+def stateful_server(index: Path, max_sessions: int, idle_seconds: float) -> Iterator[int]:
+    """The HTTP server with sessions kept (`--stateful-sessions`), its limits made small; yields the port."""
+    sock = bind("127.0.0.1", 0)
+    http = live_http_server(create_server(IndexReader(index)), "127.0.0.1", "/mcp", [], stateful=True,
+                            max_sessions=max_sessions, session_idle_seconds=idle_seconds)
+    thread = threading.Thread(target=lambda: asyncio.run(http.serve(sockets=[sock])), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while not http.started and time.monotonic() < deadline:
+        time.sleep(0.01)
+    try:
+        yield sock.getsockname()[1]
+    finally:
+        http.should_exit = True
+        thread.join(timeout=10)
+
+
+def open_session(raw: RawClient) -> str:
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
+    raw.connection.request("POST", "/mcp", json.dumps(initialize), raw.headers)
+    response = raw.connection.getresponse()
+    response.read()
+    assert response.status == 200, response.status
+    return response.getheader("mcp-session-id")
+
+
+def session_status(raw: RawClient, session: str) -> int:
+    raw.connection.request("POST", "/mcp", json.dumps(call_body("count_documents", {})),
+                           {**raw.headers, "Mcp-Session-Id": session})
+    response = raw.connection.getresponse()
+    response.read()
+    return response.status
+
+
+def test_stateful_sessions_make_room_by_evicting_the_longest_idle_and_expire(small):
+    with stateful_server(small.index_path, max_sessions=3, idle_seconds=60) as port:
+        raw = RawClient(port)
+        try:
+            first, second, third = (open_session(raw) for _ in range(3))
+            assert session_status(raw, first) == 200  # used last: the second is now idle the longest
+            fourth = open_session(raw)  # at the limit: a new client is served, not refused with 503
+            assert fourth and session_status(raw, fourth) == 200
+            assert session_status(raw, second) == 404, "the longest idle session made room"
+            assert all(session_status(raw, s) == 200 for s in (first, third, fourth))
+        finally:
+            raw.close()
+    with stateful_server(small.index_path, max_sessions=3, idle_seconds=0.3) as port:
+        raw = RawClient(port)
+        try:
+            session = open_session(raw)
+            deadline = time.monotonic() + 10
+            while session_status(raw, session) == 200 and time.monotonic() < deadline:
+                time.sleep(0.5)  # longer than the idle time: each poll finds it idle past its time
+            assert session_status(raw, session) == 404, "an idle session expires"
+        finally:
+            raw.close()
