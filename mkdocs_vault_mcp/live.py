@@ -94,7 +94,7 @@ class Guard:
     def __init__(self, app: Any, host: str, token: str | None) -> None:
         self.app = app
         self.every_address = host in WILDCARD_ADDRESSES
-        self.expected = f"Bearer {token}".encode() if token else None
+        self.expected = token.encode() if token else None
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
@@ -102,11 +102,17 @@ class Guard:
             if self.every_address and not arrived_through_loopback(scope) and names_loopback(headers.get(b"host")):
                 await refuse(send, 421, "Misdirected request: a loopback Host on a connection from the network")
                 return
-            if self.expected is not None and not hmac.compare_digest(headers.get(b"authorization", b""), self.expected):
+            if self.expected is not None and not has_token(headers.get(b"authorization", b""), self.expected):
                 await refuse(send, 401, "Unauthorized: send the bearer token (Authorization: Bearer ...)",
                              [(b"www-authenticate", b'Bearer realm="mcp"')])
                 return
         await self.app(scope, receive, send)
+
+
+def has_token(authorization: bytes, expected: bytes) -> bool:
+    """`Authorization: Bearer <token>`, the scheme in any case (RFC 6750), compared in constant time."""
+    scheme, _, given = authorization.strip().partition(b" ")
+    return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), expected)
 
 
 def arrived_through_loopback(scope: dict) -> bool:
@@ -262,6 +268,11 @@ def serve_from_processes(serve: Callable[[Callable[[], None]], None], workers: i
             break
         started += len(signals)
     os.close(ready_in)
+    if started < workers:  # a worker could not take the port (it said why on stderr)
+        stop(signal.SIGTERM, None)
+        for child in children:
+            os.waitpid(child, 0)
+        raise OSError(f"only {started} of {workers} worker processes could listen")
     print(ready_line, flush=True)
     while children:
         try:

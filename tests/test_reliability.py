@@ -439,6 +439,8 @@ def test_a_bearer_token_from_the_environment_is_required_and_never_shown(small, 
         assert post_status("127.0.0.1", port, {"Authorization": "Bearer wrong"}) == 401
         assert post_status("127.0.0.1", port, {"Authorization": f"Bearer {token}x"}) == 401
         assert post_status("127.0.0.1", port, {"Authorization": f"Bearer {token}"}) == 200
+        assert post_status("127.0.0.1", port, {"Authorization": f"bearer {token}"}) == 200  # RFC 6750: any case
+        assert post_status("127.0.0.1", port, {"Authorization": f"Basic {token}"}) == 401
         raw = RawClient(port, {"Authorization": f"Bearer {token}"})
         try:
             assert raw.call("count_documents")["structuredContent"]["total"] == 3
