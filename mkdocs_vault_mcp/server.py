@@ -218,7 +218,8 @@ class IndexReader:
         return cached[1]
 
     def _out_of_time(self) -> bool:
-        return time.monotonic() > self._local.deadline
+        # No deadline outside a call (a connection used directly): no limit.
+        return time.monotonic() > getattr(self._local, "deadline", float("inf"))
 
     def is_pending(self) -> bool:
         return self.freshness.pending
