@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import json
+import os
 import sqlite3
 import sys
 import time
@@ -125,6 +126,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             return
         cache_dir = self.cache_dir(config)
         check_cache_dir(cache_dir, config)
+        check_site_dir(config)
         self._close_writer()
         self.state = BuildState()
         self.serving = called_from_serve()
@@ -349,6 +351,19 @@ def build_fault(doing: str, hint: str) -> Iterator[None]:
         else:
             reason = str(error)
         raise PluginError(f"vault-mcp could not {doing} ({reason}). {hint}.") from error
+
+
+def check_site_dir(config: Any) -> None:
+    """MkDocs cleans and writes site_dir after on_config, and a folder it cannot write ends the build in a
+    traceback: say so first, in one error."""
+    folder = Path(config.site_dir).resolve()
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent  # MkDocs will create the rest
+    for target in (folder, folder / "vault-mcp"):
+        if target.is_dir() and not os.access(target, os.W_OK):
+            read_only = bool(os.statvfs(target).f_flag & os.ST_RDONLY)
+            reason = "Read-only file system" if read_only else "Permission denied"
+            raise PluginError(f"vault-mcp could not write {target} ({reason}). {SITE_HINT}.")
 
 
 def check_cache_dir(cache_dir: Path, config: Any) -> None:

@@ -124,6 +124,12 @@ def test_a_read_only_site_folder_is_one_clear_error_and_keeps_the_old_index(faul
         assert "Read-only file system" in error or "Permission denied" in error
     assert (published / "index.sqlite").read_bytes() == old
     assert leftovers(published) == []
+    # The whole site read-only: MkDocs itself would end in a traceback as it cleans or writes the first page.
+    with read_only(faults_site.site_dir):
+        for flags in ((), ("--dirty",)):
+            error = assert_one_clear_error(mkdocs_build(faults_site, *flags), str(faults_site.site_dir), "site_dir")
+            assert "Read-only file system" in error or "Permission denied" in error
+    assert (published / "index.sqlite").read_bytes() == old
 
 
 @pytest.mark.skipif(not can_mount(), reason="needs root and mount for a small tmpfs")
