@@ -49,7 +49,7 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("aggregate_documents by=month", "aggregate_documents", {"by": "month"}),
     ("get_recent", "get_recent", {}),
 ]
-BLOCK = 10
+BLOCK = 50
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
            "Mcp-Protocol-Version": "2025-06-18"}
 
@@ -228,7 +228,7 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=60.0)
     parser.add_argument("--workers", default="1,2", help="comma-separated worker counts to compare")
     parser.add_argument("--client-processes", type=int, default=5)
-    parser.add_argument("--single", type=int, default=50, help="calls per case of the single-client baseline")
+    parser.add_argument("--single", type=int, default=100, help="calls per case of the single-client baseline")
     args = parser.parse_args()
     ensure_site(args.site)
     runs = [run(args.site, int(n), args.clients, args.duration, args.client_processes, args.single)
