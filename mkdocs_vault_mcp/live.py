@@ -61,8 +61,8 @@ def bind(host: str, port: int, share_port: bool = False) -> socket.socket:
     """Bind and listen before serving, so a busy port is an error here and not a dead thread.
 
     `share_port`: each worker process listens on a socket of its own on the same port (SO_REUSEPORT), and the
-    kernel spreads new connections over them. (One socket shared by all would not: the first process to wake
-    accepts every connection waiting, and 50 clients connecting at once all land on it.)
+    kernel spreads new connections over them. (One socket shared by all would not: asyncio accepts every
+    connection waiting when it wakes, so a burst of clients can all land on the first process to wake.)
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP given, not left 0: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on accepted
