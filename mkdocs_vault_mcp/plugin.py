@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import json
+import os
 import sqlite3
 import sys
 import time
@@ -200,6 +201,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             return
         cache_dir = self.cache_dir(config)
         check_cache_dir(cache_dir, config)
+        check_site_dir(config)
         self._close_writer()
         self.state = BuildState()
         self.i18n = i18n_build(config)
@@ -219,7 +221,8 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             }
             options["docs_dir"] = config.docs_dir
             name = "serve.sqlite" if self.serving else "build.sqlite"
-            self.writer = IndexWriter(cache_dir / name, json.dumps(options, sort_keys=True))
+            with build_fault(f"open the working index {cache_dir / name}", CACHE_HINT):
+                self.writer = IndexWriter(cache_dir / name, json.dumps(options, sort_keys=True))
 
     def cache_dir(self, config: Any) -> Path:
         return Path(config.config_file_path or ".").parent / self.config.cache_dir
@@ -310,7 +313,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
     def on_env(self, env: Any, *, config: Any, files: Files) -> Any:
         if self.writer is None:
             return env
-        with self._timed():
+        with self._timed(), build_fault(f"write the working index {self.writer.path}", CACHE_HINT):
             try:
                 self._commit_index(files, config)
             except sqlite3.DatabaseError as error:
@@ -384,9 +387,10 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
                 site = Path(config.site_dir) / "vault-mcp"
                 # Under serve the live server reads the working index itself; copying it into a
                 # throwaway preview folder would cost every rebuild a full copy of the file.
-                if self.config.publish_index and not self.serving:
-                    publish(self.writer.path, site / "index.sqlite")
-                write_snapshot(self.snapshot, site / "snapshot.json")
+                with build_fault(f"write {site}", SITE_HINT):
+                    if self.config.publish_index and not self.serving:
+                        publish(self.writer.path, site / "index.sqlite")
+                    write_snapshot(self.snapshot, site / "snapshot.json")
         state = self.state
         where = f" in '{self.language}'" if self.i18n else ""
         log.info(
@@ -404,7 +408,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         # config.watch (`-w`) after this event; theme folders (`--watch-theme`) only show in its own list.
         if self.live is not None and self.live.running:
             watched = getattr(server, "_watched_paths", {})
-            self.live.watch([config.docs_dir, config.config_file_path, *config.watch, *watched])
+            self.live.watch([config.docs_dir, config.config_file_path, *config.watch, *watched], server)
         return server
 
     def on_build_error(self, *, error: Exception) -> None:
@@ -435,6 +439,41 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             yield
         finally:
             self.state.plugin_seconds += time.perf_counter() - start
+
+
+CACHE_HINT = (
+    "cache_dir must be a writable folder on a disk with room (the working index is a cache: deleting it is safe)"
+)
+SITE_HINT = "site_dir must be writable, on a disk with room; the index published before is left as it was"
+
+
+@contextlib.contextmanager
+def build_fault(doing: str, hint: str) -> Iterator[None]:
+    """A file system or SQLite failure (a full disk, a read-only folder, a file where a folder should be) ends the
+    build with one MkDocs error that says what failed and what to check, never a traceback."""
+    try:
+        yield
+    except (OSError, sqlite3.Error) as error:
+        if isinstance(error, (FileExistsError, NotADirectoryError)) and error.filename:
+            reason = f"{error.filename} is a file where a folder should be"
+        elif isinstance(error, OSError) and error.strerror:
+            reason = error.strerror + (f": {error.filename}" if error.filename else "")
+        else:
+            reason = str(error)
+        raise PluginError(f"vault-mcp could not {doing} ({reason}). {hint}.") from error
+
+
+def check_site_dir(config: Any) -> None:
+    """MkDocs cleans and writes site_dir after on_config, and a folder it cannot write ends the build in a
+    traceback: say so first, in one error."""
+    folder = Path(config.site_dir).resolve()
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent  # MkDocs will create the rest
+    for target in (folder, folder / "vault-mcp"):
+        if target.is_dir() and not os.access(target, os.W_OK):
+            read_only = bool(os.statvfs(target).f_flag & os.ST_RDONLY)
+            reason = "Read-only file system" if read_only else "Permission denied"
+            raise PluginError(f"vault-mcp could not write {target} ({reason}). {SITE_HINT}.")
 
 
 def check_cache_dir(cache_dir: Path, config: Any) -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import logging
 import os
 import sqlite3
 import threading
+import time
+import weakref
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal
 
@@ -18,7 +21,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, WithJsonSchema
 
-from . import __version__
+from . import __version__, limits
 from .freshness import Freshness
 from .index import queries
 from .index import search as ranked
@@ -211,14 +214,25 @@ class StatsOutput(BaseModel):
 # --- The index, one read-only connection per thread ------------------------------------------
 
 
+READER_THREADS = 8
+
+
 class IndexReader:
     """Opens the index read-only, once per worker thread, and again after the file was replaced."""
 
-    def __init__(self, path: Path, freshness: Freshness | None = None, wait_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        path: Path,
+        freshness: Freshness | None = None,
+        wait_timeout: float = 30.0,
+        call_seconds: float = limits.CALL_SECONDS,
+    ) -> None:
         self.path = path
         self.freshness = freshness or Freshness()
         self.wait_timeout = wait_timeout
+        self.call_seconds = call_seconds
         self._local = threading.local()
+        self._limiters: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> its limiter
 
     def connection(self) -> sqlite3.Connection:
         try:
@@ -229,8 +243,15 @@ class IndexReader:
         if cached is None or cached[0] != identity:
             if cached is not None:
                 cached[1].close()
-            self._local.cached = cached = (identity, open_read_only(self.path))
+            conn = open_read_only(self.path)
+            # Every 10,000 SQLite steps (~0.1 ms), whether this call has used up its time.
+            conn.set_progress_handler(self._out_of_time, 10_000)
+            self._local.cached = cached = (identity, conn)
         return cached[1]
+
+    def _out_of_time(self) -> bool:
+        # No deadline outside a call (a connection used directly): no limit.
+        return time.monotonic() > getattr(self._local, "deadline", float("inf"))
 
     def is_pending(self) -> bool:
         return self.freshness.pending
@@ -238,19 +259,16 @@ class IndexReader:
     async def answer(
         self, compute: Callable[[sqlite3.Connection], dict[str, Any]], wait: bool, stale_field: bool = True
     ) -> CallToolResult:
-        """Run one query on the event loop's own connection.
+        """Run one query on a worker thread, in one read transaction, within `call_seconds` of SQL work.
 
-        The tools are async on purpose: a sync tool costs a worker-thread hop per call, which is most
-        of a millisecond-scale answer. Only a wait for pending writes, which may take seconds, leaves
-        the loop.
+        On a worker thread so that a slow call never holds the event loop, which serves every other client
+        (SQLite releases the GIL while it works). In one transaction so that every statement of an answer
+        (a count and its rows) reads the same snapshot of the index.
         """
         if wait and self.freshness.may_be_pending:
             await anyio.to_thread.run_sync(self.freshness.wait, self.wait_timeout)
         token = self.freshness.begin_read()
-        try:
-            data = compute(self.connection())
-        except InvalidArgument as error:
-            raise ToolError(str(error)) from None
+        data = await anyio.to_thread.run_sync(self._read, compute, limiter=self._reader_threads())
         stale = self.freshness.is_stale(token)
         if stale_field:
             data["index_stale"] = stale
@@ -259,6 +277,34 @@ class IndexReader:
             structured_content=data,
             _meta={"index_stale": stale},
         )
+
+    def _reader_threads(self) -> anyio.CapacityLimiter:
+        """At most READER_THREADS calls read at once (per event loop): each reading thread keeps a connection
+        and its page cache, and on a few cores more threads only share the same CPUs."""
+        loop = asyncio.get_running_loop()
+        limiter = self._limiters.get(loop)
+        if limiter is None:
+            limiter = self._limiters[loop] = anyio.CapacityLimiter(READER_THREADS)
+        return limiter
+
+    def _read(self, compute: Callable[[sqlite3.Connection], dict[str, Any]]) -> dict[str, Any]:
+        conn = self.connection()
+        self._local.deadline = time.monotonic() + self.call_seconds
+        try:
+            conn.execute("BEGIN")
+            try:
+                return compute(conn)
+            finally:
+                conn.rollback()  # nothing was written: ends the read, and its snapshot
+        except InvalidArgument as error:
+            raise ToolError(str(error)) from None
+        except sqlite3.OperationalError as error:
+            if str(error) == "interrupted":
+                raise ToolError(
+                    f"This call needed more than {self.call_seconds:g} seconds of work, the limit per call; "
+                    "narrow it (a folder, a path pattern, fewer or more specific query words)."
+                ) from None
+            raise ToolError(f"The index could not answer: {error}.") from None
 
 
 # --- Arguments, checked against the published input schema -------------------------------------
@@ -285,7 +331,9 @@ class CheckedTool(Tool):
         except ToolError as error:
             message = str(error)
         return CallToolResult(
-            content=[TextContent(type="text", text=message)], is_error=True, _meta={"index_stale": self.is_stale()}
+            content=[TextContent(type="text", text=limits.cut(message))],
+            is_error=True,
+            _meta={"index_stale": self.is_stale()},
         )
 
     def checked(self, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -307,6 +355,7 @@ class CheckedTool(Tool):
                 where, rule, found = problem
                 note = f" ({rule['description']})" if where and "description" in rule else ""
                 raise InvalidArgument(f"{name}{where} must be {accepted(rule)}{note}; got {shown(found)}.")
+            limits.check_argument(name, value)
             checked[name] = value
         for name in required:
             if name not in checked:

@@ -50,12 +50,14 @@ def write_snapshot(snapshot: dict[str, Any], destination: Path) -> None:
     """Replace `destination` whole, readable as any file the build writes (0666 less the umask): a web server
     running as another user serves it. (mkstemp would make it private, 0600.)"""
     destination.parent.mkdir(parents=True, exist_ok=True)
+    for leftover in destination.parent.glob(".snapshot-*.tmp"):  # from a build killed while it wrote
+        leftover.unlink(missing_ok=True)
     temporary = destination.parent / f".snapshot-{secrets.token_hex(8)}.tmp"
     handle = os.open(temporary, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             json.dump(snapshot, out, ensure_ascii=False, indent=1)
         os.replace(temporary, destination)
-    except BaseException:
+    except BaseException:  # a full disk, say: no half-written file left in the site
         temporary.unlink(missing_ok=True)
         raise

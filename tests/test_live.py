@@ -176,9 +176,11 @@ def raw_post(port: int, headers: dict[str, str], body: dict[str, Any]) -> http.c
 
 
 def open_event_stream(port: int) -> http.client.HTTPConnection:
-    """An initialized session with its server-to-client event stream open, as long-running MCP clients keep it."""
+    """An initialized client with its server-to-client event stream open, as long-running MCP clients keep it
+    (the server is stateless: it gives no session id)."""
     initialized = raw_post(port, {}, INITIALIZE)
-    session = {"Mcp-Session-Id": initialized.getheader("mcp-session-id"), "Mcp-Protocol-Version": "2025-06-18"}
+    assert initialized.getheader("mcp-session-id") is None
+    session = {"Mcp-Protocol-Version": "2025-06-18"}
     assert raw_post(port, session, {"jsonrpc": "2.0", "method": "notifications/initialized"}).status == 202
     stream = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     stream.request("GET", "/mcp", headers={**session, "Accept": "text/event-stream"})

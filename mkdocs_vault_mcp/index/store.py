@@ -377,6 +377,10 @@ def is_corrupt(error: sqlite3.DatabaseError) -> bool:
 def publish(working: Path, destination: Path) -> None:
     """Copy the committed index to `destination` whole or not at all (a reader never sees half a file)."""
     destination.parent.mkdir(parents=True, exist_ok=True)
+    # A build killed while it published (kill -9, power loss) left its copy here; a `--dirty` build does not
+    # clean the site, and would deploy it.
+    for leftover in destination.parent.glob(".index-*.tmp*"):
+        leftover.unlink(missing_ok=True)
     # Not mkstemp, which makes the file private (0600): a published site is read by a web server or another
     # user, so the copy gets the permissions of any file the build writes (0666 less the umask).
     temporary = destination.parent / f".index-{secrets.token_hex(8)}.tmp"
