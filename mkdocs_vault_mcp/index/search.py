@@ -75,7 +75,8 @@ Porter stemmer (so `tasks` finds `task`, and `Depends` finds `dependencies`).
    URL plus `#` and the id that the rendered page gives its heading.
 
 Every constant here was set on the judged queries of bench/search_queries.json
-(bench/search_quality.py); each one changes a few of them at most.
+(bench/search_quality.py); each one changes a few of them at most. bench/search_queries_holdout.json is
+held out: never tune on it.
 """
 
 from __future__ import annotations
