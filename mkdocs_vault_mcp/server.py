@@ -45,60 +45,56 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, destructi
 Query = Annotated[
     str,
     Field(
-        description="FTS5 expression: words (all must match), \"phrases\", OR, NOT, NEAR(a b), prefix*, "
-        "column filters (title: install). Blank selects all pages. Malformed syntax matches its literal words."
+        description="FTS5: words (all must match), \"phrases\", OR, NOT, NEAR(a b), prefix*, title: install. "
+        "Blank: every page; malformed: its literal words."
     ),
 ]
 Scope = Annotated[
     Literal["all", "metadata", "body"],
     Field(
-        description="Where the query matches: metadata (path, title, headings, summary), body, or all. "
-        "Terms must match within one section."
+        description="metadata (path, title, headings, summary), body or all; terms match within one section."
     ),
 ]
-Path_ = Annotated[str, Field(description="Exact, case-sensitive page path, including .md (guide/install.md).")]
+Path_ = Annotated[str, Field(description="Exact, case-sensitive page path (guide/install.md).")]
 Folder = Annotated[
     str,
     Field(
-        description="This folder and its descendants, case-sensitive ('guide' or 'guide/'); "
-        "\"\" selects root pages only."
+        description="This folder and below, case-sensitive ('guide'); \"\": root pages only."
     ),
 ]
 Pattern = Annotated[
-    str, Field(description="Case-sensitive glob over path: * (crosses /), ?, [a-z], [^a]. Example: 'blog/*.md'.")
+    str, Field(description="Case-sensitive glob over path: * (crosses /), ?, [a-z] ('blog/*.md').")
 ]
 FieldFilters = Annotated[
     Any,
     WithJsonSchema(
         {
             "type": "object",
+            # anyOf rather than a list of types: some clients read only one `type`.
             "additionalProperties": {
-                "type": ["string", "number", "boolean"],
-                "description": "one value; a list field matches when one of its members equals it",
+                "anyOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"}],
+                "description": "one value; a list field matches when one member equals it",
             },
-            "description": "Front matter equality, ANDed: {\"status\": \"new\", \"beta\": true}. A list field "
-            "matches when one member equals the value. Fields: stats.indexed_frontmatter_fields.",
+            "description": "Front matter equalities, ANDed ({\"status\": \"new\"}); a list field matches one "
+            "member. Fields: stats.indexed_frontmatter_fields.",
         }
     ),
 ]
 After = Annotated[
-    str, Field(description="Modified at or after this RFC 3339 instant with time zone (2025-03-01T00:00:00Z).")
+    str, Field(description="Modified at or after this RFC 3339 instant, with zone (2025-03-01T00:00:00Z).")
 ]
-Before = Annotated[str, Field(description="Modified strictly before this RFC 3339 instant with time zone.")]
+Before = Annotated[str, Field(description="Modified before this RFC 3339 instant, with zone.")]
 Wait = Annotated[
     bool,
     Field(
-        description="Wait for a running or queued index update (a rebuild under mkdocs serve) before answering. "
-        "On timeout, answer from the current index with _meta.index_stale=true."
+        description="Wait for a pending rebuild under mkdocs serve; on timeout _meta.index_stale is true."
     ),
 ]
-PageLimit = Annotated[int, Field(ge=1, le=1000, description="Maximum pages returned, 1-1000.")]
+PageLimit = Annotated[int, Field(ge=1, le=1000, description="Pages returned at most.")]
 Language = Annotated[
     str,
     Field(
-        description="The pages' language code, as the site configures it ('en', 'fr'; stats lists them). "
-        "Every page has one; a fallback copy (an untranslated page another language publishes) has the "
-        "language that publishes it."
+        description="Language code ('en'; stats.languages); a fallback copy has the language publishing it."
     ),
 ]
 
@@ -367,7 +363,9 @@ class CheckedTool(Tool):
 # The JSON schema keywords that pydantic writes for our parameter types, and all that `violation` checks;
 # `create_server` refuses a parameter whose schema says more. (The jsonschema package would check any
 # schema, but importing it costs more than a whole call, and every call counts when a client starts.)
-SCHEMA_WORDS = {"type", "enum", "minimum", "maximum", "additionalProperties", "description", "title", "default"}
+SCHEMA_WORDS = {
+    "type", "anyOf", "enum", "minimum", "maximum", "additionalProperties", "description", "title", "default"
+}
 
 # JSON type -> whether a Python value is of it, and how a message names it.
 JSON_TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
@@ -386,6 +384,8 @@ JSON_TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
 
 
 def json_types(rule: dict[str, Any]) -> list[str]:
+    if "anyOf" in rule:
+        return [kind for alternative in rule["anyOf"] for kind in json_types(alternative)]
     kinds = rule.get("type", [])
     return [kinds] if isinstance(kinds, str) else kinds
 
@@ -451,25 +451,37 @@ def shown(value: Any, width: int = 80) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def inline_definitions(schema: dict[str, Any]) -> dict[str, Any]:
-    """The schema with every `$ref` to `$defs` replaced by its target.
+def published_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema as `tools/list` publishes it: every `$ref` to `$defs` replaced by its target, and without
+    the `title` pydantic gives every schema and the `"default": null` of every optional parameter.
 
-    Clients that validate results against the output schema (the SDK's own client does) pay for each
-    reference lookup on every list item; a self-contained schema is also one more client can read.
+    Every agent session pays for `tools/list` in its context before its first question, and those titles
+    only repeat the names. Clients that validate results against the output schema (the SDK's own client
+    does) also pay for each reference lookup on every list item.
     """
     definitions = schema.get("$defs", {})
 
-    def resolve(node: Any) -> Any:
-        if isinstance(node, dict):
-            reference = node.get("$ref", "")
-            if reference.startswith("#/$defs/"):
-                return resolve(definitions[reference.removeprefix("#/$defs/")])
-            return {key: resolve(value) for key, value in node.items() if key != "$defs"}
+    def compact(node: Any) -> Any:
+        """`node` is a schema: its keywords are compacted, and the schemas inside it."""
         if isinstance(node, list):
-            return [resolve(item) for item in node]
-        return node
+            return [compact(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        reference = node.get("$ref", "")
+        if reference.startswith("#/$defs/"):
+            return compact(definitions[reference.removeprefix("#/$defs/")])
+        compacted = {}
+        for key, value in node.items():
+            if key in ("$defs", "title") or (key == "default" and value is None):
+                continue
+            if key == "properties":
+                value = {name: compact(rule) for name, rule in value.items()}
+            elif key in ("items", "additionalProperties", "anyOf", "oneOf", "allOf"):
+                value = compact(value)
+            compacted[key] = value
+        return compacted
 
-    return resolve(schema)
+    return compact(schema)
 
 
 def filters_from(
@@ -729,7 +741,8 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
             structured_output=True,
         )
         tool.is_stale = index.is_pending
-        tool.fn_metadata.output_schema = inline_definitions(tool.fn_metadata.output_schema)
+        tool.parameters = published_schema(tool.parameters)
+        tool.fn_metadata.output_schema = published_schema(tool.fn_metadata.output_schema)
         check_schema_words(tool)
         tools.append(tool)
 
