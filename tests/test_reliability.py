@@ -391,7 +391,7 @@ def test_a_count_and_its_rows_come_from_one_snapshot_while_the_index_changes(sma
 
 
 @contextmanager
-def test_host() -> Iterator[Callable[[int, dict[str, str]], int]]:
+def network_test_host() -> Iterator[Callable[[int, dict[str, str]], int]]:
     """A host of this test's own on a network namespace joined to this machine by a veth pair (TEST-NET-2
     addresses, nothing beyond the pair): `post(port, headers)` posts from it to this machine's side and gives
     the HTTP status. Skips where namespaces cannot be made (not root, no iproute2)."""
@@ -449,7 +449,7 @@ def post_status(address: str, port: int, headers: dict[str, str]) -> int:
 
 
 def test_bound_to_every_address_a_loopback_host_is_served_only_through_loopback(small):
-    with test_host() as post_from_the_network, http_server(small.index_path, "--host", "0.0.0.0") as served:
+    with network_test_host() as post_from_the_network, http_server(small.index_path, "--host", "0.0.0.0") as served:
         port = served.port
         assert post_status("127.0.0.1", port, {"Host": f"localhost:{port}"}) == 200
         assert post_status("127.0.0.1", port, {"Host": f"127.0.0.1:{port}"}) == 200
