@@ -2,12 +2,15 @@
 
     .venv/bin/python bench/search_latency.py [--all-languages] [--site SITE_DIR] [--calls 30] [--warmup 3]
 
-Spawns `.venv/bin/mkdocs-vault-mcp serve SITE_DIR` with `mcp.Client(mcp.StdioServerParameters(...))`
-and calls `search` (limit 10, sections_per_page 2) with every query of bench/search_queries.json,
-`--calls` times each, round robin over queries so drift hits every style alike. Reports p50 and p90 per
-style (keyword, question, code), how many of the queries were relaxed (their strict form found fewer
-than 10 pages), the same queries in-process (`search()` on a read-only connection: what the SQL and the
-ranking cost without MCP), and an empty `prompts/list` round trip as the transport baseline.
+Spawns `.venv/bin/mkdocs-vault-mcp serve SITE_DIR` twice with `mcp.Client(mcp.StdioServerParameters(...))`
+and holds two sessions open: one under the initialize handshake (protocol 2025-11-25, which has MCP
+`ping`) and one under 2026-07-28 (mcp.Client's default, which has no ping). Each round sends a ping, then
+`search` (limit 10, sections_per_page 2) with every query of bench/search_queries.json in both sessions,
+one call after the other, `--calls` rounds, so drift hits every style and the baseline alike. The
+baseline is that ping: the cheapest round trip over the same transport, in the same rounds; each style's
+p50 is also given as a ratio to ping's p50. Reports p50 and p90 per style (keyword, question, code), how
+many of the queries were relaxed (their strict form found fewer than 10 pages), and the same queries
+in-process (`search()` on a read-only connection: what the SQL and the ranking cost without MCP).
 
 The index: by default the English docs, built as bench/search_quality.py builds them (and cached the
 same way); `--all-languages` builds the 13 languages as folders of one docs_dir; `--site` takes any
@@ -24,6 +27,7 @@ import shlex
 import statistics
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import mcp
@@ -42,7 +46,8 @@ from mkdocs_vault_mcp.index.store import open_read_only  # noqa: E402
 SERVER_COMMAND = REPO / ".venv" / "bin" / "mkdocs-vault-mcp"
 RESULTS = BENCH / "results" / "search_latency.txt"
 TARGETS = {"keyword": 5.0, "question": 15.0}
-BASELINE = "prompts/list (transport baseline)"
+BASELINE = "ping (baseline)"
+LEGACY, MODERN = "2025-11-25", "2026-07-28"
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -59,23 +64,36 @@ def was_relaxed(conn, query: str, limit: int = 10) -> bool:
     return ranking._page_count(conn, plan.strict, compile_filters(conn, Filters()), limit) < limit
 
 
-async def measure_stdio(site: Path, queries: list[dict], calls: int, warmup: int) -> dict[str, list[float]]:
+async def measure_stdio(site: Path, queries: list[dict], calls: int, warmup: int
+                        ) -> dict[str, dict[str, list[float]]]:
+    """protocol -> (BASELINE or query id) -> samples in ms; the ping goes to the 2025-11-25 session."""
     params = mcp.StdioServerParameters(command=str(SERVER_COMMAND), args=["serve", str(site)])
-    samples: dict[str, list[float]] = {BASELINE: [], **{item["id"]: [] for item in queries}}
-    async with mcp.Client(params) as client:
-        for round_ in range(warmup + calls):
-            start = time.perf_counter_ns()
-            await client.list_prompts(cache_mode="bypass")
-            if round_ >= warmup:
-                samples[BASELINE].append((time.perf_counter_ns() - start) / 1e6)
-            for item in queries:
-                start = time.perf_counter_ns()
-                result = await client.call_tool("search", {"query": item["query"]})
-                elapsed = (time.perf_counter_ns() - start) / 1e6
-                if result.is_error or not result.structured_content["result"]:
-                    raise SystemExit(f"search_latency: {item['query']!r} failed or found nothing: {result}")
+    samples: dict[str, dict[str, list[float]]] = {
+        LEGACY: {BASELINE: [], **{item["id"]: [] for item in queries}},
+        MODERN: {item["id"]: [] for item in queries},
+    }
+    clock = time.perf_counter_ns
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "ping is removed as of 2026-07-28": it is sent to the 2025-11-25 session
+        async with mcp.Client(params, mode="legacy") as legacy, mcp.Client(params) as modern:
+            if legacy.protocol_version != LEGACY or modern.protocol_version != MODERN:
+                raise SystemExit(f"search_latency: negotiated {legacy.protocol_version} and "
+                                 f"{modern.protocol_version}, expected {LEGACY} and {MODERN}")
+            for round_ in range(warmup + calls):
+                start = clock()
+                await legacy.send_ping()
                 if round_ >= warmup:
-                    samples[item["id"]].append(elapsed)
+                    samples[LEGACY][BASELINE].append((clock() - start) / 1e6)
+                for item in queries:
+                    for protocol, client in ((LEGACY, legacy), (MODERN, modern)):
+                        start = clock()
+                        result = await client.call_tool("search", {"query": item["query"]})
+                        elapsed = (clock() - start) / 1e6
+                        if result.is_error or not result.structured_content["result"]:
+                            raise SystemExit(f"search_latency: {item['query']!r} failed or found nothing"
+                                             f" ({protocol}): {result}")
+                        if round_ >= warmup:
+                            samples[protocol][item["id"]].append(elapsed)
     return samples
 
 
@@ -128,25 +146,33 @@ def main() -> None:
             for value in samples[item["id"]]
         ]
 
+    ping = statistics.median(stdio[LEGACY][BASELINE])
     lines = [
         f"search latency: {corpus}; {pages} pages, {sections} sections; limit 10, sections_per_page 2.",
-        f"client: mcp.Client over stdio -> {os.path.relpath(SERVER_COMMAND, REPO)} serve SITE_DIR; "
-        f"{args.calls} timed calls per query after {args.warmup} warm-up rounds, round robin.",
+        f"client: mcp.Client over stdio -> {os.path.relpath(SERVER_COMMAND, REPO)} serve SITE_DIR, two sessions"
+        f" (each its own server process): {LEGACY} (initialize handshake) and {MODERN} (mcp.Client's default);",
+        f"{args.calls} timed rounds after {args.warmup} warm-up rounds; each round a ping ({LEGACY}), then every"
+        " query in both sessions, one call after the other.",
+        f"baseline: MCP ping in the {LEGACY} session ({MODERN} has none), p50 {ping:.2f} ms; /ping = p50 / ping's p50.",
         "",
-        f"{'queries':<34} {'n':>3}  {'stdio p50':>9} {'p90':>7}  {'in-process p50':>14} {'p90':>7}  target p50",
+        f"{'queries':<24} {'n':>3}  {LEGACY + ' p50':>14} {'p90':>6} {'/ping':>6}  {MODERN + ' p50':>14} {'p90':>6}"
+        f" {'/ping':>6}  {'in-process p50':>14} {'p90':>6}  target p50",
     ]
-    base = stdio[BASELINE]
-    lines.append(f"{BASELINE:<34} {'':>3}  {statistics.median(base):>9.2f} {percentile(base, 0.9):>7.2f}")
+    base = stdio[LEGACY][BASELINE]
+    lines.append(f"{BASELINE:<24} {'':>3}  {ping:>14.2f} {percentile(base, 0.9):>6.2f} {1:>6.2f}")
     rows = [(style, style, False) for style in STYLES] + [("question", "question (relaxed only)", True)]
     for style, label, only_relaxed in rows:
         count = sum(1 for q in queries if q["style"] == style and (not only_relaxed or q["id"] in relaxed))
-        over_stdio, in_process = pooled(stdio, style, only_relaxed), pooled(direct, style, only_relaxed)
+        cells = f"{label:<24} {count:>3}"
+        for protocol in (LEGACY, MODERN):
+            over_stdio = pooled(stdio[protocol], style, only_relaxed)
+            p50 = statistics.median(over_stdio)
+            cells += f"  {p50:>14.2f} {percentile(over_stdio, 0.9):>6.2f} {p50 / ping:>6.2f}"
+        in_process = pooled(direct, style, only_relaxed)
         target = TARGETS.get(style)
-        lines.append(
-            f"{label:<34} {count:>3}  {statistics.median(over_stdio):>9.2f} {percentile(over_stdio, 0.9):>7.2f}"
-            f"  {statistics.median(in_process):>14.2f} {percentile(in_process, 0.9):>7.2f}"
-            f"  {f'<= {target:g} ms' if target else ''}"
-        )
+        cells += f"  {statistics.median(in_process):>14.2f} {percentile(in_process, 0.9):>6.2f}"
+        cells += f"  {f'<= {target:g} ms ({MODERN})' if target else ''}"
+        lines.append(cells.rstrip())
     per_style = {s: sum(1 for q in queries if q["style"] == s and q["id"] in relaxed) for s in STYLES}
     lines += [
         "",

@@ -81,6 +81,7 @@ _THEME_PARTS = re.compile(
 _COMMENT_OR_RAW = re.compile(r"<!--.*?-->|<(script|style|textarea)\b.*?</\1\s*>", re.S | re.I)
 _BARE_H1 = re.compile(r"<h1>(.*?)</h1>", re.S)
 _TITLE = re.compile(r"<title>(.*?)</title>", re.S | re.I)
+_LANG = re.compile(r"""<html\b[^>]*\blang\s*=\s*["']([^"']+)["']""", re.I)
 STATS_MARKER = 'class="vm-stats"'  # the stats page is the index's own, never a document
 GENERATOR = '<meta name="generator" content="mkdocs-vault-mcp index">'
 
@@ -109,6 +110,7 @@ class SiteConfig:
     site_url: str | None = None
     docs_dir: Path | None = None
     use_directory_urls: bool = True
+    language: str = "en"  # the theme's, as the plugin takes a single-language site's (plugin.theme_language)
     nav_titles: dict[str, str] = field(default_factory=dict)  # path -> the title `nav` gives it
     options: Options = field(default_factory=Options)
     base: Path | None = None  # the folder of mkdocs.yml
@@ -185,10 +187,20 @@ def read_config(config_file: Path) -> SiteConfig:
         site_url=raw.get("site_url") or None,
         docs_dir=base / str(docs),
         use_directory_urls=raw.get("use_directory_urls", True) is not False,
+        language=theme_language(raw.get("theme")),
         nav_titles=nav_titles(raw.get("nav")),
         options=validated_options(plugin_options, config_file),
         base=base,
     )
+
+
+def theme_language(theme: Any) -> str:
+    """Material's `theme.language`, MkDocs' `theme.locale`, else `en` (as plugin.theme_language)."""
+    if isinstance(theme, dict):
+        language = theme.get("language") or theme.get("locale")
+        if language:
+            return str(language)
+    return "en"
 
 
 def validated_options(given: dict, config_file: Path) -> Options:
@@ -555,19 +567,22 @@ def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Pat
                 titles[url], site_name, url, meta, theme_title, content)
             document_url = join_url(config.site_url, url) if config.site_url else (page.loc or join_url(None, url))
             markdown = source.text if source is not None else ""
+            # the language the theme wrote into the page (<html lang>), else mkdocs.yml's
+            lang = _LANG.search(page_html[:2000])
+            language = lang.group(1) if lang else config.language
             if source is not None:
                 modified, modified_source = modified_instant(
                     path, str(source.file), options.modified, git, meta, options.modified_meta)
-                digest = page_fingerprint(content, title, document_url, meta, modified, modified_source, markdown)
+                digest = page_fingerprint(content, title, document_url, meta, modified, modified_source, markdown, language)
             elif page.lastmod is not None:
                 modified, modified_source = page.lastmod, "sitemap"
-                digest = page_fingerprint(content, title, document_url, meta, modified, modified_source, markdown)
+                digest = page_fingerprint(content, title, document_url, meta, modified, modified_source, markdown, language)
             else:
                 # The HTML file's time changes with every build: the page keeps the time it was first indexed
                 # with its current content, so the time is left out of the fingerprint.
                 modified = dt.datetime.fromtimestamp(page.file.stat().st_mtime_ns / 1e9, dt.timezone.utc)
                 modified_source = "mtime"
-                digest = page_fingerprint(content, title, document_url, meta, None, modified_source, markdown)
+                digest = page_fingerprint(content, title, document_url, meta, None, modified_source, markdown, language)
             kept.add(path)
             if writer.fingerprints.get(path) == digest:
                 continue
@@ -575,7 +590,7 @@ def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Pat
             writer.put(build_document(
                 path=path, url=document_url, title=title, meta=meta, markdown=markdown, html_content=content,
                 modified=modified, modified_source=modified_source, indexed_fields=options.indexed_fields,
-                fingerprint=digest))
+                fingerprint=digest, language=language))
         removed = writer.keep_only(kept)
         writer.commit(indexed_fields=options.indexed_fields, site_name=site_name, site_url=config.site_url)
         with contextlib.closing(open_read_only(writer.path)) as conn:

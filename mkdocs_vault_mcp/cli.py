@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sqlite3
 import sys
 from pathlib import Path
+
+from . import __version__
 
 DEFAULT_PORT = 8765  # not 8000: that is `mkdocs serve`'s
 USAGE_ERROR = 2  # as argparse exits on a bad command line
@@ -47,8 +50,15 @@ def port_number(text: str) -> int:
     return int(text)
 
 
+def worker_count(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 64:
+        raise argparse.ArgumentTypeError(f"expected a number of processes from 1 to 64, got {text!r}")
+    return int(text)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="mkdocs-vault-mcp", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve the MCP tools from a built site's index (read-only)")
     serve.add_argument("site", metavar="SITE_DIR", help="built site folder, or the path of an index.sqlite")
@@ -63,6 +73,19 @@ def main(argv: list[str] | None = None) -> None:
         metavar="HOST[:PORT]",
         help="a Host header to accept besides loopback names, when binding beyond loopback (repeatable)",
     )
+    serve.add_argument(
+        "--token-env",
+        metavar="NAME",
+        help="require a bearer token over HTTP: the one in environment variable NAME (never on the command line)",
+    )
+    serve.add_argument(
+        "--workers", type=worker_count, default=1, help="HTTP: serve from this many processes (default 1)"
+    )
+    serve.add_argument(
+        "--stateful-sessions",
+        action="store_true",
+        help="HTTP: keep MCP sessions between requests (default: stateless; one process only)",
+    )
     index = commands.add_parser(
         "index", help="index a site already built (by Zensical, MkDocs or ProperDocs without the plugin)"
     )
@@ -73,6 +96,11 @@ def main(argv: list[str] | None = None) -> None:
     index.add_argument("--cache-dir", metavar="DIR", help="where the working index lives between runs (default: "
                        "the plugin's cache_dir beside mkdocs.yml, else .cache/plugin/vault-mcp beside SITE_DIR)")
     args = parser.parse_args(argv)
+    if args.command == "serve":
+        if args.transport != "http" and (args.workers != 1 or args.token_env or args.stateful_sessions):
+            parser.error("--workers, --token-env and --stateful-sessions apply to --transport http only")
+        if args.workers != 1 and args.stateful_sessions:
+            parser.error("--stateful-sessions needs one process: a session lives in the process that opened it")
     try:
         if args.command == "index":
             index_site(args)
@@ -92,14 +120,22 @@ def serve_index(args: argparse.Namespace) -> None:
 
     from .server import IndexReader, create_server
 
+    token = None
+    if args.token_env:
+        token = os.environ.get(args.token_env) or None
+        if token is None:
+            raise UsageError(f"--token-env names {args.token_env}, which is not set (or empty) in the environment.")
     server = create_server(IndexReader(path))
     if args.transport == "stdio":
-        server.run("stdio")
+        from .stdio import serve_stdio
+
+        serve_stdio(server)
         return
     from .live import serve_http
 
     try:
-        serve_http(server, host=args.host, port=args.port, path=args.path, allowed_hosts=args.allow_host)
+        serve_http(server, host=args.host, port=args.port, path=args.path, allowed_hosts=args.allow_host,
+                   token=token, workers=args.workers, stateful=args.stateful_sessions)
     except OSError as error:
         raise UsageError(
             f"cannot listen on {args.host}:{args.port} ({error.strerror or error}); choose another with --port."

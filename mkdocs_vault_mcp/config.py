@@ -101,4 +101,6 @@ class VaultMcpConfig(base.Config):
     mcp_port = Port(default=8765)
     mcp_path = NonEmptyText("/mcp", "a URL path that starts with '/', such as '/mcp'", prefix="/")
     mcp_allowed_hosts = c.ListOfItems(c.Type(str), default=[])
+    mcp_token_env = c.Optional(c.Type(str))  # the environment variable that holds the bearer token
+    mcp_stateful_sessions = c.Type(bool, default=False)  # MCP sessions kept between requests (capped, expiring)
     wait_timeout = Seconds(default=30)

@@ -43,6 +43,8 @@ class Document:
     sections: list[Section] = field(default_factory=list)
     values: dict[str, list[str]] = field(default_factory=dict)
     fingerprint: str = ""
+    language: str = ""  # the locale the page is published in (mkdocs-static-i18n's, else theme.language)
+    fallback_of: str | None = None  # the path of the default-language page this page copies, if it is a fallback
 
     @property
     def folder(self) -> str:
@@ -77,6 +79,8 @@ def build_document(
     modified_source: str,
     indexed_fields: str | list[str],
     fingerprint: str,
+    language: str = "",
+    fallback_of: str | None = None,
 ) -> Document:
     content = page_content(html_content)
     sections = split_sections(content)
@@ -96,6 +100,8 @@ def build_document(
         sections=sections,
         values=field_values(meta, indexed_fields),
         fingerprint=fingerprint,
+        language=language,
+        fallback_of=fallback_of,
     )
 
 
@@ -109,15 +115,16 @@ def fingerprint(*parts: object) -> str:
 
 
 def page_fingerprint(html_content: str, title: str, url: str, meta: dict[str, Any], modified: dt.datetime | None,
-                     modified_source: str, markdown: str) -> str:
+                     modified_source: str, markdown: str, *more: object) -> str:
     """The fingerprint of a page as the plugin and `mkdocs-vault-mcp index` both take it: when it is unchanged,
-    the page is not indexed again. `modified` None leaves the time out (a built site's file time)."""
+    the page is not indexed again. `modified` None leaves the time out (a built site's file time); `more`: the
+    page's language and what it is a fallback of."""
     from .index.store import to_micros  # the index's own conversion; store imports this module
 
     # json_ready first: YAML keys may be null, numbers or dates, which sort_keys cannot order among strings
     meta_json = json.dumps(json_ready(meta), sort_keys=True)
     micros = None if modified is None else to_micros(modified)
-    return fingerprint(html_content, title, url, meta_json, micros, modified_source, markdown)
+    return fingerprint(html_content, title, url, meta_json, micros, modified_source, markdown, *more)
 
 
 def join_url(site_url: str | None, page_url: str) -> str:

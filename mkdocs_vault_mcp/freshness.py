@@ -131,7 +131,7 @@ class Freshness:
     def wait(self, timeout: float) -> bool:
         """Wait until nothing is pending; False when the timeout ran out first (or the server is closing)."""
         deadline = time.monotonic() + timeout
-        self._catch_up_with_saves()
+        self.catch_up_with_saves()
         with self._condition:
             while True:
                 now = time.monotonic()
@@ -142,14 +142,19 @@ class Freshness:
                     return False
                 self._condition.wait(min(left, deadline - now))
 
-    def _catch_up_with_saves(self) -> None:
-        """A save whose file event has not arrived yet is pending too: ask the files themselves."""
+    def catch_up_with_saves(self) -> bool:
+        """A save whose file event has not arrived yet is pending too: ask the files themselves.
+
+        True when they hold a save that no build and no event had accounted for.
+        """
         with self._condition:
-            if self.probe is None or self._is_pending():
-                return
+            if self.probe is None or self._accounted_ns == 0 or self._is_pending():
+                return False  # no watcher, no build yet to compare with, or waiting already
             since = self._accounted_ns
         if self.probe(since):
             self.change_seen()
+            return True
+        return False
 
     def begin_read(self) -> ReadToken:
         with self._condition:

@@ -9,12 +9,18 @@ Order of a build (MkDocs 1.6):
   on_env             all pages are rendered: drop vanished pages, commit
   on_page_context    the stats page gets its content, drawn from the committed index
   on_post_build      publish index.sqlite and snapshot.json; under serve, start the MCP server once
+
+mkdocs-static-i18n builds every other language by calling MkDocs' `build()` again from its
+on_post_build, so all these events run once per language within one `mkdocs build`. Each language's
+build indexes that language's pages (fallback copies included) next to the others', removes only its
+own vanished pages, and renders its own stats page; the last one publishes the index and the snapshot.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sqlite3
 import sys
 import time
@@ -47,6 +53,11 @@ LAST = -100
 # default priority (git-revision-date-localized, ...) add keys of their own: what page.meta holds then
 # is what the author wrote.
 AUTHORED = 49
+# mkdocs-static-i18n works at -100 too. Its on_files drops generated pages it does not know and its on_nav
+# rebuilds the nav, so the stats page is added after it; its on_post_build builds the other languages,
+# and each build publishes (or not) before that.
+AFTER_I18N = -110
+BEFORE_I18N_BUILDS = -90
 
 
 # The module whose `serve` runs `mkdocs serve`, and ProperDocs' own (it aliases `mkdocs.*` to `properdocs.*`,
@@ -79,6 +90,61 @@ class RenderedPage:
     fields: dict[str, Any]  # build_document's arguments other than the HTML and the fingerprint
 
 
+@dataclass(frozen=True)
+class I18nBuild:
+    """What mkdocs-static-i18n says about the build that runs now."""
+
+    language: str  # the language this build publishes
+    default: str
+    languages: tuple[str, ...]  # every language it builds in one `mkdocs build`
+    structure: str  # "folder" (docs/fr/page.md) or "suffix" (docs/page.fr.md)
+    nested: bool  # a build it runs from its own on_post_build (not the first language's)
+
+    @property
+    def site_folder(self) -> str:
+        """Where this language's pages go in the site: "" for the default language, else its code."""
+        return "" if self.language == self.default else self.language
+
+
+def i18n_build(config: Any) -> I18nBuild | None:
+    i18n = config.plugins.get("i18n")
+    if i18n is None or not hasattr(i18n, "build_languages"):
+        return None
+    default = i18n.default_language
+    return I18nBuild(
+        # None until its own on_config has run for the first time (when it is listed after this plugin)
+        language=i18n.current_language or default,
+        default=default,
+        languages=tuple(i18n.build_languages),
+        structure=i18n.config.docs_structure,
+        nested=bool(i18n.building),
+    )
+
+
+def theme_language(config: Any) -> str:
+    """A single-language site's language: Material's `theme.language`, MkDocs' `theme.locale`, else `en`."""
+    language = config.theme.get("language") or config.theme.get("locale")
+    return str(language) if language else "en"
+
+
+def document_identity(file: File, i18n: I18nBuild | None) -> tuple[str, str | None]:
+    """A page's `path`, and for a fallback copy the path of the default-language page it copies.
+
+    A page is its file's `src_uri`. A fallback copy (mkdocs-static-i18n publishing a default-language file in
+    a language that lacks it) takes the path its translation would have: `fr/guide.md` in the folder layout,
+    `guide.fr.md` in the suffix layout. No file has that path (else it would not be a fallback), so paths stay
+    unique, and the same in every build.
+    """
+    locale = getattr(file, "locale", None)
+    if i18n is None or locale is None or locale == i18n.language:
+        return file.src_uri, None
+    plain = getattr(file, "norm_src_uri", file.src_uri)  # the src_uri without its language
+    if i18n.structure == "suffix":
+        stem, dot, extension = plain.rpartition(".")
+        return (f"{stem}.{i18n.language}.{extension}" if dot else f"{plain}.{i18n.language}"), file.src_uri
+    return f"{i18n.language}/{plain}", file.src_uri
+
+
 class BuildState:
     """What one build has seen so far; made anew in every on_config."""
 
@@ -107,6 +173,10 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         self.serving = False
         self.dirty = False
         self.stats_file: File | None = None  # set in on_files; on_nav and on_page_context look for it
+        self.i18n: I18nBuild | None = None  # mkdocs-static-i18n's view of the running build
+        self.language = "en"  # the language of the running build's pages
+        self.languages_indexed: set[str] = set()  # the languages this `mkdocs build` has indexed so far
+        self.last_language = True  # whether the running build is the last (or only) one of the run
 
     # -- run lifetime ------------------------------------------------------------------------
 
@@ -136,8 +206,13 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             return
         cache_dir = self.cache_dir(config)
         check_cache_dir(cache_dir, config)
+        check_site_dir(config)
         self._close_writer()
         self.state = BuildState()
+        self.i18n = i18n_build(config)
+        self.language = self.i18n.language if self.i18n else theme_language(config)
+        if self.i18n is None or not self.i18n.nested:
+            self.languages_indexed = set()  # a new `mkdocs build`, or a rebuild under serve
         self.serving = called_from_serve()
         if self.serving:
             self.freshness.build_started()
@@ -151,19 +226,22 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             }
             options["docs_dir"] = config.docs_dir
             name = "serve.sqlite" if self.serving else "build.sqlite"
-            self.writer = IndexWriter(cache_dir / name, json.dumps(options, sort_keys=True))
+            with build_fault(f"open the working index {cache_dir / name}", CACHE_HINT):
+                self.writer = IndexWriter(cache_dir / name, json.dumps(options, sort_keys=True))
 
     def cache_dir(self, config: Any) -> Path:
         return Path(config.config_file_path or ".").parent / self.config.cache_dir
 
-    @event_priority(LAST)
+    @event_priority(AFTER_I18N)
     def on_files(self, files: Files, *, config: Any) -> Files:
         self.stats_file = None
         if self.config.enabled and self.config.stats_page is not False:
-            self.stats_file = stats_page.add_files(files, config, self.config.stats_page)
+            # Each language of a multilingual site has its own stats page, under its own URL prefix.
+            prefix = self.i18n.site_folder if self.i18n else ""
+            self.stats_file = stats_page.add_files(files, config, self.config.stats_page, prefix)
         return files
 
-    @event_priority(LAST)
+    @event_priority(AFTER_I18N)
     def on_nav(self, nav: Any, *, config: Any, files: Files) -> Any:
         # After other plugins have shaped the nav, so the stats page stays the last entry.
         if self.stats_file is not None and self.config.stats_page_in_nav:
@@ -196,21 +274,23 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         if (page.markdown or "").startswith("---"):  # MkDocs removes front matter it could read
             warn_broken_front_matter(page)
         markdown = source_text(page)
-        path = page.file.src_uri
-        meta = authored_meta(page.meta, self.state.authored_keys.get(path))
+        meta = authored_meta(page.meta, self.state.authored_keys.get(page.file.src_uri))
+        path, fallback_of = document_identity(page.file, self.i18n)
         modified, source = modified_instant(
-            path, page.file.abs_src_path, self.config.modified, self.state.git, meta, self.config.modified_meta
+            page.file.src_uri, page.file.abs_src_path, self.config.modified, self.state.git, meta,
+            self.config.modified_meta,
         )
         url = join_url(config.site_url, page.url)
         # MkDocs keeps a title taken from the H1 as HTML (`Tom &amp; Jerry`) and themes write every title
         # into the page as it is: a reader sees it unescaped, as the section headings are
         title = unescape(page.title or "")
-        digest = page_fingerprint(html, title, url, meta, modified, source, markdown)
+        digest = page_fingerprint(html, title, url, meta, modified, source, markdown, self.language, fallback_of)
         stored = self.writer.fingerprints.get(path, "")
         # "digest/…": a page that another plugin completed after rendering; on_env checks the rest
         unchanged = stored == digest or stored.startswith(digest + "/")
         fields = dict(path=path, url=url, title=title, meta=meta, markdown=markdown, modified=modified,
-                      modified_source=source, indexed_fields=self.config.indexed_fields)
+                      modified_source=source, indexed_fields=self.config.indexed_fields, language=self.language,
+                      fallback_of=fallback_of)
         self.state.rendered[path] = RenderedPage(page, html, digest, unchanged, fields)
         if not unchanged:
             self.writer.put(build_document(**fields, html_content=html, fingerprint=digest))
@@ -234,7 +314,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
     def on_env(self, env: Any, *, config: Any, files: Files) -> Any:
         if self.writer is None:
             return env
-        with self._timed():
+        with self._timed(), build_fault(f"write the working index {self.writer.path}", CACHE_HINT):
             try:
                 self._commit_index(files, config)
             except sqlite3.DatabaseError as error:
@@ -248,9 +328,17 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             if self.serving:
                 self.freshness.index_committed()  # MCP readers see this build now, before the snapshot
             # One read of the committed index for the snapshot, the closing log line and the stats page.
+            # A multilingual site's stats page counts its own language's pages; snapshot.json, written
+            # once every language is indexed, the whole site's.
+            page_language = self.language if self.i18n else None
             with self.read_index() as conn:
-                self.stats = queries.index_stats(conn)
-                self.snapshot = build_snapshot(conn, self.config.tag_fields, self.stats)
+                self.stats = queries.index_stats(conn, page_language)
+                self.page_snapshot = build_snapshot(conn, self.config.tag_fields, self.stats, page_language)
+                self.snapshot = None  # written by the last language's build only
+                if self.last_language and page_language is None:
+                    self.snapshot = self.page_snapshot
+                elif self.last_language:
+                    self.snapshot = build_snapshot(conn, self.config.tag_fields, queries.index_stats(conn))
         return env
 
     def _commit_index(self, files: Files, config: Any) -> None:
@@ -258,12 +346,21 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         keep = set(self.state.rendered)
         if self.dirty:
             # `--dirty` renders only the changed pages; the others are still in the site.
-            keep |= {
-                file.src_uri
+            kept_paths = (
+                document_identity(file, self.i18n)[0]
                 for file in files.documentation_pages(inclusion=self._inclusion())  # drafts under serve
-                if file.src_uri in self.writer.fingerprints and self.is_candidate(file)
-            }
-        self.state.removed = self.writer.keep_only(keep)
+                if self.is_candidate(file)
+            )
+            keep |= {path for path in kept_paths if path in self.writer.fingerprints}
+        self.languages_indexed.add(self.language)
+        self.last_language = self.i18n is None or self.languages_indexed >= set(self.i18n.languages)
+        if self.i18n is None:
+            self.state.removed = self.writer.keep_only(keep)
+        else:
+            # The other languages' pages were indexed by their own builds (or will be, later in this run).
+            self.state.removed = self.writer.keep_only(keep, {self.language})
+            if self.last_language:  # a language the site no longer builds
+                self.state.removed += self.writer.keep_languages(set(self.i18n.languages))
         self.writer.commit(
             indexed_fields=self.config.indexed_fields, site_name=config.site_name, site_url=config.site_url
         )
@@ -278,23 +375,27 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
     def on_page_context(self, context: dict, *, page: Page, config: Any, nav: Any) -> dict:
         if self.writer is not None and page.file is self.stats_file:
             with self._timed():
-                page.content, page.toc = stats_page.render(self.snapshot, self.stats, page.url)
+                language = self.language if self.i18n else None
+                page.content, page.toc = stats_page.render(self.page_snapshot, self.stats, page.url, language)
         return context
 
-    @event_priority(LAST)
+    @event_priority(BEFORE_I18N_BUILDS)
     def on_post_build(self, *, config: Any) -> None:
         if self.writer is None:
             return
-        with self._timed():
-            site = Path(config.site_dir) / "vault-mcp"
-            # Under serve the live server reads the working index itself; copying it into a
-            # throwaway preview folder would cost every rebuild a full copy of the file.
-            if self.config.publish_index and not self.serving:
-                publish(self.writer.path, site / "index.sqlite")
-            write_snapshot(self.snapshot, site / "snapshot.json")
+        if self.last_language:
+            with self._timed():
+                site = Path(config.site_dir) / "vault-mcp"
+                # Under serve the live server reads the working index itself; copying it into a
+                # throwaway preview folder would cost every rebuild a full copy of the file.
+                with build_fault(f"write {site}", SITE_HINT):
+                    if self.config.publish_index and not self.serving:
+                        publish(self.writer.path, site / "index.sqlite")
+                    write_snapshot(self.snapshot, site / "snapshot.json")
         state = self.state
+        where = f" in '{self.language}'" if self.i18n else ""
         log.info(
-            f"Indexed {self.snapshot['total']} pages, {self.stats['section_count']} sections: "
+            f"Indexed {self.stats['document_count']} pages{where}, {self.stats['section_count']} sections: "
             f"{state.changed} changed, {state.unchanged} unchanged, "
             f"{state.removed} removed in {state.plugin_seconds:.2f} seconds"
         )
@@ -308,7 +409,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         # config.watch (`-w`) after this event; theme folders (`--watch-theme`) only show in its own list.
         if self.live is not None and self.live.running:
             watched = getattr(server, "_watched_paths", {})
-            self.live.watch([config.docs_dir, config.config_file_path, *config.watch, *watched])
+            self.live.watch([config.docs_dir, config.config_file_path, *config.watch, *watched], server)
         return server
 
     def on_build_error(self, *, error: Exception) -> None:
@@ -339,6 +440,41 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             yield
         finally:
             self.state.plugin_seconds += time.perf_counter() - start
+
+
+CACHE_HINT = (
+    "cache_dir must be a writable folder on a disk with room (the working index is a cache: deleting it is safe)"
+)
+SITE_HINT = "site_dir must be writable, on a disk with room; the index published before is left as it was"
+
+
+@contextlib.contextmanager
+def build_fault(doing: str, hint: str) -> Iterator[None]:
+    """A file system or SQLite failure (a full disk, a read-only folder, a file where a folder should be) ends the
+    build with one MkDocs error that says what failed and what to check, never a traceback."""
+    try:
+        yield
+    except (OSError, sqlite3.Error) as error:
+        if isinstance(error, (FileExistsError, NotADirectoryError)) and error.filename:
+            reason = f"{error.filename} is a file where a folder should be"
+        elif isinstance(error, OSError) and error.strerror:
+            reason = error.strerror + (f": {error.filename}" if error.filename else "")
+        else:
+            reason = str(error)
+        raise PluginError(f"vault-mcp could not {doing} ({reason}). {hint}.") from error
+
+
+def check_site_dir(config: Any) -> None:
+    """MkDocs cleans and writes site_dir after on_config, and a folder it cannot write ends the build in a
+    traceback: say so first, in one error."""
+    folder = Path(config.site_dir).resolve()
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent  # MkDocs will create the rest
+    for target in (folder, folder / "vault-mcp"):
+        if target.is_dir() and not os.access(target, os.W_OK):
+            read_only = bool(os.statvfs(target).f_flag & os.ST_RDONLY)
+            reason = "Read-only file system" if read_only else "Permission denied"
+            raise PluginError(f"vault-mcp could not write {target} ({reason}). {SITE_HINT}.")
 
 
 def check_cache_dir(cache_dir: Path, config: Any) -> None:

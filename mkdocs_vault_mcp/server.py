@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import logging
 import os
 import sqlite3
 import threading
+import time
+import weakref
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal
 
@@ -18,7 +21,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, WithJsonSchema
 
-from . import __version__
+from . import __version__, limits
 from .freshness import Freshness
 from .index import queries
 from .index import search as ranked
@@ -42,54 +45,58 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, destructi
 Query = Annotated[
     str,
     Field(
-        description="FTS5 expression: words (all must match), \"phrases\", OR, NOT, NEAR(a b), prefix*, "
-        "column filters (title: install). Blank selects all pages. Malformed syntax matches its literal words."
+        description="FTS5: words (all must match), \"phrases\", OR, NOT, NEAR(a b), prefix*, title: install. "
+        "Blank: every page; malformed: its literal words."
     ),
 ]
 Scope = Annotated[
     Literal["all", "metadata", "body"],
     Field(
-        description="Where the query matches: metadata (path, title, headings, summary), body, or all. "
-        "Terms must match within one section."
+        description="metadata (path, title, headings, summary), body or all; terms match within one section."
     ),
 ]
-Path_ = Annotated[str, Field(description="Exact, case-sensitive page path, including .md (guide/install.md).")]
+Path_ = Annotated[str, Field(description="Exact, case-sensitive page path (guide/install.md).")]
 Folder = Annotated[
     str,
     Field(
-        description="This folder and its descendants, case-sensitive ('guide' or 'guide/'); "
-        "\"\" selects root pages only."
+        description="This folder and below, case-sensitive ('guide'); \"\": root pages only."
     ),
 ]
 Pattern = Annotated[
-    str, Field(description="Case-sensitive glob over path: * (crosses /), ?, [a-z], [^a]. Example: 'blog/*.md'.")
+    str, Field(description="Case-sensitive glob over path: * (crosses /), ?, [a-z] ('blog/*.md').")
 ]
 FieldFilters = Annotated[
     Any,
     WithJsonSchema(
         {
             "type": "object",
+            # anyOf rather than a list of types: some clients read only one `type`.
             "additionalProperties": {
-                "type": ["string", "number", "boolean"],
-                "description": "one value; a list field matches when one of its members equals it",
+                "anyOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"}],
+                "description": "one value; a list field matches when one member equals it",
             },
-            "description": "Front matter equality, ANDed: {\"status\": \"new\", \"beta\": true}. A list field "
-            "matches when one member equals the value. Fields: stats.indexed_frontmatter_fields.",
+            "description": "Front matter equalities, ANDed ({\"status\": \"new\"}); a list field matches one "
+            "member. Fields: stats.indexed_frontmatter_fields.",
         }
     ),
 ]
 After = Annotated[
-    str, Field(description="Modified at or after this RFC 3339 instant with time zone (2025-03-01T00:00:00Z).")
+    str, Field(description="Modified at or after this RFC 3339 instant, with zone (2025-03-01T00:00:00Z).")
 ]
-Before = Annotated[str, Field(description="Modified strictly before this RFC 3339 instant with time zone.")]
+Before = Annotated[str, Field(description="Modified before this RFC 3339 instant, with zone.")]
 Wait = Annotated[
     bool,
     Field(
-        description="Wait for a running or queued index update (a rebuild under mkdocs serve) before answering. "
-        "On timeout, answer from the current index with _meta.index_stale=true."
+        description="Wait for a pending rebuild under mkdocs serve; on timeout _meta.index_stale is true."
     ),
 ]
-PageLimit = Annotated[int, Field(ge=1, le=1000, description="Maximum pages returned, 1-1000.")]
+PageLimit = Annotated[int, Field(ge=1, le=1000, description="Pages returned at most.")]
+Language = Annotated[
+    str,
+    Field(
+        description="Language code ('en'; stats.languages); a fallback copy has the language publishing it."
+    ),
+]
 
 
 # --- Output models (the published output schemas) ----------------------------------------------
@@ -103,6 +110,11 @@ class DocumentRow(BaseModel):
     modified: str = Field(description="RFC 3339, UTC.")
     summary: str
     meta: dict[str, Any] = Field(description="The page's front matter.")
+    language: str = Field(description="The language the page is published in.")
+    fallback_of: str | None = Field(
+        description="For a fallback copy (an untranslated page published in this language), the path of the "
+        "default-language page it repeats; null otherwise."
+    )
 
 
 class CountOutput(BaseModel):
@@ -191,20 +203,32 @@ class StatsOutput(BaseModel):
     built_at: str | None
     site_name: str
     site_url: str | None
+    languages: list[str] = Field(description="The languages of the site's pages, sorted.")
     index_stale: bool
 
 
 # --- The index, one read-only connection per thread ------------------------------------------
 
 
+READER_THREADS = 8
+
+
 class IndexReader:
     """Opens the index read-only, once per worker thread, and again after the file was replaced."""
 
-    def __init__(self, path: Path, freshness: Freshness | None = None, wait_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        path: Path,
+        freshness: Freshness | None = None,
+        wait_timeout: float = 30.0,
+        call_seconds: float = limits.CALL_SECONDS,
+    ) -> None:
         self.path = path
         self.freshness = freshness or Freshness()
         self.wait_timeout = wait_timeout
+        self.call_seconds = call_seconds
         self._local = threading.local()
+        self._limiters: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> its limiter
 
     def connection(self) -> sqlite3.Connection:
         try:
@@ -215,8 +239,15 @@ class IndexReader:
         if cached is None or cached[0] != identity:
             if cached is not None:
                 cached[1].close()
-            self._local.cached = cached = (identity, open_read_only(self.path))
+            conn = open_read_only(self.path)
+            # Every 10,000 SQLite steps (~0.1 ms), whether this call has used up its time.
+            conn.set_progress_handler(self._out_of_time, 10_000)
+            self._local.cached = cached = (identity, conn)
         return cached[1]
+
+    def _out_of_time(self) -> bool:
+        # No deadline outside a call (a connection used directly): no limit.
+        return time.monotonic() > getattr(self._local, "deadline", float("inf"))
 
     def is_pending(self) -> bool:
         return self.freshness.pending
@@ -224,19 +255,16 @@ class IndexReader:
     async def answer(
         self, compute: Callable[[sqlite3.Connection], dict[str, Any]], wait: bool, stale_field: bool = True
     ) -> CallToolResult:
-        """Run one query on the event loop's own connection.
+        """Run one query on a worker thread, in one read transaction, within `call_seconds` of SQL work.
 
-        The tools are async on purpose: a sync tool costs a worker-thread hop per call, which is most
-        of a millisecond-scale answer. Only a wait for pending writes, which may take seconds, leaves
-        the loop.
+        On a worker thread so that a slow call never holds the event loop, which serves every other client
+        (SQLite releases the GIL while it works). In one transaction so that every statement of an answer
+        (a count and its rows) reads the same snapshot of the index.
         """
         if wait and self.freshness.may_be_pending:
             await anyio.to_thread.run_sync(self.freshness.wait, self.wait_timeout)
         token = self.freshness.begin_read()
-        try:
-            data = compute(self.connection())
-        except InvalidArgument as error:
-            raise ToolError(str(error)) from None
+        data = await anyio.to_thread.run_sync(self._read, compute, limiter=self._reader_threads())
         stale = self.freshness.is_stale(token)
         if stale_field:
             data["index_stale"] = stale
@@ -245,6 +273,34 @@ class IndexReader:
             structured_content=data,
             _meta={"index_stale": stale},
         )
+
+    def _reader_threads(self) -> anyio.CapacityLimiter:
+        """At most READER_THREADS calls read at once (per event loop): each reading thread keeps a connection
+        and its page cache, and on a few cores more threads only share the same CPUs."""
+        loop = asyncio.get_running_loop()
+        limiter = self._limiters.get(loop)
+        if limiter is None:
+            limiter = self._limiters[loop] = anyio.CapacityLimiter(READER_THREADS)
+        return limiter
+
+    def _read(self, compute: Callable[[sqlite3.Connection], dict[str, Any]]) -> dict[str, Any]:
+        conn = self.connection()
+        self._local.deadline = time.monotonic() + self.call_seconds
+        try:
+            conn.execute("BEGIN")
+            try:
+                return compute(conn)
+            finally:
+                conn.rollback()  # nothing was written: ends the read, and its snapshot
+        except InvalidArgument as error:
+            raise ToolError(str(error)) from None
+        except sqlite3.OperationalError as error:
+            if str(error) == "interrupted":
+                raise ToolError(
+                    f"This call needed more than {self.call_seconds:g} seconds of work, the limit per call; "
+                    "narrow it (a folder, a path pattern, fewer or more specific query words)."
+                ) from None
+            raise ToolError(f"The index could not answer: {error}.") from None
 
 
 # --- Arguments, checked against the published input schema -------------------------------------
@@ -271,7 +327,9 @@ class CheckedTool(Tool):
         except ToolError as error:
             message = str(error)
         return CallToolResult(
-            content=[TextContent(type="text", text=message)], is_error=True, _meta={"index_stale": self.is_stale()}
+            content=[TextContent(type="text", text=limits.cut(message))],
+            is_error=True,
+            _meta={"index_stale": self.is_stale()},
         )
 
     def checked(self, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -293,6 +351,7 @@ class CheckedTool(Tool):
                 where, rule, found = problem
                 note = f" ({rule['description']})" if where and "description" in rule else ""
                 raise InvalidArgument(f"{name}{where} must be {accepted(rule)}{note}; got {shown(found)}.")
+            limits.check_argument(name, value)
             checked[name] = value
         for name in required:
             if name not in checked:
@@ -304,7 +363,9 @@ class CheckedTool(Tool):
 # The JSON schema keywords that pydantic writes for our parameter types, and all that `violation` checks;
 # `create_server` refuses a parameter whose schema says more. (The jsonschema package would check any
 # schema, but importing it costs more than a whole call, and every call counts when a client starts.)
-SCHEMA_WORDS = {"type", "enum", "minimum", "maximum", "additionalProperties", "description", "title", "default"}
+SCHEMA_WORDS = {
+    "type", "anyOf", "enum", "minimum", "maximum", "additionalProperties", "description", "title", "default"
+}
 
 # JSON type -> whether a Python value is of it, and how a message names it.
 JSON_TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
@@ -323,6 +384,8 @@ JSON_TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
 
 
 def json_types(rule: dict[str, Any]) -> list[str]:
+    if "anyOf" in rule:
+        return [kind for alternative in rule["anyOf"] for kind in json_types(alternative)]
     kinds = rule.get("type", [])
     return [kinds] if isinstance(kinds, str) else kinds
 
@@ -388,25 +451,37 @@ def shown(value: Any, width: int = 80) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def inline_definitions(schema: dict[str, Any]) -> dict[str, Any]:
-    """The schema with every `$ref` to `$defs` replaced by its target.
+def published_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema as `tools/list` publishes it: every `$ref` to `$defs` replaced by its target, and without
+    the `title` pydantic gives every schema and the `"default": null` of every optional parameter.
 
-    Clients that validate results against the output schema (the SDK's own client does) pay for each
-    reference lookup on every list item; a self-contained schema is also one more client can read.
+    Every agent session pays for `tools/list` in its context before its first question, and those titles
+    only repeat the names. Clients that validate results against the output schema (the SDK's own client
+    does) also pay for each reference lookup on every list item.
     """
     definitions = schema.get("$defs", {})
 
-    def resolve(node: Any) -> Any:
-        if isinstance(node, dict):
-            reference = node.get("$ref", "")
-            if reference.startswith("#/$defs/"):
-                return resolve(definitions[reference.removeprefix("#/$defs/")])
-            return {key: resolve(value) for key, value in node.items() if key != "$defs"}
+    def compact(node: Any) -> Any:
+        """`node` is a schema: its keywords are compacted, and the schemas inside it."""
         if isinstance(node, list):
-            return [resolve(item) for item in node]
-        return node
+            return [compact(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        reference = node.get("$ref", "")
+        if reference.startswith("#/$defs/"):
+            return compact(definitions[reference.removeprefix("#/$defs/")])
+        compacted = {}
+        for key, value in node.items():
+            if key in ("$defs", "title") or (key == "default" and value is None):
+                continue
+            if key == "properties":
+                value = {name: compact(rule) for name, rule in value.items()}
+            elif key in ("items", "additionalProperties", "anyOf", "oneOf", "allOf"):
+                value = compact(value)
+            compacted[key] = value
+        return compacted
 
-    return resolve(schema)
+    return compact(schema)
 
 
 def filters_from(
@@ -418,6 +493,7 @@ def filters_from(
     filters: Any = None,
     modified_after: str | None = None,
     modified_before: str | None = None,
+    language: str | None = None,
 ) -> Filters:
     return Filters(
         query=query,
@@ -428,6 +504,7 @@ def filters_from(
         filters={} if filters is None else filters,
         modified_after=modified_after,
         modified_before=modified_before,
+        language=language,
     )
 
 
@@ -444,6 +521,7 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         filters: FieldFilters = None,
         modified_after: After = None,
         modified_before: Before = None,
+        language: Language = None,
         wait_for_pending_writes: Wait = False,
     ) -> Annotated[CallToolResult, CountOutput]:
         """Count the pages that match all given filters; returns the number alone.
@@ -454,15 +532,15 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         aggregate_documents; to see which pages match use query_documents; to find the text that answers
         a question use search.
         """
-        given = filters_from(query, scope, path, folder, pattern, filters, modified_after, modified_before)
+        given = filters_from(query, scope, path, folder, pattern, filters, modified_after, modified_before, language)
         return await index.answer(lambda conn: {"total": queries.count_documents(conn, given)}, wait_for_pending_writes)
 
     async def aggregate_documents(
         by: Annotated[
-            Literal["folder", "tag", "month"],
+            Literal["folder", "tag", "month", "language"],
             Field(
                 description="folder (each page counts in its own folder; \"\" is the root), tag (the values of "
-                "field) or month (UTC YYYY-MM of the modification time)."
+                "field), month (UTC YYYY-MM of the modification time) or language."
             ),
         ],
         field: Annotated[
@@ -479,10 +557,11 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         filters: FieldFilters = None,
         modified_after: After = None,
         modified_before: Before = None,
+        language: Language = None,
         wait_for_pending_writes: Wait = False,
     ) -> Annotated[CallToolResult, AggregateOutput]:
-        """Group the pages that match all given filters into buckets by folder, tag value or month of
-        modification, with a count per bucket.
+        """Group the pages that match all given filters into buckets by folder, tag value, month of
+        modification or language, with a count per bucket.
 
         Use it for a distribution in one call ("pages per folder", "most used tags", "changes per month")
         instead of one count_documents call per value; use query_documents to list the pages of a bucket.
@@ -491,7 +570,7 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         count descending, then key.casefold(), then key; truncated is true when more buckets existed than
         limit.
         """
-        given = filters_from(query, scope, path, folder, pattern, filters, modified_after, modified_before)
+        given = filters_from(query, scope, path, folder, pattern, filters, modified_after, modified_before, language)
         return await index.answer(
             lambda conn: queries.aggregate_documents(conn, by, given, field=field, limit=limit),
             wait_for_pending_writes,
@@ -500,18 +579,19 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
     async def get_recent(
         limit: PageLimit = 20,
         folder: Folder = None,
+        language: Language = None,
         wait_for_pending_writes: Wait = False,
     ) -> Annotated[CallToolResult, RecentOutput]:
         """List the most recently modified pages, newest first (ties by path), with title, URL, summary and
         front matter.
 
         Use it to see what changed lately or to resume work on recent pages; it needs no query. Only folder
-        narrows it: for a date range, other filters, another order or paging use query_documents with
+        and language narrow it: for a date range, other filters, another order or paging use query_documents with
         sort=modified. A page's modification time is its last git commit, its file time, or a front matter
         date when the site is configured so; times are in UTC.
         """
         return await index.answer(
-            lambda conn: {"result": queries.get_recent(conn, limit=limit, folder=folder)},
+            lambda conn: {"result": queries.get_recent(conn, limit=limit, folder=folder, language=language)},
             wait_for_pending_writes,
             stale_field=False,
         )
@@ -525,6 +605,7 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         filters: FieldFilters = None,
         modified_after: After = None,
         modified_before: Before = None,
+        language: Language = None,
         sort: Annotated[
             Literal["path", "modified", "title"],
             Field(description="path and title sort by code point; ties by path."),
@@ -537,14 +618,14 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         wait_for_pending_writes: Wait = False,
     ) -> Annotated[CallToolResult, QueryOutput]:
         """List the pages that match all given filters, as rows (path, title, folder, url, modified, summary,
-        front matter) without their text, sorted and paged.
+        front matter, language) without their text, sorted and paged.
 
         Use it to enumerate pages by folder, path glob, front matter value or date range. total is the exact
         number of matches; pass next_offset back as offset until it is null to see them all. A query here
         only selects pages: to rank pages by relevance and see matching passages use search. For a number
         alone use count_documents, for counts per group aggregate_documents.
         """
-        given = filters_from(query, scope, path, folder, pattern, filters, modified_after, modified_before)
+        given = filters_from(query, scope, path, folder, pattern, filters, modified_after, modified_before, language)
         return await index.answer(
             lambda conn: queries.query_documents(conn, given, sort=sort, order=order, limit=limit, offset=offset),
             wait_for_pending_writes,
@@ -569,6 +650,7 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         filters: FieldFilters = None,
         modified_after: After = None,
         modified_before: Before = None,
+        language: Language = None,
         wait_for_pending_writes: Wait = False,
     ) -> Annotated[CallToolResult, SearchOutput]:
         """Find the pages and sections that answer a question, best first, with snippets that mark the
@@ -577,10 +659,11 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         Use it to look something up. Each page appears once with its best sections; pass a result's path
         (and a section heading) to read for the full text. Ranked by relevance; when fewer than limit pages
         match every word, pages matching most of the meaningful words rank with them. Filters always hold.
+        On a multilingual site, without language an untranslated page shows once, not once per language.
         Results are capped and ranked, so do not count them: for exact totals use count_documents, for
         complete lists query_documents.
         """
-        given = filters_from(query, scope, path, folder, pattern, filters, modified_after, modified_before)
+        given = filters_from(query, scope, path, folder, pattern, filters, modified_after, modified_before, language)
         return await index.answer(
             lambda conn: {
                 "result": ranked.search(conn, query, given, limit=limit, sections_per_page=sections_per_page)
@@ -641,7 +724,7 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
 
     titles = {
         count_documents: "Count pages",
-        aggregate_documents: "Group pages by folder, tag or month",
+        aggregate_documents: "Group pages by folder, tag, month or language",
         get_recent: "Recently modified pages",
         query_documents: "List pages",
         search: "Search the documentation",
@@ -658,7 +741,8 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
             structured_output=True,
         )
         tool.is_stale = index.is_pending
-        tool.fn_metadata.output_schema = inline_definitions(tool.fn_metadata.output_schema)
+        tool.parameters = published_schema(tool.parameters)
+        tool.fn_metadata.output_schema = published_schema(tool.fn_metadata.output_schema)
         check_schema_words(tool)
         tools.append(tool)
 

@@ -19,13 +19,16 @@ BUCKET_LIMIT = 1000  # the largest limit aggregate_documents accepts
 SNAPSHOT_URI = "vault-mcp/snapshot.json"  # where the build writes it, relative to site_dir
 
 
-def build_snapshot(conn: sqlite3.Connection, tag_fields: list[str], stats: dict[str, Any]) -> dict[str, Any]:
+def build_snapshot(
+    conn: sqlite3.Connection, tag_fields: list[str], stats: dict[str, Any], language: str | None = None
+) -> dict[str, Any]:
     """Spec section 6: each `by_*` is aggregate_documents' answer with no filters and the largest limit.
 
     `stats` is index_stats' answer on the same connection. `by_tag` has one entry per field of `tag_fields`
-    that is indexed on this site, in `tag_fields` order.
+    that is indexed on this site, in `tag_fields` order. With `language`, every answer is for that
+    language's pages only (what a multilingual site's stats page in that language shows).
     """
-    everything = Filters()
+    everything = Filters(language=language)
     return {
         "schema_version": SCHEMA_VERSION,
         "generated_at": rfc3339(to_micros(dt.datetime.now(dt.timezone.utc))),
@@ -34,6 +37,7 @@ def build_snapshot(conn: sqlite3.Connection, tag_fields: list[str], stats: dict[
         "total": stats["document_count"],
         "by_folder": aggregate_documents(conn, "folder", everything, limit=BUCKET_LIMIT),
         "by_month": aggregate_documents(conn, "month", everything, limit=BUCKET_LIMIT),
+        "by_language": aggregate_documents(conn, "language", everything, limit=BUCKET_LIMIT),
         "by_tag": {
             field: aggregate_documents(conn, "tag", everything, field=field, limit=BUCKET_LIMIT)
             for field in tag_fields
@@ -43,15 +47,17 @@ def build_snapshot(conn: sqlite3.Connection, tag_fields: list[str], stats: dict[
 
 
 def write_snapshot(snapshot: dict[str, Any], destination: Path) -> None:
-    """Write it whole or not at all, readable as any file the build writes (0666 less the umask: a web server
-    serves it), not private as mkstemp would make it."""
+    """Replace `destination` whole, readable as any file the build writes (0666 less the umask): a web server
+    running as another user serves it. (mkstemp would make it private, 0600.)"""
     destination.parent.mkdir(parents=True, exist_ok=True)
+    for leftover in destination.parent.glob(".snapshot-*.tmp"):  # from a build killed while it wrote
+        leftover.unlink(missing_ok=True)
     temporary = destination.parent / f".snapshot-{secrets.token_hex(8)}.tmp"
     handle = os.open(temporary, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             json.dump(snapshot, out, ensure_ascii=False, indent=1)
         os.replace(temporary, destination)
-    except BaseException:
+    except BaseException:  # a full disk, say: no half-written file left in the site
         temporary.unlink(missing_ok=True)
         raise

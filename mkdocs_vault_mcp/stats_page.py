@@ -50,9 +50,13 @@ def src_uri(option: str) -> str:
     return option if option.endswith(".md") else option + ".md"
 
 
-def add_files(files: Files, config: Any, option: str) -> File | None:
-    """Add the page and its stylesheet; None (with a warning) when the site already has that page."""
-    uri = src_uri(option)
+def add_files(files: Files, config: Any, option: str, prefix: str = "") -> File | None:
+    """Add the page and its stylesheet; None (with a warning) when the site already has that page.
+
+    `prefix`: the folder of the site a language other than the default one is published in
+    (mkdocs-static-i18n), so that each language has its own stats page (`fr/stats/`).
+    """
+    uri = f"{prefix}/{src_uri(option)}" if prefix else src_uri(option)
     page = File.generated(config, uri, content=f"# {TITLE}\n", inclusion=InclusionLevel.NOT_IN_NAV)
     taken = files.get_file_from_path(uri) or next((f for f in files if f.dest_uri == page.dest_uri), None)
     if taken is not None:
@@ -130,24 +134,41 @@ class Builder:
         return get_toc([{"level": 1, "id": "site-statistics", "name": TITLE, "children": self.headings}])
 
 
-def render(snapshot: dict[str, Any], stats: dict[str, Any], page_url: str) -> tuple[str, TableOfContents]:
+def render(
+    snapshot: dict[str, Any], stats: dict[str, Any], page_url: str, language: str | None = None
+) -> tuple[str, TableOfContents]:
     """The page's HTML and table of contents.
 
     `snapshot` is what snapshot.json holds; `stats` is the stats tool's answer on the same index
     (sections, folders, oldest and newest modification); `page_url` is the page's site-relative URL.
+    `language`: on a multilingual site, the language this page is published in; `snapshot` and `stats`
+    then count that language's pages.
     """
     out = Builder()
     snapshot_href = get_relative_url(SNAPSHOT_URI, page_url)
+    site = e(snapshot["site_name"] or "this site")
+    if language is None:
+        lead = (
+            f"How many pages {site} publishes, where they live, how they are tagged and when they last changed. "
+            f'The numbers are in <a href="{e(snapshot_href)}">snapshot.json</a>, the same answers the '
+            "site's MCP server gives."
+        )
+    else:
+        lead = (
+            f'How many pages {site} publishes in <span data-language="{e(language)}">{e(language)}</span> '
+            "(untranslated pages shown in it included), where they live, how they are tagged and when they "
+            f'last changed. Every language together is in <a href="{e(snapshot_href)}">snapshot.json</a>, '
+            "the same answers the site's MCP server gives."
+        )
     out.add(
         f'<link rel="stylesheet" href="{e(get_relative_url(CSS_URI, page_url))}">',
         '<div class="vm-stats">',
         f'<h1 id="site-statistics">{TITLE}</h1>',
-        f'<p class="vm-lead">How many pages {e(snapshot["site_name"] or "this site")} publishes, where they '
-        "live, how they are tagged and when they last changed. "
-        f'The numbers are in <a href="{e(snapshot_href)}">snapshot.json</a>, the same answers the '
-        "site's MCP server gives.</p>",
+        f'<p class="vm-lead">{lead}</p>',
     )
     totals(out, snapshot, stats)
+    if language is None:
+        languages(out, snapshot)
     folders(out, snapshot)
     tags(out, snapshot)
     months(out, snapshot)
@@ -166,6 +187,7 @@ def totals(out: Builder, snapshot: dict[str, Any], stats: dict[str, Any]) -> Non
         ("pages", "Pages", snapshot["total"]),
         ("sections", "Sections", stats["section_count"]),
         ("folders", "Folders", stats["folder_count"]),
+        ("languages", "Languages", len(snapshot["by_language"]["buckets"])),
     ]
     by_tag = snapshot["by_tag"]
     if by_tag:
@@ -198,6 +220,16 @@ def ranked(buckets: list[dict[str, Any]], label: Any, kind: tuple[str, str]) -> 
     shown, tail = bars[: MAX_BARS - 1], bars[MAX_BARS - 1 :]
     other = Bar(f"other ({plural(len(tail), *kind)})", sum(bar.count for bar in tail), None, len(tail))
     return [*shown, other]
+
+
+def languages(out: Builder, snapshot: dict[str, Any]) -> None:
+    out.heading("Pages by language")
+    result = snapshot["by_language"]
+    if not result["buckets"]:
+        out.add("<p>No pages.</p>")
+        return
+    bars = ranked(result["buckets"], str, ("language", "languages"))
+    bar_chart(out, "languages", bars, "Pages by language", ("Language", "Pages"))
 
 
 def folder_label(key: str) -> str:

@@ -45,10 +45,10 @@ def index_rows(index: Path, *, meta_less: set[str] = frozenset()) -> dict[str, A
     try:
         documents = {
             path: {"url": url, "title": title, "summary": summary, "headings": headings, "modified": modified,
-                   "modified_source": source,
+                   "modified_source": source, "language": language,
                    "meta": {k: v for k, v in json.loads(meta).items() if k not in meta_less}}
-            for path, url, title, summary, meta, headings, modified, source in conn.execute(
-                "SELECT path, url, title, summary, meta, headings, modified, modified_source FROM documents")
+            for path, url, title, summary, meta, headings, modified, source, language in conn.execute(
+                "SELECT path, url, title, summary, meta, headings, modified, modified_source, language FROM documents")
         }
         for path, position, level, anchor, heading, trail, searched, body in conn.execute(
             "SELECT d.path, s.position, s.level, s.anchor, s.heading, s.headings, s.title, s.body FROM sections s"

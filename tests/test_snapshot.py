@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +14,9 @@ from mcp import Client
 
 from mkdocs_vault_mcp.server import IndexReader, create_server
 
-SNAPSHOT_KEYS = ["schema_version", "generated_at", "site_name", "site_url", "total", "by_folder", "by_month", "by_tag"]
+SNAPSHOT_KEYS = [
+    "schema_version", "generated_at", "site_name", "site_url", "total", "by_folder", "by_month", "by_language", "by_tag"
+]
 
 
 def call_tools(index: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -42,12 +46,14 @@ def assert_snapshot_matches_tools(site, tag_fields: list[str]) -> dict[str, Any]
         ("count_documents", {}),
         ("aggregate_documents", {"by": "folder", "limit": 1000}),
         ("aggregate_documents", {"by": "month", "limit": 1000}),
+        ("aggregate_documents", {"by": "language", "limit": 1000}),
         *[("aggregate_documents", {"by": "tag", "field": name, "limit": 1000}) for name in tag_fields],
     ]
-    count, by_folder, by_month, *by_tag = call_tools(site.index_path, calls)
+    count, by_folder, by_month, by_language, *by_tag = call_tools(site.index_path, calls)
     assert snapshot["total"] == count["total"]
     assert snapshot["by_folder"] == by_folder
     assert snapshot["by_month"] == by_month
+    assert snapshot["by_language"] == by_language
     assert snapshot["by_tag"] == dict(zip(tag_fields, by_tag))
     assert list(snapshot["by_tag"]) == tag_fields  # in the order of the tag_fields option
     return snapshot
@@ -77,6 +83,8 @@ def test_snapshot_is_the_aggregate_tool_answer_and_leaves_drafts_out(site):
 
     assert list(snapshot) == SNAPSHOT_KEYS
     assert snapshot["schema_version"] == 1
+    # A single-language site: every page in the theme's language (`en` when the theme names none).
+    assert snapshot["by_language"]["buckets"] == [{"key": "en", "count": snapshot["total"]}]
     generated = dt.datetime.fromisoformat(snapshot["generated_at"].replace("Z", "+00:00"))
     assert snapshot["generated_at"].endswith("Z") and before <= generated <= dt.datetime.now(dt.timezone.utc)
     assert snapshot["site_name"] == "Test site"
@@ -137,3 +145,16 @@ def test_empty_site_has_an_empty_snapshot(site):
     assert snapshot["total"] == 0
     assert snapshot["by_folder"] == {"total": 0, "buckets": [], "missing": 0, "truncated": False}
     assert snapshot["site_url"] is None
+
+
+def test_the_snapshot_is_as_readable_as_the_index_and_the_pages(site):
+    site.write("page.md", "# Page\n")
+    previous = os.umask(0o022)
+    try:
+        site.build()
+    finally:
+        os.umask(previous)
+    snapshot = site.site_dir / "vault-mcp" / "snapshot.json"
+    assert stat.S_IMODE(snapshot.stat().st_mode) == 0o644
+    assert stat.S_IMODE(site.index_path.stat().st_mode) == 0o644
+    assert [p.name for p in snapshot.parent.iterdir() if p.name.startswith(".")] == []  # no temporary left

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..documents import normalize_value
+from . import cjk
 from .store import to_micros
 
 SCOPES = {
@@ -37,6 +38,7 @@ class Filters:
     filters: dict[str, Any] = field(default_factory=dict)
     modified_after: str | None = None
     modified_before: str | None = None
+    language: str | None = None
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,18 @@ def check_field(conn: sqlite3.Connection, name: str) -> str:
     return name
 
 
+def site_languages(conn: sqlite3.Connection) -> list[str]:
+    """The languages of the site's pages, sorted."""
+    return [row[0] for row in conn.execute("SELECT DISTINCT language FROM documents ORDER BY language")]
+
+
+def check_language(conn: sqlite3.Connection, language: str) -> str:
+    if conn.execute("SELECT 1 FROM documents WHERE language = ? LIMIT 1", [language]).fetchone() is None:
+        listing = ", ".join(map(repr, site_languages(conn))) or "none: the index has no pages"
+        raise InvalidArgument(f"No page is in language {language!r}; the site's languages: {listing}.")
+    return language
+
+
 def compile_filters(conn: sqlite3.Connection, filters: Filters) -> Compiled:
     check_choice("scope", filters.scope, tuple(SCOPES))
     clauses: list[str] = []
@@ -149,6 +163,11 @@ def compile_filters(conn: sqlite3.Connection, filters: Filters) -> Compiled:
         else:
             clauses.append(f"d.id IN (SELECT document_id FROM field_values WHERE {holds_value})")
         params += [name, *values]
+
+    # After the field filters: a language is most of a single-language site, no narrowing worth an EXISTS.
+    if filters.language is not None:
+        clauses.append("d.language = ?")
+        params.append(check_language(conn, filters.language))
 
     if filters.modified_after is not None:
         clauses.append("d.modified >= ?")
@@ -195,7 +214,8 @@ def literal_words(query: str) -> list[str]:
 
 
 def literal_expression(words: list[str], joiner: str = " ") -> str | None:
-    return joiner.join(f'"{word}"' for word in words) or None
+    """Each word quoted; a word with CJK in it becomes the phrase of its tokens as the index stores them."""
+    return joiner.join('"' + " ".join(literal_words(cjk.separate(word))) + '"' for word in words) or None
 
 
 def scoped(expression: str, scope: str) -> str:
@@ -215,11 +235,12 @@ def fts_expression(conn: sqlite3.Connection, query: str, scope: str) -> str | No
     """The query as FTS5 reads it; when SQLite rejects it, its literal words ANDed (None: no words).
 
     The query is checked on its own before it is scoped: `a) OR (b` is malformed, but once
-    wrapped as `{columns} : (a) OR (b)` it would parse, with `b` outside the scope.
+    wrapped as `{columns} : (a) OR (b)` it would parse, with `b` outside the scope. CJK runs are
+    spelled as the index stores them (index/cjk.py).
     """
-    query = query.strip()
-    if is_valid_match(conn, query):
-        expression = scoped(query, scope)
+    written = cjk.fts_query(query.strip()).strip()
+    if is_valid_match(conn, written):
+        expression = scoped(written, scope)
         if is_valid_match(conn, expression):
             return expression
     literal = literal_expression(literal_words(query))

@@ -12,10 +12,10 @@ import sqlite3
 from typing import Any
 
 from .filters import Compiled, Filters, InvalidArgument, check_choice, check_field, check_range, compile_filters
-from .filters import indexed_fields
+from .filters import indexed_fields, site_languages
 from .store import EPOCH
 
-DOCUMENT_COLUMNS = "d.path, d.title, d.folder, d.url, d.modified, d.summary, d.meta"
+DOCUMENT_COLUMNS = "d.path, d.title, d.folder, d.url, d.modified, d.summary, d.meta, d.language, d.fallback_of"
 
 
 def rfc3339(micros: int) -> str:
@@ -28,7 +28,7 @@ def rfc3339(micros: int) -> str:
 
 
 def document_row(row: tuple) -> dict[str, Any]:
-    path, title, folder, url, modified, summary, meta = row
+    path, title, folder, url, modified, summary, meta, language, fallback_of = row
     return {
         "path": path,
         "title": title,
@@ -37,6 +37,8 @@ def document_row(row: tuple) -> dict[str, Any]:
         "modified": rfc3339(modified),
         "summary": summary,
         "meta": json.loads(meta),
+        "language": language,
+        "fallback_of": fallback_of,
     }
 
 
@@ -60,17 +62,20 @@ def bucket_order(bucket: dict[str, Any]) -> tuple:
     return (-bucket["count"], bucket["key"].casefold(), bucket["key"])
 
 
+AGGREGATIONS = ("folder", "tag", "month", "language")
+
+
 def aggregate_documents(
     conn: sqlite3.Connection, by: str, filters: Filters, field: str = "tags", limit: int = 100
 ) -> dict[str, Any]:
-    check_choice("by", by, ("folder", "tag", "month"))
+    check_choice("by", by, AGGREGATIONS)
     check_range("limit", limit, 1, 1000)
     compiled = compile_filters(conn, filters)
     where, params = compiled.where, compiled.params
     total = count_matching(conn, compiled)
     missing = 0
-    if by == "folder":
-        sql = f"SELECT d.folder, count(*) FROM documents d WHERE {where} GROUP BY d.folder"
+    if by in ("folder", "language"):
+        sql = f"SELECT d.{by}, count(*) FROM documents d WHERE {where} GROUP BY d.{by}"
     elif by == "month":
         sql = f"SELECT {MONTH_OF_MODIFIED} AS month, count(*) FROM documents d WHERE {where} GROUP BY month"
     else:
@@ -87,9 +92,11 @@ def aggregate_documents(
     return {"total": total, "buckets": buckets[:limit], "missing": missing, "truncated": len(buckets) > limit}
 
 
-def get_recent(conn: sqlite3.Connection, limit: int = 20, folder: str | None = None) -> list[dict[str, Any]]:
+def get_recent(
+    conn: sqlite3.Connection, limit: int = 20, folder: str | None = None, language: str | None = None
+) -> list[dict[str, Any]]:
     check_range("limit", limit, 1, 1000)
-    compiled = compile_filters(conn, Filters(folder=folder))
+    compiled = compile_filters(conn, Filters(folder=folder, language=language))
     rows = conn.execute(
         f"SELECT {DOCUMENT_COLUMNS} FROM documents d WHERE {compiled.where}"
         " ORDER BY d.modified DESC, d.path ASC LIMIT ?",
@@ -129,16 +136,27 @@ def query_documents(
     return {"result": result, "total": total, "next_offset": after if after < total else None}
 
 
-def index_stats(conn: sqlite3.Connection) -> dict[str, Any]:
+def index_stats(conn: sqlite3.Connection, language: str | None = None) -> dict[str, Any]:
+    """The index's facts; with `language`, counts and dates of that language's pages only (a stats page
+    of a multilingual site describes the language it is published in)."""
     info = dict(conn.execute("SELECT key, value FROM info"))
+    where, params = ("WHERE language = ?", [language]) if language is not None else ("", [])
     # One statement each: together they would scan the table, apart each reads an index.
-    documents = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
-    folders = conn.execute("SELECT count(*) FROM (SELECT DISTINCT folder FROM documents)").fetchone()[0]
-    oldest = conn.execute("SELECT min(modified) FROM documents").fetchone()[0]
-    newest = conn.execute("SELECT max(modified) FROM documents").fetchone()[0]
+    documents = conn.execute(f"SELECT count(*) FROM documents {where}", params).fetchone()[0]
+    folders = conn.execute(
+        f"SELECT count(*) FROM (SELECT DISTINCT folder FROM documents {where})", params
+    ).fetchone()[0]
+    oldest = conn.execute(f"SELECT min(modified) FROM documents {where}", params).fetchone()[0]
+    newest = conn.execute(f"SELECT max(modified) FROM documents {where}", params).fetchone()[0]
+    if language is None:
+        sections = conn.execute("SELECT count(*) FROM sections").fetchone()[0]
+    else:
+        sections = conn.execute(
+            "SELECT count(*) FROM sections WHERE document_id IN (SELECT id FROM documents WHERE language = ?)", params
+        ).fetchone()[0]
     return {
         "document_count": documents,
-        "section_count": conn.execute("SELECT count(*) FROM sections").fetchone()[0],
+        "section_count": sections,
         "folder_count": folders,
         "indexed_frontmatter_fields": indexed_fields(conn),
         "oldest_modified": rfc3339(oldest) if oldest is not None else None,
@@ -146,6 +164,7 @@ def index_stats(conn: sqlite3.Connection) -> dict[str, Any]:
         "built_at": rfc3339(int(info["built_at"])) if "built_at" in info else None,
         "site_name": info.get("site_name", ""),
         "site_url": info.get("site_url") or None,
+        "languages": site_languages(conn) if language is None else [language],
     }
 
 

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..documents import FRONT_MATTER, fenced_code_languages, markdown_headings
-from ..html_to_markdown import html_to_markdown
 from .filters import InvalidArgument, check_choice, check_range
 from .queries import rfc3339
 
@@ -70,6 +69,9 @@ class PageText:
     def markdown(self, index: int) -> str:
         converted = self._markdown.get(index)
         if converted is None:
+            # Imported when a page is first read: a server that only counts and searches never pays for it.
+            from ..html_to_markdown import html_to_markdown
+
             part = self.parts[index]
             converted = html_to_markdown(self.content[part.start : part.end], self.url, self.languages)
             self._markdown[index] = converted  # a race converts a part twice, to the same text

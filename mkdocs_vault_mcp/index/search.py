@@ -17,6 +17,9 @@ Porter stemmer (so `tasks` finds `task`, and `Depends` finds `dependencies`).
    `app.exception_handler` and `RequestValidationError`. A term of several words
    (`include_in_schema`, `server-sent`, `status.HTTP_201_CREATED`) is a phrase:
    those words, adjacent, in that order. A query with no word at all finds nothing.
+   Chinese, Japanese and Korean text is indexed one character a token (index/cjk.py):
+   a CJK run in the query is the phrase of its characters, so `跨域` finds exactly
+   that text inside a sentence; the relaxed form (3.) uses its overlapping bigrams.
 2. Strict first. The strict form is every term ANDed, within one section; for
    plain keywords that is exactly how FTS5 reads them. When it finds at least
    as many pages as asked for, only those pages rank.
@@ -72,7 +75,8 @@ Porter stemmer (so `tasks` finds `task`, and `Depends` finds `dependencies`).
    URL plus `#` and the id that the rendered page gives its heading.
 
 Every constant here was set on the judged queries of bench/search_queries.json
-(bench/search_quality.py); each one changes a few of them at most.
+(bench/search_quality.py); each one changes a few of them at most. bench/search_queries_holdout.json is
+held out: never tune on it.
 """
 
 from __future__ import annotations
@@ -84,6 +88,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import cjk
 from .filters import Compiled, Filters, InvalidArgument, check_range, compile_filters, fts_expression
 from .filters import literal_words, scoped
 from .store import FTS_COLUMNS
@@ -99,6 +104,7 @@ STUB_CHARACTERS = 200  # about 30 words
 STUB_FLOOR = 0.4
 VERBATIM_BOOST = 2.0
 SNIPPET_TOKENS = 30
+CJK_SNIPPET_TOKENS = 64  # FTS5's most; a CJK character is a token, so 30 would be a dozen words
 COMMON_SHARE = 0.4  # a word in more than this share of all sections is left out of the relaxed form ...
 COMMON_MINIMUM = 50  # ... when that is more than this many sections
 
@@ -139,6 +145,7 @@ class QueryPlan:
     strict_has_extra_words: bool = False
     words: list[str] = field(default_factory=list)  # the meaningful words
     verbatim: list[str] = field(default_factory=list)  # exact spellings to look for, case-sensitive
+    cjk: bool = False  # whether the query holds CJK text (one token a character: longer snippets)
 
 
 def phrase(words: list[str] | tuple[str, ...]) -> str:
@@ -151,14 +158,16 @@ def is_stop_word(word: str) -> bool:
 
 def uses_fts_syntax(conn: sqlite3.Connection, query: str, scope: str) -> bool:
     """Whether the query is an FTS5 expression (operators, phrases, ...) that SQLite accepts."""
-    return bool(_FTS_SYNTAX.search(query)) and fts_expression(conn, query, scope) == scoped(query.strip(), scope)
+    written = cjk.fts_query(query.strip()).strip()
+    return bool(_FTS_SYNTAX.search(query)) and fts_expression(conn, query, scope) == scoped(written, scope)
 
 
 def plan_query(conn: sqlite3.Connection, query: str, scope: str) -> QueryPlan:
     if uses_fts_syntax(conn, query, scope):
-        words = [w for w in literal_words(query) if w not in FTS_OPERATORS and w not in FTS_COLUMNS]
+        words = [w for w in literal_words(cjk.separate(query)) if w not in FTS_OPERATORS and w not in FTS_COLUMNS]
         meaningful = [w for w in words if not is_stop_word(w)] or words
-        return QueryPlan(strict=scoped(query.strip(), scope), words=list(dict.fromkeys(meaningful)))
+        written = cjk.fts_query(query.strip()).strip()
+        return QueryPlan(strict=scoped(written, scope), words=list(dict.fromkeys(meaningful)))
 
     pieces: list[tuple[str, ...]] = []  # the terms, each cut into words as the tokenizer cuts it
     verbatim: list[str] = []
@@ -168,7 +177,8 @@ def plan_query(conn: sqlite3.Connection, query: str, scope: str) -> QueryPlan:
         if len(found) > 1 and _CODE_PUNCTUATION.search(code):
             verbatim.append(code)
         for piece in found:
-            words = tuple(literal_words(piece))
+            # A CJK run is a phrase of its characters, as the index stores them (index/cjk.py).
+            words = tuple(literal_words(cjk.separate(piece)))
             if not words:
                 continue
             pieces.append(words)
@@ -179,7 +189,9 @@ def plan_query(conn: sqlite3.Connection, query: str, scope: str) -> QueryPlan:
     if len(pieces) == 1 and not verbatim and query.strip()[:1].isupper():
         verbatim.append(query.strip())  # one capitalized word, alone: a class or function name (`Depends`)
 
-    every_word = [word for words in pieces for word in words]
+    # CJK characters are tokens of one character each: the relaxed form uses their bigrams instead.
+    every_word = [word for words in pieces for word in words if not cjk.has_cjk(word)]
+    cjk_runs = list(dict.fromkeys(cjk.runs(query)))
     meaningful = [word for word in every_word if not is_stop_word(word)] or every_word
     meaningful = [word for word in meaningful if len(word) > 1] or meaningful
     unique = list({word.casefold(): word for word in meaningful}.values())
@@ -189,17 +201,20 @@ def plan_query(conn: sqlite3.Connection, query: str, scope: str) -> QueryPlan:
     frequencies = {word: document_frequency(conn, phrase([word]), common + 1) for word in unique}
     rare = [word for word in unique if frequencies[word] <= common] or unique
     alternatives = [phrase([word]) for word in rare]
-    last = unique[-1]
-    if query.rstrip()[-1:].isalnum() and len(last) >= 3 and frequencies[last] == 0:
+    last = unique[-1] if unique else ""
+    if query.rstrip()[-1:].isalnum() and len(last) >= 3 and frequencies[last] == 0 and not cjk_runs:
         alternatives[rare.index(last)] = phrase([last]) + " *"  # perhaps still being typed
+    bigrams = [bigram for run in cjk_runs for bigram in cjk.bigram_phrases(run)]
+    alternatives += [bigram for bigram in bigrams if document_frequency(conn, bigram, common + 1) <= common] or bigrams
     alternatives += [phrase(words) for words in pieces if len(words) > 1]
     strict = " AND ".join(dict.fromkeys(phrase(words) for words in pieces))
     return QueryPlan(
         strict=scoped(strict, scope),
         relaxed=scoped(" OR ".join(dict.fromkeys(alternatives)), scope),
         strict_has_extra_words=len(rare) < len({word.casefold() for word in every_word}),
-        words=rare,
+        words=rare + [character for run in cjk_runs for character in run],
         verbatim=list(dict.fromkeys(verbatim)),
+        cjk=bool(cjk_runs),
     )
 
 
@@ -228,6 +243,8 @@ def search(
     check_range("limit", limit, 1, 100)
     check_range("sections_per_page", sections_per_page, 1, 10)
     base = compile_filters(conn, dataclasses.replace(filters, query=None))
+    if filters.language is None:
+        base = without_repeated_text(conn, base)
     plan = plan_query(conn, query, filters.scope)
     if plan.strict is None:
         return []
@@ -243,6 +260,22 @@ def search(
     sections = _candidate_sections(conn, match, within, base, plan, filters.scope, count, per_page)
     pages = sorted(_pages(sections).values(), key=lambda page: (-page["score"], page["path"]))[:limit]
     return [_page_result(page, sections_per_page) for page in pages]
+
+
+def without_repeated_text(conn: sqlite3.Connection, base: Compiled) -> Compiled:
+    """Leave out a fallback copy (mkdocs-static-i18n) when the page it copies passes the same filters.
+
+    A fallback copy holds the default language's text under another language's URL: without a language
+    filter both would match and rank alike, showing the same text twice. The copy still answers when
+    only it passes the filters (a folder of its language).
+    """
+    if conn.execute("SELECT 1 FROM documents WHERE fallback_of IS NOT NULL LIMIT 1").fetchone() is None:
+        return base
+    where = (
+        f"({base.where}) AND (d.fallback_of IS NULL OR d.fallback_of NOT IN"
+        f" (SELECT d.path FROM documents d WHERE {base.where}))"
+    )
+    return Compiled(where, [*base.params, *base.params], base.match)
 
 
 def _page_count(conn: sqlite3.Connection, match: str, base: Compiled, enough: int) -> int:
@@ -280,7 +313,7 @@ def _candidate_sections(
     sql = (
         "SELECT s.id, s.document_id, s.position, s.heading, s.anchor, length(s.body), d.path, d.title, d.url,"
         " -rank, highlight(sections_fts, 1, char(1), char(2)), highlight(sections_fts, 2, char(1), char(2)),"
-        f" snippet(sections_fts, 4, '**', '**', '…', {SNIPPET_TOKENS}){verbatim}"
+        f" snippet(sections_fts, 4, '**', '**', '…', {CJK_SNIPPET_TOKENS if plan.cjk else SNIPPET_TOKENS}){verbatim}"
         " FROM sections_fts JOIN sections s ON s.id = sections_fts.rowid JOIN documents d ON d.id = s.document_id"
         f" WHERE sections_fts MATCH ? AND rank MATCH 'bm25({weights})' AND {base.where}"
         f" AND CASE WHEN {inside} THEN {_KEEP}(s.document_id) ELSE 0 END ORDER BY rank LIMIT ?"
@@ -329,7 +362,7 @@ def _candidate_sections(
                 "title": title,
                 "url": url,
                 "score": score,
-                "snippet": snippet,
+                "snippet": cjk.join(snippet),
             }
         )
     return sections

@@ -23,11 +23,12 @@ from typing import Any, Callable
 
 
 from ..documents import Document
+from . import cjk
 
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
 # Bump when the schema or what goes into it changes: every page is indexed again.
-FORMAT_VERSION = "4"
+FORMAT_VERSION = "7"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 FTS_COLUMNS = ("path", "title", "headings", "summary", "body")
 
@@ -62,9 +63,11 @@ def create_schema(conn: sqlite3.Connection) -> None:
             "modified": int,  # microseconds since the epoch, UTC
             "modified_source": str,
             "fingerprint": str,
+            "language": str,  # the locale the page is published in
+            "fallback_of": str,  # NULL, or the path of the default-language page a fallback copy repeats
         },
         pk="id",
-        not_null={"path", "folder", "url", "title", "summary", "meta", "headings", "modified"},
+        not_null={"path", "folder", "url", "title", "summary", "meta", "headings", "modified", "language"},
         if_not_exists=True,
     )
     # The page's text for read, many times a row's other fields, has a table of its own: filters and
@@ -82,6 +85,11 @@ def create_schema(conn: sqlite3.Connection) -> None:
     db["documents"].create_index(["path", "fingerprint"], if_not_exists=True)
     db["documents"].create_index(["folder", "path"], if_not_exists=True)
     db["documents"].create_index(["modified", "path"], if_not_exists=True)
+    db["documents"].create_index(["language", "path"], if_not_exists=True)
+    # Only fallback copies (mkdocs-static-i18n) have one: `search` asks whether there are any.
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS documents_fallback_of ON documents (fallback_of) WHERE fallback_of IS NOT NULL"
+    )
     db["sections"].create(
         {
             "id": int,
@@ -132,7 +140,9 @@ class IndexWriter:
         self._thread.start()
         self._digest = f"{FORMAT_VERSION}:{options_digest}"
         try:
-            self.fingerprints: dict[str, str] = self._call(self._open, self._digest)
+            self.fingerprints: dict[str, str] = {}
+            self.languages: dict[str, str] = {}  # path -> language, of every stored document
+            self._call(self._open, self._digest)
         except BaseException:
             self.close()
             raise
@@ -142,15 +152,34 @@ class IndexWriter:
     def put(self, document: Document) -> None:
         """Insert or replace one page with its sections and values."""
         self.fingerprints[document.path] = document.fingerprint
+        self.languages[document.path] = document.language
         self._jobs.put((functools.partial(self._put, document), None))
 
-    def keep_only(self, paths: set[str]) -> int:
-        """Remove every document whose path is not in `paths`; return how many went."""
-        gone = [path for path in self.fingerprints if path not in paths]
+    def keep_only(self, paths: set[str], languages: set[str] | None = None) -> int:
+        """Remove every document whose path is not in `paths`; return how many went.
+
+        With `languages`, only documents of those languages can go (mkdocs-static-i18n builds one language
+        at a time, and the others' pages stay), and documents of a language outside `languages` stay too.
+        """
+        gone = [
+            path
+            for path in self.fingerprints
+            if path not in paths and (languages is None or self.languages[path] in languages)
+        ]
+        self._remove(gone)
+        return len(gone)
+
+    def keep_languages(self, languages: set[str]) -> int:
+        """Remove every document of a language outside `languages` (one the site no longer builds)."""
+        gone = [path for path, language in self.languages.items() if language not in languages]
+        self._remove(gone)
+        return len(gone)
+
+    def _remove(self, gone: list[str]) -> None:
         for path in gone:
             del self.fingerprints[path]
+            del self.languages[path]
         self._call(self._delete_all, gone)
-        return len(gone)
 
     def commit(self, *, indexed_fields: str | list[str], site_name: str, site_url: str | None) -> None:
         self._call(self._commit, indexed_fields, site_name, site_url)
@@ -164,7 +193,8 @@ class IndexWriter:
 
     def reset(self) -> None:
         """Throw the working index away and start an empty one (after `is_corrupt` said it is damaged)."""
-        self.fingerprints = self._call(self._discard_and_open, self._digest)
+        self.fingerprints, self.languages = {}, {}
+        self._call(self._discard_and_open, self._digest)
 
     def _call(self, job: Callable, *args: Any) -> Any:
         done: Future = Future()
@@ -195,7 +225,7 @@ class IndexWriter:
             if done is not None:
                 done.set_result(result)
 
-    def _open(self, digest: str) -> dict[str, str]:
+    def _open(self, digest: str) -> None:
         try:
             return self._open_as_is(digest)
         except sqlite3.DatabaseError as error:
@@ -204,20 +234,24 @@ class IndexWriter:
             log.info(f"vault-mcp: The working index {self.path} is damaged ({error}); starting a new one")
             return self._discard_and_open(digest)
 
-    def _discard_and_open(self, digest: str) -> dict[str, str]:
+    def _discard_and_open(self, digest: str) -> None:
         """The working index is a cache: a damaged one is thrown away, never repaired."""
         self._close()
         for suffix in ("", "-wal", "-shm", "-journal"):
             self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
         return self._open_as_is(digest)
 
-    def _open_as_is(self, digest: str) -> dict[str, str]:
+    def _open_as_is(self, digest: str) -> None:
         self._connect()
         if self._info("options") != digest:
             self._recreate()
         self.conn.execute("BEGIN IMMEDIATE")
         self._write_info(options=digest)
-        return dict(self.conn.execute("SELECT path, fingerprint FROM documents"))
+        # Filled on this thread while the caller waits for the result: no other thread touches them yet.
+        self.fingerprints, self.languages = {}, {}
+        for path, fingerprint, language in self.conn.execute("SELECT path, fingerprint, language FROM documents"):
+            self.fingerprints[path] = fingerprint
+            self.languages[path] = language
 
     def _connect(self) -> None:
         self.conn = sqlite3.connect(self.path, isolation_level=None)
@@ -244,7 +278,8 @@ class IndexWriter:
         self._delete(document.path)
         cursor = self.conn.execute(
             "INSERT INTO documents (path, folder, url, title, summary, meta, headings,"
-            " modified, modified_source, fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " modified, modified_source, fingerprint, language, fallback_of)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 document.path,
                 document.folder,
@@ -256,6 +291,8 @@ class IndexWriter:
                 to_micros(document.modified),
                 document.modified_source,
                 document.fingerprint,
+                document.language,
+                document.fallback_of,
             ],
         )
         document_id = cursor.lastrowid
@@ -263,7 +300,9 @@ class IndexWriter:
             "INSERT INTO sources (document_id, content, markdown) VALUES (?, ?, ?)",
             [document_id, document.content, document.markdown],
         )
-        searched_title = document.searched_title
+        # The FTS5 columns hold CJK text one character a token (index/cjk.py); page-level text once a page.
+        path, summary = cjk.separate(document.path), cjk.separate(document.summary)
+        searched_title = cjk.separate(document.searched_title)
         self.conn.executemany(
             "INSERT INTO sections (document_id, position, level, anchor, heading, start, path, title, headings,"
             " summary, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -275,11 +314,11 @@ class IndexWriter:
                     section.anchor,
                     section.heading,
                     section.start,
-                    document.path,
+                    path,
                     searched_title,
-                    section.trail,
-                    document.summary,
-                    section.body,
+                    cjk.separate(section.trail),
+                    summary,
+                    cjk.separate(section.body),
                 )
                 for position, section in enumerate(document.sections)
             ],
@@ -338,6 +377,10 @@ def is_corrupt(error: sqlite3.DatabaseError) -> bool:
 def publish(working: Path, destination: Path) -> None:
     """Copy the committed index to `destination` whole or not at all (a reader never sees half a file)."""
     destination.parent.mkdir(parents=True, exist_ok=True)
+    # A build killed while it published (kill -9, power loss) left its copy here; a `--dirty` build does not
+    # clean the site, and would deploy it.
+    for leftover in destination.parent.glob(".index-*.tmp*"):
+        leftover.unlink(missing_ok=True)
     # Not mkstemp, which makes the file private (0600): a published site is read by a web server or another
     # user, so the copy gets the permissions of any file the build writes (0666 less the umask).
     temporary = destination.parent / f".index-{secrets.token_hex(8)}.tmp"
@@ -373,8 +416,8 @@ def check_index(path: Path) -> None:
     try:
         # Names every table and column the tools read, without reading the rows (start-up time).
         conn.execute(
-            "SELECT d.path, d.folder, d.url, d.title, d.summary, d.meta, d.modified, d.fingerprint, s.content,"
-            " s.markdown, i.key, i.value FROM documents d, sources s, info i LIMIT 0"
+            "SELECT d.path, d.folder, d.url, d.title, d.summary, d.meta, d.modified, d.fingerprint, d.language,"
+            " d.fallback_of, s.content, s.markdown, i.key, i.value FROM documents d, sources s, info i LIMIT 0"
         ).fetchall()
         conn.execute("SELECT document_id, position, level, heading, start, headings, anchor FROM sections LIMIT 0")
         conn.execute("SELECT field, value, document_id FROM field_values LIMIT 0").fetchall()

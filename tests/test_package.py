@@ -1,0 +1,66 @@
+"""The package as a site owner gets it: the sdist and wheel built from this repository, the wheel installed into a
+fresh virtual environment, a copy of example-site built outside the repository, and an answer over stdio."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import venv
+from pathlib import Path
+
+import pytest
+from mcp import StdioServerParameters
+
+from conftest import ROOT
+from mcp_session import session_with
+from mkdocs_vault_mcp import __version__
+
+
+def run(*command: str | Path, cwd: Path | None = None) -> str:
+    done = subprocess.run([str(part) for part in command], cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+    assert done.returncode == 0, f"{command} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    try:
+        import build  # noqa: F401
+    except ImportError:
+        pytest.skip("the `build` package is not installed (it is in the test extra)")
+    run(sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", out, ROOT)
+    return out
+
+
+def test_the_sdist_holds_the_package_and_its_license_and_no_tests_that_cannot_run(dist: Path) -> None:
+    (sdist,) = dist.glob("*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        names = [name.split("/", 1)[1] for name in archive.getnames() if "/" in name]
+    assert "LICENSE" in names and "README.md" in names and "pyproject.toml" in names
+    assert "mkdocs_vault_mcp/index/read.py" in names and "mkdocs_vault_mcp/assets/stats.css" in names
+    assert not [name for name in names if name.startswith(("tests/", "bench/", "example-site/"))]
+
+
+def test_the_wheel_installs_builds_example_site_and_answers_over_stdio(dist: Path, tmp_path: Path) -> None:
+    (wheel,) = dist.glob("*.whl")
+    environment = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(environment)
+    python = environment / "bin" / "python"
+    run(python, "-m", "pip", "install", "-q", wheel, "mkdocs-material>=9.5")
+    assert run(environment / "bin" / "mkdocs-vault-mcp", "--version").strip() == f"mkdocs-vault-mcp {__version__}"
+    site = tmp_path / "example-site"
+    shutil.copytree(ROOT / "example-site", site, ignore=shutil.ignore_patterns("site", ".cache"))
+    run(environment / "bin" / "mkdocs", "build", "-q", cwd=site)
+    index = site / "site" / "vault-mcp" / "index.sqlite"
+    assert index.is_file()
+    script = environment / "bin" / "mkdocs-vault-mcp"
+    server = StdioServerParameters(command=str(script), args=["serve", str(site / "site")])
+    with session_with(server) as session:
+        assert session.ok("count_documents")["total"] >= 20
+        answer = session.ok("read", path="guide/calibration.md", section="Apply the offset")
+        assert answer["markdown"].startswith("## Apply the offset\n\nOffsets are added to raw readings")
