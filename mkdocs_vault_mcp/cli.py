@@ -1,4 +1,5 @@
-"""`mkdocs-vault-mcp serve SITE_DIR`: the MCP tools over a built or deployed site."""
+"""`mkdocs-vault-mcp serve SITE_DIR`: the MCP tools over a built or deployed site.
+`mkdocs-vault-mcp index SITE_DIR`: the index of a site built without the plugin (Zensical, a plain build)."""
 
 from __future__ import annotations
 
@@ -85,13 +86,26 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="HTTP: keep MCP sessions between requests (default: stateless; one process only)",
     )
+    index = commands.add_parser(
+        "index", help="index a site already built (by Zensical, MkDocs or ProperDocs without the plugin)"
+    )
+    index.add_argument("site", metavar="SITE_DIR", help="the built site folder; gets vault-mcp/index.sqlite")
+    index.add_argument("--docs-dir", metavar="DOCS", help="the Markdown sources: front matter, git times, paths")
+    index.add_argument("--config", metavar="MKDOCS_YML", help="mkdocs.yml: site_name, site_url, nav titles, "
+                       "the vault-mcp plugin's options (and docs_dir, unless --docs-dir is given)")
+    index.add_argument("--cache-dir", metavar="DIR", help="where the working index lives between runs (default: "
+                       "the plugin's cache_dir beside mkdocs.yml, else .cache/plugin/vault-mcp beside SITE_DIR)")
     args = parser.parse_args(argv)
-    if args.transport != "http" and (args.workers != 1 or args.token_env or args.stateful_sessions):
-        parser.error("--workers, --token-env and --stateful-sessions apply to --transport http only")
-    if args.workers != 1 and args.stateful_sessions:
-        parser.error("--stateful-sessions needs one process: a session lives in the process that opened it")
+    if args.command == "serve":
+        if args.transport != "http" and (args.workers != 1 or args.token_env or args.stateful_sessions):
+            parser.error("--workers, --token-env and --stateful-sessions apply to --transport http only")
+        if args.workers != 1 and args.stateful_sessions:
+            parser.error("--stateful-sessions needs one process: a session lives in the process that opened it")
     try:
-        serve_index(args)
+        if args.command == "index":
+            index_site(args)
+        else:
+            serve_index(args)
     except UsageError as error:
         print(f"mkdocs-vault-mcp: error: {error}", file=sys.stderr)
         raise SystemExit(USAGE_ERROR) from None
@@ -126,3 +140,29 @@ def serve_index(args: argparse.Namespace) -> None:
         raise UsageError(
             f"cannot listen on {args.host}:{args.port} ({error.strerror or error}); choose another with --port."
         ) from None
+
+
+def index_site(args: argparse.Namespace) -> None:
+    from .built_site import SiteError, index_site as index_built_site
+
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
+    given = {name: Path(value) if value else None for name, value in
+             (("docs_dir", args.docs_dir), ("config_file", args.config), ("cache_dir", args.cache_dir))}
+    if given["config_file"] is not None and not given["config_file"].is_file():
+        raise UsageError(f"--config {args.config!r} is not a file; give the site's mkdocs.yml")
+    try:
+        outcome = index_built_site(Path(args.site), **given)
+    except SiteError as error:
+        raise UsageError(str(error)) from None
+    except (OSError, sqlite3.Error) as error:
+        raise UsageError(f"cannot index {args.site!r}: {error}") from None
+    if outcome.skipped:
+        shown = ", ".join(outcome.skipped[:5]) + (f" and {len(outcome.skipped) - 5} more" if len(outcome.skipped) > 5 else "")
+        print(f"mkdocs-vault-mcp: {len(outcome.skipped)} HTML files have no content element and are not pages: {shown}",
+              file=sys.stderr)
+    print(
+        f"mkdocs-vault-mcp: Indexed {outcome.documents} pages, {outcome.sections} sections: {outcome.changed} changed, "
+        f"{outcome.unchanged} unchanged, {outcome.removed} removed in {outcome.seconds:.2f} seconds; "
+        f"wrote {outcome.index}" + (f" and {outcome.stats_page}" if outcome.stats_page else ""),
+        file=sys.stderr,
+    )

@@ -7,6 +7,7 @@ produced (Markdown, HTML, meta) and gets back a `Document`.
 from __future__ import annotations
 
 import datetime as dt
+import fnmatch
 import hashlib
 import html
 import json
@@ -111,6 +112,47 @@ def fingerprint(*parts: object) -> str:
         digest.update(str(part).encode("utf-8", "surrogatepass"))
         digest.update(b"\x00")
     return digest.hexdigest()
+
+
+def page_fingerprint(html_content: str, title: str, url: str, meta: dict[str, Any], modified: dt.datetime | None,
+                     modified_source: str, markdown: str, *more: object) -> str:
+    """The fingerprint of a page as the plugin and `mkdocs-vault-mcp index` both take it: when it is unchanged,
+    the page is not indexed again. `modified` None leaves the time out (a built site's file time); `more`: the
+    page's language and what it is a fallback of."""
+    from .index.store import to_micros  # the index's own conversion; store imports this module
+
+    # json_ready first: YAML keys may be null, numbers or dates, which sort_keys cannot order among strings
+    meta_json = json.dumps(json_ready(meta), sort_keys=True)
+    micros = None if modified is None else to_micros(modified)
+    return fingerprint(html_content, title, url, meta_json, micros, modified_source, markdown, *more)
+
+
+def join_url(site_url: str | None, page_url: str) -> str:
+    """A page's address: `site_url` joined with the site-relative URL when set, else relative to the site root."""
+    if site_url:
+        return site_url.rstrip("/") + "/" + page_url
+    return "/" + page_url
+
+
+def search_excluded(meta: dict[str, Any]) -> bool:
+    """Whether front matter says `search: {exclude: true}` (Material's convention)."""
+    search = meta.get("search")
+    return isinstance(search, dict) and search.get("exclude") is True
+
+
+def excluded_by(path: str, patterns: list[str]) -> bool:
+    """Whether one of the plugin option `exclude`'s globs (`*` crosses `/`, case-sensitive) matches the path."""
+    return any(fnmatch.fnmatchcase(path, pattern) for pattern in patterns)
+
+
+def yaml_problem(error: Exception) -> str:
+    """A YAML error with its positions counted in lines of the page's file (the front matter starts on line 2)."""
+    parts = []
+    for text, mark in ((getattr(error, "context", None), getattr(error, "context_mark", None)),
+                       (getattr(error, "problem", None), getattr(error, "problem_mark", None))):
+        if text:
+            parts.append(f"{text} (line {mark.line + 2}, column {mark.column + 1})" if mark else text)
+    return ", ".join(parts) or " ".join(str(error).split())
 
 
 # --- Front matter values ---------------------------------------------------

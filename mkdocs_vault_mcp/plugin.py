@@ -19,7 +19,6 @@ own vanished pages, and renders its own stats page; the last one publishes the i
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import json
 import os
 import sqlite3
@@ -37,10 +36,11 @@ from mkdocs.structure.pages import Page
 
 from . import stats_page
 from .config import VaultMcpConfig
-from .documents import build_document, fingerprint, json_ready
+from .documents import (build_document, excluded_by, fingerprint, join_url, page_fingerprint, search_excluded,
+                        yaml_problem)
 from .freshness import Freshness
 from .index import queries
-from .index.store import IndexWriter, is_corrupt, open_read_only, publish, to_micros
+from .index.store import IndexWriter, is_corrupt, open_read_only, publish
 from .modified import GitTimes, modified_instant, read_git_times
 from .snapshot import build_snapshot, write_snapshot
 
@@ -60,15 +60,20 @@ AFTER_I18N = -110
 BEFORE_I18N_BUILDS = -90
 
 
+# The module whose `serve` runs `mkdocs serve`, and ProperDocs' own (it aliases `mkdocs.*` to `properdocs.*`,
+# so the function's module is named properdocs.commands.serve under `properdocs serve`).
+SERVE_MODULES = frozenset({"mkdocs.commands.serve", "properdocs.commands.serve"})
+
+
 def called_from_serve() -> bool:
-    """Whether `mkdocs serve` runs this build.
+    """Whether `mkdocs serve` (or `properdocs serve`) runs this build.
 
     `mkdocs serve --clean` reports command='build' to on_startup and `on_serve` does not fire without
     livereload, so the caller is the only reliable witness.
     """
     frame = sys._getframe(1)
     while frame is not None:
-        if frame.f_globals.get("__name__") == "mkdocs.commands.serve":
+        if frame.f_globals.get("__name__") in SERVE_MODULES:
             return True
         frame = frame.f_back
     return False
@@ -247,7 +252,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         """Whether a page may be a document before its front matter is known."""
         if file.generated_by is not None and not self.config.include_generated:
             return False
-        return not any(fnmatch.fnmatchcase(file.src_uri, pattern) for pattern in self.config.exclude)
+        return not excluded_by(file.src_uri, self.config.exclude)
 
     @event_priority(AUTHORED)
     def on_page_markdown(self, markdown: str, *, page: Page, config: Any, files: Files) -> str:
@@ -264,8 +269,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         return html
 
     def _index_page(self, page: Page, html: str, config: Any) -> None:
-        search = page.meta.get("search")
-        if self.config.respect_search_exclude and isinstance(search, dict) and search.get("exclude") is True:
+        if self.config.respect_search_exclude and search_excluded(page.meta):
             return
         if (page.markdown or "").startswith("---"):  # MkDocs removes front matter it could read
             warn_broken_front_matter(page)
@@ -276,14 +280,11 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             page.file.src_uri, page.file.abs_src_path, self.config.modified, self.state.git, meta,
             self.config.modified_meta,
         )
-        url = page_url(page, config)
+        url = join_url(config.site_url, page.url)
         # MkDocs keeps a title taken from the H1 as HTML (`Tom &amp; Jerry`) and themes write every title
         # into the page as it is: a reader sees it unescaped, as the section headings are
         title = unescape(page.title or "")
-        # json_ready first: YAML keys may be null, numbers or dates, which sort_keys cannot order among strings
-        meta_json = json.dumps(json_ready(meta), sort_keys=True)
-        digest = fingerprint(html, title, url, meta_json, to_micros(modified), source, markdown, self.language,
-                             fallback_of)
+        digest = page_fingerprint(html, title, url, meta, modified, source, markdown, self.language, fallback_of)
         stored = self.writer.fingerprints.get(path, "")
         # "digest/…": a page that another plugin completed after rendering; on_env checks the rest
         unchanged = stored == digest or stored.startswith(digest + "/")
@@ -506,13 +507,6 @@ def source_text(page: Page) -> str:
         return page.markdown or ""
 
 
-def page_url(page: Page, config: Any) -> str:
-    """The page's address: absolute when site_url is set, else relative to the site root."""
-    if config.site_url:
-        return config.site_url.rstrip("/") + "/" + page.url
-    return "/" + page.url
-
-
 def warn_broken_front_matter(page: Page) -> None:
     """MkDocs drops front matter that is not valid YAML without a word (and renders it as text); say which file
     and why. MkDocs leaves such a page's Markdown as it was, so its own pattern and loader find the problem again."""
@@ -529,13 +523,3 @@ def warn_broken_front_matter(page: Page) -> None:
             f"Front matter of '{page.file.src_uri}' is not valid YAML ({yaml_problem(error)}); "
             "the page is indexed without it"
         )
-
-
-def yaml_problem(error: Exception) -> str:
-    """The YAML error with its positions counted in lines of the page's file (the front matter starts on line 2)."""
-    parts = []
-    for text, mark in ((getattr(error, "context", None), getattr(error, "context_mark", None)),
-                       (getattr(error, "problem", None), getattr(error, "problem_mark", None))):
-        if text:
-            parts.append(f"{text} (line {mark.line + 2}, column {mark.column + 1})" if mark else text)
-    return ", ".join(parts) or " ".join(str(error).split())

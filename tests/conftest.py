@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import os
+
+# The generator the tests build with: MkDocs, or ProperDocs when tests/test_properdocs.py runs the example-site
+# tests again in ProperDocs' own venv. Its alias must be in place before anything imports `mkdocs`.
+GENERATOR = os.environ.get("VAULT_MCP_TEST_GENERATOR", "mkdocs")
+if GENERATOR == "properdocs":
+    import properdocs.replacement  # noqa: F401  (every `mkdocs.*` import is ProperDocs' from here on)
+
 import json
 import logging
 import socket
+import sys
 import sqlite3
 import textwrap
 from dataclasses import dataclass, field
@@ -17,6 +26,8 @@ from mkdocs.commands.build import build
 from mkdocs.config import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
+# The command line of the generator: `mkdocs` or `properdocs`, beside this Python.
+GENERATOR_COMMAND = Path(sys.executable).with_name(GENERATOR)
 CORPORA = ROOT.parent / "shared" / "corpora"
 
 
@@ -62,15 +73,18 @@ class Site:
             config_file.write_text(yaml.safe_dump(settings, allow_unicode=True), encoding="utf-8")
         records: list[logging.LogRecord] = []
         handler = _Collect(records)
-        logger = logging.getLogger("mkdocs")
-        logger.addHandler(handler)
-        previous = logger.level
-        logger.setLevel(logging.DEBUG)
+        # Under ProperDocs its own loggers (`properdocs.plugins.vault-mcp`) are not below `mkdocs`.
+        loggers = [logging.getLogger(name) for name in dict.fromkeys(["mkdocs", GENERATOR])]
+        previous = [logger.level for logger in loggers]
+        for logger in loggers:
+            logger.addHandler(handler)
+            logger.setLevel(logging.DEBUG)
         try:
             build_from(config_file)
         finally:
-            logger.removeHandler(handler)
-            logger.setLevel(previous)
+            for logger, level in zip(loggers, previous):
+                logger.removeHandler(handler)
+                logger.setLevel(level)
             self.logs = records  # a failed build's records too, for tests of what it logged
         return records
 
@@ -145,3 +159,22 @@ class _Collect(logging.Handler):
 @pytest.fixture
 def site(tmp_path: Path) -> Site:
     return Site(tmp_path, {"plugins": ["vault-mcp"]})
+
+
+@pytest.fixture(scope="session")
+def fastapi_en(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The English FastAPI docs built once with the plugin (about 20 s): the published index; the site is beside it."""
+    if not (CORPORA / "fastapi-docs" / "en" / "docs").is_dir():
+        pytest.skip("the FastAPI corpus is not there")
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from read_coverage import build_corpus
+
+    return build_corpus("fastapi-en", tmp_path_factory.mktemp("fastapi") / "fastapi-en")
+
+
+def pytest_report_header(config: Any) -> str:
+    import mkdocs.commands.build
+
+    return f"site generator: {GENERATOR} (mkdocs.commands.build is {mkdocs.commands.build.__name__})"

@@ -21,12 +21,12 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from conftest import free_port
+from conftest import GENERATOR_COMMAND, free_port
 from mkdocs_vault_mcp.freshness import Freshness
 from mkdocs_vault_mcp.live import LiveServer, changed_since
 from mkdocs_vault_mcp.server import IndexReader, create_server
 
-MKDOCS = Path(sys.executable).with_name("mkdocs")
+MKDOCS = GENERATOR_COMMAND  # `mkdocs`, or `properdocs` when tests/test_properdocs.py runs these tests
 STARTUP_SECONDS = 30  # generous: only a broken server takes this long
 
 PAGES = {
