@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from .links import Link, extract_links, page_anchors
+
 
 @dataclass(frozen=True)
 class Section:
@@ -42,6 +44,9 @@ class Document:
     sections: list[Section] = field(default_factory=list)
     values: dict[str, list[str]] = field(default_factory=dict)
     fingerprint: str = ""
+    links: list[Link] = field(default_factory=list)  # links.extract_links
+    anchors: list[str] = field(default_factory=list)  # every id of the page, what a link's #fragment may name
+    history: list[dict[str, Any]] = field(default_factory=list)  # its last git commits, newest first
 
     @property
     def folder(self) -> str:
@@ -76,9 +81,15 @@ def build_document(
     modified_source: str,
     indexed_fields: str | list[str],
     fingerprint: str,
+    page_path: str = "",
+    site_url: str | None = None,
+    history: list[dict[str, Any]] | None = None,
 ) -> Document:
+    """`page_path` is the page's server path (the site's base path and the page URL), which the page's
+    relative links are resolved against."""
     content = page_content(html_content)
     sections = split_sections(content)
+    starts = [section.start for section in sections]
     description = meta.get("description")
     # A blank description is no description, as themes treat it (Material falls back to site_description).
     summary = description if isinstance(description, str) and description.strip() else first_paragraph(content)
@@ -95,6 +106,9 @@ def build_document(
         sections=sections,
         values=field_values(meta, indexed_fields),
         fingerprint=fingerprint,
+        links=extract_links(content, page_path or "/", path, site_url, starts),
+        anchors=page_anchors(html_content),
+        history=history or [],
     )
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from html import unescape
 from pathlib import Path
 from typing import Any, Iterator
+from urllib.parse import urlsplit
 
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority, get_plugin_logger
@@ -34,7 +35,9 @@ from .config import VaultMcpConfig
 from .documents import build_document, fingerprint, json_ready
 from .freshness import Freshness
 from .index import queries
+from .index.queries import rfc3339
 from .index.store import IndexWriter, is_corrupt, open_read_only, publish, to_micros
+from .links import server_path
 from .modified import GitTimes, modified_instant, read_git_times
 from .snapshot import build_snapshot, write_snapshot
 
@@ -83,6 +86,7 @@ class BuildState:
         self.removed = 0
         self.git: GitTimes | None = None
         self.authored_keys: dict[str, set] = {}  # path -> the front matter keys the author wrote
+        self.nav: set[str] | None = None  # the paths of the pages the nav lists (on_nav)
 
     @property
     def unchanged(self) -> int:
@@ -163,6 +167,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         # After other plugins have shaped the nav, so the stats page stays the last entry.
         if self.stats_file is not None and self.config.stats_page_in_nav:
             stats_page.add_to_nav(nav, self.stats_file)
+        self.state.nav = {page.file.src_uri for page in nav.pages}
         return nav
 
     def is_candidate(self, file: File) -> bool:
@@ -203,12 +208,15 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         title = unescape(page.title or "")
         # json_ready first: YAML keys may be null, numbers or dates, which sort_keys cannot order among strings
         meta_json = json.dumps(json_ready(meta), sort_keys=True)
-        digest = fingerprint(html, title, url, meta_json, to_micros(modified), source, markdown)
+        history = page_history(path, self.state.git)
+        digest = fingerprint(html, title, url, meta_json, to_micros(modified), source, markdown,
+                             json.dumps(history))
         stored = self.writer.fingerprints.get(path, "")
         # "digest/…": a page that another plugin completed after rendering; on_env checks the rest
         unchanged = stored == digest or stored.startswith(digest + "/")
         fields = dict(path=path, url=url, title=title, meta=meta, markdown=markdown, modified=modified,
-                      modified_source=source, indexed_fields=self.config.indexed_fields)
+                      modified_source=source, indexed_fields=self.config.indexed_fields,
+                      page_path=base_path(config) + page.url, site_url=config.site_url, history=history)
         self.state.rendered[path] = RenderedPage(page, html, digest, unchanged, fields)
         if not unchanged:
             self.writer.put(build_document(**fields, html_content=html, fingerprint=digest))
@@ -262,8 +270,12 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
                 if file.src_uri in self.writer.fingerprints and self.is_candidate(file)
             }
         self.state.removed = self.writer.keep_only(keep)
+        base = base_path(config)
+        included = InclusionLevel.is_in_serve if self.serving else InclusionLevel.is_included
+        site_files = {server_path(base + file.url): file.src_uri for file in files if included(file.inclusion)}
         self.writer.commit(
-            indexed_fields=self.config.indexed_fields, site_name=config.site_name, site_url=config.site_url
+            indexed_fields=self.config.indexed_fields, site_name=config.site_name, site_url=config.site_url,
+            site_files=site_files, nav=self.state.nav,
         )
 
     def _put_all_again(self) -> None:
@@ -367,6 +379,20 @@ def source_text(page: Page) -> str:
         return page.file.content_string
     except (OSError, ValueError):  # gone or not UTF-8 since MkDocs read it: what MkDocs read is the best left
         return page.markdown or ""
+
+
+def base_path(config: Any) -> str:
+    """The path the site is served under (`/docs/` for site_url https://example.org/docs/), else `/`."""
+    path = urlsplit(config.site_url).path if config.site_url else "/"
+    return path if path.endswith("/") else path + "/"
+
+
+def page_history(path: str, git: GitTimes | None) -> list[dict[str, Any]]:
+    """The page's last commits as the index keeps them (modified.py reads them with the modification times)."""
+    if git is None:
+        return []
+    return [{"time": rfc3339(seconds * 1_000_000), "author": author, "subject": subject}
+            for seconds, author, subject in git.history.get(path, ())]
 
 
 def page_url(page: Page, config: Any) -> str:

@@ -22,6 +22,7 @@ from . import __version__
 from .freshness import Freshness
 from .index import queries
 from .index import search as ranked
+from .index.links import links as link_query
 from .index.read import read_document
 from .index.filters import Filters, InvalidArgument
 from .index.store import open_read_only
@@ -179,6 +180,13 @@ class ReadOutput(BaseModel):
     markdown: str
     next_offset: int | None = Field(description="Pass as offset to read on; null when nothing is left.")
     outline: list[OutlineEntry] | None = Field(description="With view=outline: every heading, in page order.")
+
+
+class LinksOutput(BaseModel):
+    result: Annotated[list, WithJsonSchema({"type": "array"})]
+    total: int
+    next_offset: Annotated[Any, WithJsonSchema({"type": ["integer", "null"]})]
+    index_stale: bool
 
 
 class StatsOutput(BaseModel):
@@ -407,6 +415,51 @@ def inline_definitions(schema: dict[str, Any]) -> dict[str, Any]:
         return node
 
     return resolve(schema)
+
+
+WHERE_KEYS = ("query", "scope", "path", "folder", "pattern", "filters", "modified_after", "modified_before")
+
+
+def filters_from_where(where: Any) -> Filters:
+    """The `links` tool's `where`: the shared filters in one object, checked as the other tools check them."""
+    if where is None:
+        return Filters()
+    unknown = [key for key in where if key not in WHERE_KEYS]
+    if unknown:
+        raise InvalidArgument(
+            f"where has unknown key {', '.join(map(repr, unknown))}; it takes {', '.join(WHERE_KEYS)}."
+        )
+    for key, value in where.items():
+        wanted = dict if key == "filters" else str
+        if value is not None and not isinstance(value, wanted):
+            kind = "an object" if wanted is dict else "a string"
+            raise InvalidArgument(f"where[{key!r}] must be {kind}; got {shown(value)}.")
+    given = {key: value for key, value in where.items() if value is not None}
+    return filters_from(**{"scope": "all", **given})
+
+
+def brief(text: str) -> Any:
+    """The description of a `links` parameter: brief, as that tool's schema is (see compact_schema)."""
+    return Field(description=text)
+
+
+def compact_schema(tool: Tool) -> None:
+    """Without the titles pydantic gives every property and schema (the description names them), null
+    defaults, and the output's `required` list."""
+
+    def strip(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {
+                key: strip(value) for key, value in node.items()
+                if not (key == "title" and isinstance(value, str)) and not (key == "default" and value is None)
+                and key != "required"
+            }
+        if isinstance(node, list):
+            return [strip(item) for item in node]
+        return node
+
+    tool.parameters = {**strip(tool.parameters), "required": tool.parameters.get("required", [])}
+    tool.fn_metadata.output_schema = strip(tool.fn_metadata.output_schema)
 
 
 def filters_from(
@@ -639,6 +692,31 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         """
         return await index.answer(queries.index_stats, wait_for_pending_writes)
 
+    async def links(
+        show: Annotated[
+            Literal["backlinks", "outlinks", "broken", "orphans", "most_linked", "related", "history"],
+            brief("What to list"),
+        ],
+        target: Annotated[str, brief("Page path, optionally #anchor")] = None,
+        where: Annotated[
+            Any,
+            WithJsonSchema({"type": "object", "description": "The shared filters, as query_documents takes them: "
+                            "query, scope, path, folder, pattern, filters, modified_after, modified_before"}),
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=1000, description="Max rows")] = 50,
+        offset: Annotated[int, Field(ge=0, description="Rows to skip")] = 0,
+        wait_for_pending_writes: Annotated[bool, brief("Wait for index updates")] = False,
+    ) -> Annotated[CallToolResult, LinksOutput]:
+        """show: backlinks (links to target from other pages), outlinks (of the pages where selects), broken
+        (page or anchor missing), orphans (not linked, not in nav), most_linked (by linking pages), related
+        (pages like target), history (target's last commits). where selects the linking pages, else those
+        listed. total is exact (related: ranked).
+        """
+        return await index.answer(
+            lambda conn: link_query(conn, show, filters_from_where(where), target=target, limit=limit, offset=offset),
+            wait_for_pending_writes,
+        )
+
     titles = {
         count_documents: "Count pages",
         aggregate_documents: "Group pages by folder, tag or month",
@@ -647,6 +725,7 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         search: "Search the documentation",
         read: "Read a page",
         stats: "Site statistics",
+        links: "Links and history",
     }
     tools = []
     for function, title in titles.items():
@@ -661,6 +740,8 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         tool.fn_metadata.output_schema = inline_definitions(tool.fn_metadata.output_schema)
         check_schema_words(tool)
         tools.append(tool)
+        if function is links:  # compact: each tool added may cost at most 1,500 characters of tools/list
+            compact_schema(tool)
 
     root = logging.getLogger()
     level, handlers = root.level, list(root.handlers)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .index.filters import Filters
+from .index.links import link_summary
 from .index.queries import aggregate_documents, rfc3339
 from .index.store import to_micros
 
@@ -23,7 +24,8 @@ def build_snapshot(conn: sqlite3.Connection, tag_fields: list[str], stats: dict[
     """Spec section 6: each `by_*` is aggregate_documents' answer with no filters and the largest limit.
 
     `stats` is index_stats' answer on the same connection. `by_tag` has one entry per field of `tag_fields`
-    that is indexed on this site, in `tag_fields` order.
+    that is indexed on this site, in `tag_fields` order. `links` counts links, broken links and orphan pages
+    (the `links` tool's totals) and lists the ten most linked pages.
     """
     everything = Filters()
     return {
@@ -39,6 +41,8 @@ def build_snapshot(conn: sqlite3.Connection, tag_fields: list[str], stats: dict[
             for field in tag_fields
             if field in stats["indexed_frontmatter_fields"]
         },
+        # Added in issue 14, beside the others (schema_version stays 1: no reader of the others breaks).
+        "links": link_summary(conn),
     }
 
 

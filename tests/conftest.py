@@ -51,8 +51,9 @@ class Site:
         for path, text in pages.items():
             self.write(path, text)
 
-    def build(self, **overrides: Any) -> list[logging.LogRecord]:
-        """Run a real `mkdocs build` in-process; return the log records of this build.
+    def build(self, log_level: int = logging.DEBUG, **overrides: Any) -> list[logging.LogRecord]:
+        """Run a real `mkdocs build` in-process; return the log records of this build (from `log_level` up:
+        MkDocs checks links to anchors only when its logger is above DEBUG).
 
         With `config` None, the site's own mkdocs.yml is built as it is (YAML tags such as `!relative` kept).
         """
@@ -65,7 +66,7 @@ class Site:
         logger = logging.getLogger("mkdocs")
         logger.addHandler(handler)
         previous = logger.level
-        logger.setLevel(logging.DEBUG)
+        logger.setLevel(log_level)
         try:
             build_from(config_file)
         finally:

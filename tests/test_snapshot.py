@@ -12,7 +12,8 @@ from mcp import Client
 
 from mkdocs_vault_mcp.server import IndexReader, create_server
 
-SNAPSHOT_KEYS = ["schema_version", "generated_at", "site_name", "site_url", "total", "by_folder", "by_month", "by_tag"]
+SNAPSHOT_KEYS = ["schema_version", "generated_at", "site_name", "site_url", "total", "by_folder", "by_month", "by_tag",
+                 "links"]
 
 
 def call_tools(index: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:

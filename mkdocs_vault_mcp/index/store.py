@@ -27,7 +27,7 @@ from ..documents import Document
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
 # Bump when the schema or what goes into it changes: every page is indexed again.
-FORMAT_VERSION = "4"
+FORMAT_VERSION = "5"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 FTS_COLUMNS = ("path", "title", "headings", "summary", "body")
 
@@ -112,6 +112,51 @@ def create_schema(conn: sqlite3.Connection) -> None:
     db["field_values"].create_index(["field", "document_id"], if_not_exists=True)
     if not db["sections_fts"].exists():
         db["sections"].enable_fts(FTS_COLUMNS, fts_version="FTS5", tokenize=TOKENIZER, create_triggers=True)
+    create_link_schema(db)
+
+
+def create_link_schema(db: Any) -> None:
+    """Links, anchors, nav membership and git history (issue 14)."""
+    # One row per link of a page's content. `target` is what the page points at (links.Link); `target_path`
+    # and `broken` are worked out when a build commits, against every file of the site as it is then.
+    db["links"].create(
+        {
+            "document_id": int,
+            "position": int,  # the section of the linking page it sits in
+            "text": str,
+            "url": str,
+            "target": str,  # a server path, a .md path MkDocs left unresolved, or null (external)
+            "anchor": str,
+            "host": str,  # external links
+            "written": str,  # a relative link as written, from the page's file: what a broken link names
+            "target_path": str,  # the src_uri of the file at target, null when there is none
+            "broken": str,  # null, "page" (nothing at target) or "anchor" (the page has no such id)
+        },
+        foreign_keys=[("document_id", "documents", "id")],
+        if_not_exists=True,
+    )
+    db["links"].create_index(["document_id", "position"], if_not_exists=True)
+    db["links"].create_index(["target_path", "anchor"], if_not_exists=True)
+    db["links"].create_index(["broken"], if_not_exists=True)
+    db["links"].create_index(["host"], if_not_exists=True)
+    db["links"].create_index(["target"], if_not_exists=True)
+    # Every file of the site (pages, generated pages, static files) by its server path, as the last build had
+    # them: a commit re-resolves only the links whose target changed since.
+    db["site_files"].create({"url": str, "path": str}, pk="url", not_null={"path"}, if_not_exists=True)
+    # The number of sections that hold each term, for "more like this" (index/related.py); no storage of its own.
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS sections_vocab USING fts5vocab(sections_fts, row)")
+    db["pages"].create(
+        {
+            "document_id": int,
+            "anchors": str,  # every id of the page, one per line
+            "in_nav": int,  # 1 when the site's nav lists the page, as of the last build
+            "history": str,  # JSON list of its last commits, newest first
+        },
+        pk="document_id",
+        foreign_keys=[("document_id", "documents", "id")],
+        not_null={"anchors", "in_nav", "history"},
+        if_not_exists=True,
+    )
 
 
 class IndexWriter:
@@ -152,8 +197,18 @@ class IndexWriter:
         self._call(self._delete_all, gone)
         return len(gone)
 
-    def commit(self, *, indexed_fields: str | list[str], site_name: str, site_url: str | None) -> None:
-        self._call(self._commit, indexed_fields, site_name, site_url)
+    def commit(
+        self,
+        *,
+        indexed_fields: str | list[str],
+        site_name: str,
+        site_url: str | None,
+        site_files: dict[str, str] | None = None,
+        nav: set[str] | None = None,
+    ) -> None:
+        """`site_files`: every file of the site by its server path (links.server_path), which links are
+        resolved against; `nav`: the paths of the pages the nav lists."""
+        self._call(self._commit, indexed_fields, site_name, site_url, site_files, nav)
 
     def close(self) -> None:
         """Roll back whatever was not committed and stop the writer thread."""
@@ -212,6 +267,7 @@ class IndexWriter:
         return self._open_as_is(digest)
 
     def _open_as_is(self, digest: str) -> dict[str, str]:
+        self._changed: set[str] = set()  # paths put or removed in this build's transaction
         self._connect()
         if self._info("options") != digest:
             self._recreate()
@@ -236,11 +292,13 @@ class IndexWriter:
         self.conn.executemany("INSERT OR REPLACE INTO info (key, value) VALUES (?, ?)", facts.items())
 
     def _recreate(self) -> None:
-        for table in ("sections_fts", "sections", "field_values", "sources", "documents", "info"):
+        for table in ("sections_vocab", "sections_fts", "sections", "field_values", "sources", "links", "pages",
+                      "site_files", "documents", "info"):
             self.conn.execute(f"DROP TABLE IF EXISTS [{table}]")
         create_schema(self.conn)
 
     def _put(self, document: Document) -> None:
+        self._changed.add(document.path)
         self._delete(document.path)
         cursor = self.conn.execute(
             "INSERT INTO documents (path, folder, url, title, summary, meta, headings,"
@@ -288,6 +346,16 @@ class IndexWriter:
             "INSERT INTO field_values (field, value, document_id) VALUES (?, ?, ?)",
             [(name, value, document_id) for name, values in document.values.items() for value in values],
         )
+        self.conn.executemany(
+            "INSERT INTO links (document_id, position, text, url, target, anchor, host, written)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(document_id, link.position, link.text, link.url, link.target, link.anchor, link.host, link.written)
+             for link in document.links],
+        )
+        self.conn.execute(
+            "INSERT INTO pages (document_id, anchors, in_nav, history) VALUES (?, ?, 0, ?)",
+            [document_id, "\n".join(document.anchors), json.dumps(document.history, ensure_ascii=False)],
+        )
 
     def _delete(self, path: str) -> None:
         row = self.conn.execute("SELECT id FROM documents WHERE path = ?", [path]).fetchone()
@@ -295,13 +363,28 @@ class IndexWriter:
             self.conn.execute("DELETE FROM sections WHERE document_id = ?", row)
             self.conn.execute("DELETE FROM field_values WHERE document_id = ?", row)
             self.conn.execute("DELETE FROM sources WHERE document_id = ?", row)
+            self.conn.execute("DELETE FROM links WHERE document_id = ?", row)
+            self.conn.execute("DELETE FROM pages WHERE document_id = ?", row)
             self.conn.execute("DELETE FROM documents WHERE id = ?", row)
 
     def _delete_all(self, paths: list[str]) -> None:
+        self._changed.update(paths)
         for path in paths:
             self._delete(path)
 
-    def _commit(self, indexed_fields: str | list[str], site_name: str, site_url: str | None) -> None:
+    def _commit(
+        self,
+        indexed_fields: str | list[str],
+        site_name: str,
+        site_url: str | None,
+        site_files: dict[str, str] | None = None,
+        nav: set[str] | None = None,
+    ) -> None:
+        if site_files is not None:
+            resolve_links(self.conn, site_files, self._changed)
+        if nav is not None:
+            mark_nav(self.conn, nav)
+        self._changed = set()
         if indexed_fields == "auto":
             fields = [row[0] for row in self.conn.execute("SELECT DISTINCT field FROM field_values ORDER BY field")]
         else:
@@ -325,6 +408,69 @@ class IndexWriter:
             finally:
                 self.conn.close()
                 self.conn = None
+
+
+def resolve_links(conn: sqlite3.Connection, site_files: dict[str, str], changed: set[str]) -> None:
+    """Each link's target page and whether it is broken, against the site as this build has it.
+
+    Only the links that may have changed are looked at: those of the pages put in this build, those whose
+    target address now holds another file or none (or holds one again), and those to a page put or removed in
+    this build (its anchors may differ). So the links of unchanged pages break when their target goes, under
+    `mkdocs serve --dirty` too, and a rebuild of one page costs a few lookups, not one per link of the site.
+    """
+    stored = dict(conn.execute("SELECT url, path FROM site_files"))
+    moved = [url for url in stored.keys() | site_files.keys() if stored.get(url) != site_files.get(url)]
+    conn.executemany("DELETE FROM site_files WHERE url = ?", [[url] for url in moved if url in stored])
+    conn.executemany("INSERT INTO site_files (url, path) VALUES (?, ?)",
+                     [(url, site_files[url]) for url in moved if url in site_files])
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS changed_keys (kind TEXT, key TEXT, PRIMARY KEY (kind, key))")
+    conn.execute("DELETE FROM temp.changed_keys")
+    conn.executemany("INSERT OR IGNORE INTO temp.changed_keys VALUES ('url', ?)", [[url] for url in moved])
+    conn.executemany("INSERT OR IGNORE INTO temp.changed_keys VALUES ('path', ?)", [[path] for path in changed])
+    columns = "SELECT l.rowid, l.target, l.anchor, l.target_path, l.broken FROM links l"
+    rows = {}
+    for sql in (
+        f"{columns} JOIN documents d ON d.id = l.document_id"
+        " WHERE d.path IN (SELECT key FROM temp.changed_keys WHERE kind = 'path') AND l.target IS NOT NULL",
+        f"{columns} WHERE l.target IN (SELECT key FROM temp.changed_keys WHERE kind = 'url')",
+        f"{columns} WHERE l.target_path IN (SELECT key FROM temp.changed_keys WHERE kind = 'path')",
+    ):
+        rows.update((row[0], row) for row in conn.execute(sql))
+    documents: dict[str, int] = {}
+    anchors: dict[int, set[str]] = {}
+
+    def has_anchor(path: str, anchor: str) -> bool | None:
+        """None when the target is not an indexed page (a static file, an excluded or generated page)."""
+        if path not in documents:
+            row = conn.execute(
+                "SELECT p.document_id, p.anchors FROM pages p JOIN documents d ON d.id = p.document_id"
+                " WHERE d.path = ?", [path]).fetchone()
+            documents[path] = row[0] if row else -1
+            if row:
+                anchors[row[0]] = set(row[1].split("\n"))
+        document_id = documents[path]
+        return None if document_id < 0 else anchor in anchors[document_id]
+
+    changes = []
+    for rowid, target, anchor, stored_path, stored_broken in rows.values():
+        path = site_files.get(target)
+        broken = None
+        if path is None:
+            broken = "page"
+        elif anchor and has_anchor(path, anchor) is False:
+            broken = "anchor"
+        if (path, broken) != (stored_path, stored_broken):
+            changes.append((path, broken, rowid))
+    conn.executemany("UPDATE links SET target_path = ?, broken = ? WHERE rowid = ?", changes)
+
+
+def mark_nav(conn: sqlite3.Connection, nav: set[str]) -> None:
+    """`pages.in_nav` as the nav of this build says, touching only the pages whose membership changed."""
+    listed = dict(conn.execute(
+        "SELECT d.path, p.in_nav FROM pages p JOIN documents d ON d.id = p.document_id"))
+    flips = [(int(path in nav), path) for path, in_nav in listed.items() if bool(in_nav) != (path in nav)]
+    conn.executemany(
+        "UPDATE pages SET in_nav = ? WHERE document_id = (SELECT id FROM documents WHERE path = ?)", flips)
 
 
 def is_corrupt(error: sqlite3.DatabaseError) -> bool:
