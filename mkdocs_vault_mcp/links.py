@@ -17,7 +17,7 @@ import bisect
 import html
 import posixpath
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 from urllib.parse import unquote, urlsplit
 
 _LINK = re.compile(r"<a\b([^>]*)>(.*?)</a\s*>", re.S | re.I)
@@ -33,8 +33,7 @@ _TAG = re.compile(r"<[^>]+>")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
 
-@dataclass(frozen=True)
-class Link:
+class Link(NamedTuple):  # a tuple: pages have hundreds of links, and a tuple is the cheapest to make
     position: int  # the section it sits in (its position among the page's sections)
     text: str  # the visible text, else an image's alt text
     url: str  # where it points: the server path with its #anchor, or the external URL
@@ -77,7 +76,7 @@ def extract_links(content: str, page_path: str, src_uri: str, site_url: str | No
         if href is None:
             continue
         inner = match.group(2)
-        text = " ".join(html.unescape(_TAG.sub(" ", inner)).split())
+        text = " ".join((html.unescape(_TAG.sub(" ", inner)) if "<" in inner or "&" in inner else inner).split())
         if not text:
             text = html.unescape(_first(_IMAGE_ALT.search(inner)) or "")
         href = html.unescape(href).strip()
@@ -90,10 +89,11 @@ def extract_links(content: str, page_path: str, src_uri: str, site_url: str | No
                 found.append((match.start(), html.unescape(src).strip(), html.unescape(_first(_ALT.search(match.group(1))) or "")))
         found.sort(key=lambda item: item[0])
     links: list[Link] = []
+    seen: dict[str, tuple | None] = {}  # a page often links to one address many times
     for offset, href, text in found:
         if comments and any(start <= offset < end for start, end in comments):
             continue
-        resolved = resolve(href, page_path, src_uri, site)
+        resolved = seen[href] if href in seen else seen.setdefault(href, resolve(href, page_path, src_uri, site))
         if resolved is not None:
             links.append(Link(max(bisect.bisect_right(starts, offset) - 1, 0), text, *resolved))
     return links
@@ -101,6 +101,11 @@ def extract_links(content: str, page_path: str, src_uri: str, site_url: str | No
 
 def resolve(href: str, page_path: str, src_uri: str, site) -> tuple | None:
     """(url, target, anchor, host, written) of one href, or None for a link that goes nowhere a reader browses."""
+    if href.startswith(("https://", "http://")):  # most links of a page: the fast way to their host
+        netloc = href.partition("://")[2].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+        netloc = netloc.rpartition("@")[2].lower()
+        if site is None or netloc != site.netloc.rpartition("@")[2].lower():
+            return href, None, None, netloc.rsplit(":", 1)[0] if not netloc.endswith("]") else netloc, None
     parts = urlsplit(href)
     if parts.scheme or parts.netloc:
         if parts.scheme not in ("http", "https", ""):
