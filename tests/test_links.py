@@ -20,7 +20,7 @@ from mcp import Client
 from conftest import Site, free_port
 from mcp_session import Session, session_over
 from test_live import data, write_site
-from test_read import FIXTURES, git
+from test_read import git
 
 PAGES = {
     "index.md": """
@@ -29,7 +29,7 @@ PAGES = {
         Start with [the install guide](guide/install.md), or go [straight to PyPI](guide/install.md#from-pypi).
         Some links go nowhere: [a gone page](missing.md) and [a gone heading](guide/install.md#nope).
         The package is [on PyPI](https://pypi.org/project/weatherkit/). The reading function is
-        [read_temperature][weatherkit.read_temperature]. See also [a page outside the nav](linked.md).
+        [read_wind][linkkit.read_wind]. See also [a page outside the nav](linked.md).
 
         --8<-- "wiring.md"
         """,
@@ -45,17 +45,35 @@ PAGES = {
         Red to left, black to right.
         """,
     "guide/nav-only.md": "# Nav only\n\nNothing links here, but the nav lists it.\n",
-    "api.md": "# API reference\n\n::: weatherkit\n",
+    "api.md": "# API reference\n\n::: linkkit\n",
     "linked.md": "# Linked\n\nNot in the nav, but the home page links here.\n",
     "orphan.md": "# Orphan\n\nNeither linked nor in the nav: [home](index.md#home).\n",
 }
 SNIPPET = "## Wiring diagram\n\nWire it as [the guide](guide/install.md#wiring) says.\n"
+# A package whose docstrings link (mkdocstrings cross-references, resolved by autorefs): to its own objects
+# and to a heading of a Markdown page.
+PACKAGE = '''"""Linkkit: read a station's wind."""
+
+
+def read_wind(station: str) -> float:
+    """Read the wind speed; mount the [Anemometer][linkkit.Anemometer] as [the wiring guide][wiring] says.
+
+    Parameters:
+        station: The station's identifier.
+    """
+    return 0.0
+
+
+class Anemometer:
+    """A cup anemometer, read by [read_wind][linkkit.read_wind]."""
+'''
 CONFIG = {
     "theme": {"name": "material"},
     "nav": ["index.md", "guide/install.md", "guide/nav-only.md", "api.md"],
     "validation": {"links": {"anchors": "warn"}},
     "plugins": [
-        {"mkdocstrings": {"handlers": {"python": {"paths": [str(FIXTURES / "weatherkit")]}}}},
+        "autorefs",  # listed, so it also knows the headings of Markdown pages
+        {"mkdocstrings": {"handlers": {"python": {"paths": ["src"]}}}},
         "vault-mcp",
     ],
     "markdown_extensions": ["attr_list", {"toc": {"permalink": True}},
@@ -69,6 +87,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Site:
     site.write_pages(PAGES)
     (site.root / "snippets").mkdir()
     (site.root / "snippets" / "wiring.md").write_text(SNIPPET, encoding="utf-8")
+    (site.root / "src" / "linkkit").mkdir(parents=True)
+    (site.root / "src" / "linkkit" / "__init__.py").write_text(PACKAGE, encoding="utf-8")
     git(site.root, "init", "-q")
     git(site.root, "add", "-A")
     git(site.root, "commit", "-q", "-m", "First pages")
@@ -105,7 +125,7 @@ def test_outlinks_resolve_pages_anchors_snippets_and_cross_references(mcp: Sessi
         ("a gone page", "missing.md", None, "page", "Home"),  # what it names, from the page's file
         ("a gone heading", "guide/install.md", "nope", "anchor", "Home"),
         ("on PyPI", None, None, None, "Home"),  # external
-        ("read_temperature", "api.md", "weatherkit.read_temperature", None, "Home"),  # mkdocstrings/autorefs
+        ("read_wind", "api.md", "linkkit.read_wind", None, "Home"),  # a cross-reference (autorefs)
         ("a page outside the nav", "linked.md", None, None, "Home"),
         ("the guide", "guide/install.md", "wiring", None, "Wiring diagram"),  # from the snippet
     }
@@ -115,11 +135,20 @@ def test_outlinks_resolve_pages_anchors_snippets_and_cross_references(mcp: Sessi
     assert gone["url"] == "missing.md" and gone["section_url"] == "/#home"
 
 
+def test_links_from_the_generated_api_page(mcp: Session) -> None:
+    links = {(row["text"], row["target"], row["anchor"], row["section"])
+             for row in rows(mcp, "outlinks", where={"path": "api.md"})}
+    assert ("Anemometer", "api.md", "linkkit.Anemometer", "read_wind(station)") in links
+    assert ("the wiring guide", "guide/install.md", "wiring", "read_wind(station)") in links  # a Markdown heading
+    assert ("read_wind", "api.md", "linkkit.read_wind", "Anemometer") in links
+
+
 def test_backlinks_to_a_page_and_to_an_anchor(mcp: Session) -> None:
     to_install = rows(mcp, "backlinks", target="guide/install.md")
-    assert sorted(row["anchor"] or "" for row in to_install) == ["", "from-pypi", "nope", "wiring"]
-    assert {row["path"] for row in to_install} == {"index.md"}
-    assert [row["text"] for row in rows(mcp, "backlinks", target="guide/install.md#wiring")] == ["the guide"]
+    assert sorted(row["anchor"] or "" for row in to_install) == ["", "from-pypi", "nope", "wiring", "wiring"]
+    assert {row["path"] for row in to_install} == {"index.md", "api.md"}
+    assert [(row["path"], row["text"]) for row in rows(mcp, "backlinks", target="guide/install.md#wiring")] == [
+        ("api.md", "the wiring guide"), ("index.md", "the guide")]
     assert {row["path"] for row in rows(mcp, "backlinks", target="api.md")} == {"index.md", "guide/install.md"}
     # the shared filters select the linking pages
     assert rows(mcp, "backlinks", target="api.md", where={"folder": "guide"})[0]["path"] == "guide/install.md"
@@ -145,7 +174,7 @@ def test_orphans_and_most_linked_pages(mcp: Session) -> None:
     assert orphans[0]["in_nav"] is False and orphans[0]["linked_from"] == 0
     most = rows(mcp, "most_linked")
     assert [(row["path"], row["linked_from"]) for row in most] == [
-        ("api.md", 2), ("index.md", 2), ("guide/install.md", 1), ("linked.md", 1)]  # ties by path
+        ("api.md", 2), ("guide/install.md", 2), ("index.md", 2), ("linked.md", 1)]  # ties by path
     assert "guide/nav-only.md" not in {row["path"] for row in most}
     paged = mcp.ok("links", show="most_linked", limit=1)
     assert paged["total"] == len(most) and paged["next_offset"] == 1 and paged["result"] == most[:1]
