@@ -18,7 +18,7 @@ import html
 import posixpath
 import re
 from typing import NamedTuple
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 _LINK = re.compile(r"<a\b([^>]*)>(.*?)</a\s*>", re.S | re.I)
 _HREF = re.compile(r"""\shref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.I)
@@ -132,7 +132,14 @@ def resolve(href: str, page_path: str, src_uri: str, site) -> tuple | None:
         written = posixpath.normpath(posixpath.join(posixpath.dirname(src_uri), unquote(parts.path)))
         if written.startswith("../"):  # above docs_dir: written for the page's URL (raw HTML), not its file
             written = None
-    return target + (f"#{anchor}" if anchor else ""), target, anchor, None, written
+    # Absolute when site_url is set, as read writes the page's links, so it works wherever it is quoted.
+    origin = f"{site.scheme}://{site.netloc}" if site is not None else ""
+    return origin + path_part(target) + (f"#{anchor}" if anchor else ""), target, anchor, None, written
+
+
+def path_part(target: str) -> str:
+    """A server path as a URL writes it (percent-encoded, as MkDocs writes page URLs)."""
+    return quote(target, safe="/:@!$&'()*+,;=-._~%")
 
 
 def page_anchors(html_content: str) -> list[str]:
