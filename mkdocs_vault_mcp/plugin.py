@@ -4,9 +4,10 @@ Order of a build (MkDocs 1.6):
   on_startup         once per `mkdocs build` / `mkdocs serve` run (its presence keeps this instance alive)
   on_config          every build: per-build state, open the working index (one write transaction)
   on_files           add the stats page (a generated file)
+  on_nav             note the pages the nav lists (orphan pages); the stats page into the nav when asked
   on_page_markdown   every page (priority 49): which front matter keys the author wrote
   on_page_content    every rendered page: a document, unless unchanged since the last build
-  on_env             all pages are rendered: drop vanished pages, commit
+  on_env             all pages are rendered: drop vanished pages, resolve links against the site's files, commit
   on_page_context    the stats page gets its content, drawn from the committed index
   on_post_build      publish index.sqlite and snapshot.json; under serve, start the MCP server once
 """

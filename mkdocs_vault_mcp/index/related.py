@@ -46,12 +46,17 @@ def distinctive_terms(conn: sqlite3.Connection, document_id: int, anchor: str | 
     finally:
         memory.close()
     total = conn.execute("SELECT max(rowid) FROM sections").fetchone()[0] or 1
+    uses = {term: count for term, count in counts
+            if len(term) >= 2 and _PLAIN_TERM.match(term) and not is_stop_word(term)}
+    terms = list(uses)
+    frequencies: dict[str, int] = {}
+    for start in range(0, len(terms), 500):  # the vocabulary table answers IN with one lookup per term
+        chunk = terms[start : start + 500]
+        frequencies.update(conn.execute(
+            f"SELECT term, doc FROM sections_vocab WHERE term IN ({', '.join('?' * len(chunk))})", chunk))
     weights = {}
-    for term, count in counts:
-        if len(term) < 2 or not _PLAIN_TERM.match(term) or is_stop_word(term):
-            continue
-        row = conn.execute("SELECT doc FROM sections_vocab WHERE term = ?", [term]).fetchone()
-        sections = row[0] if row else 0
+    for term, count in uses.items():
+        sections = frequencies.get(term, 0)
         if sections <= 1 or sections > total / 4:  # in no other section, or in a quarter of the site
             continue
         weights[term] = math.log(1 + count) * math.log(total / sections)
