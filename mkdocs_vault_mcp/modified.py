@@ -131,18 +131,48 @@ def _last_change_per_path(commits: dict[bytes, _Commit]) -> dict[bytes, int]:
 
 
 def _history_per_path(commits: dict[bytes, _Commit], paths: set[bytes]) -> dict[bytes, list[tuple[int, str, str]]]:
-    """The last HISTORY_LENGTH commits that changed each path, newest first in the log's order (children before
-    parents): a commit with one parent (or none) when it changes the path, a merge when the path differs from
-    every parent (what it changed itself, not what it brought in). Renames are not followed."""
-    history: dict[bytes, list[tuple[int, str, str]]] = {}
-    for commit in commits.values():
-        diffs = [commit.diffs.get(parent, {}) for parent in commit.parents or [None]]
-        for path in diffs[0]:
-            if path in paths and all(path in diff for diff in diffs[1:]):
-                kept = history.setdefault(path, [])
-                if len(kept) < HISTORY_LENGTH:
-                    kept.append((commit.author_time, commit.author, commit.subject))
-    return history
+    """`git log -10 -- PATH` for every path still present at HEAD, all at once: the same walk as
+    `_last_change_per_path` (history simplification), which goes on past the first change until a path has
+    HISTORY_LENGTH commits. A commit with one parent (or none) counts when it changes the path; a merge passes
+    the path to its first parent that has the same version, and when it has none, counts itself and passes
+    the path to every parent. Listed as the log walks them, children before parents: newest first."""
+    if not commits:
+        return {}
+    history: dict[bytes, list[tuple[int, str, str]]] = {path: [] for path in paths}
+    pending: dict[bytes, set[bytes]] = {next(iter(commits)): set(paths)}
+
+    def hand_over(sha: bytes | None, handed: set[bytes]) -> None:
+        if sha is None or not handed:
+            return
+        waiting = pending.setdefault(sha, handed)
+        if waiting is not handed:
+            larger, smaller = (waiting, handed) if len(waiting) >= len(handed) else (handed, waiting)
+            larger |= smaller
+            pending[sha] = larger
+
+    def record(path: bytes, commit: _Commit) -> bool:
+        """Whether the path wants more commits after this one."""
+        kept = history[path]
+        kept.append((commit.author_time, commit.author, commit.subject))
+        return len(kept) < HISTORY_LENGTH
+
+    for sha, commit in commits.items():  # children before parents
+        walking = pending.pop(sha, None)
+        if not walking:
+            continue
+        parents = commit.parents or [None]
+        diffs = [commit.diffs.get(parent, {}) for parent in parents]
+        changed = [path for path in diffs[0] if path in walking]
+        walking.difference_update(changed)
+        hand_over(parents[0], walking)
+        for path in changed:
+            same = next((p for p, diff in zip(parents[1:], diffs[1:]) if path not in diff), None)
+            if same is not None:
+                hand_over(same, {path})
+            elif record(path, commit):  # on past an addition too: the file may have lived there before
+                for parent in parents:
+                    hand_over(parent, {path})
+    return {path: kept for path, kept in history.items() if kept}
 
 
 def read_git_times(docs_dir: str) -> GitTimes | None:
