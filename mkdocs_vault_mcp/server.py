@@ -31,7 +31,8 @@ INSTRUCTIONS = (
     "Read-only tools over the pages of one MkDocs documentation site. Start with stats to learn the site "
     "and its indexed front matter fields; search finds the sections that answer a question; read returns "
     "a page or one of its sections as Markdown; count_documents, aggregate_documents, query_documents and get_recent answer "
-    "questions about the pages themselves (how many, where, which tags, what changed)."
+    "questions about the pages themselves (how many, where, which tags, what changed); links moves through the "
+    "site: backlinks, outlinks, broken links, orphan pages, most linked and related pages, a page's git history."
 )
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, destructive_hint=False, open_world_hint=False)
 
