@@ -130,25 +130,21 @@ def history(conn: sqlite3.Connection, target: str, limit: int, offset: int) -> d
 
 
 def _pages(conn: sqlite3.Connection, show: str, where: str, params: list, limit: int, offset: int) -> dict[str, Any]:
-    linking = "SELECT count(DISTINCT l.document_id) FROM links l WHERE l.target_path = d.path AND l.document_id != d.id"
+    # pages.linked_from: how many other pages link to the page, kept by every commit (index/store.py).
+    sql = f" FROM documents d JOIN pages p ON p.document_id = d.id WHERE {where}"
     if show == "orphans":
-        home = ", ".join("?" * len(HOME_PAGES))
-        sql = (f" FROM documents d JOIN pages p ON p.document_id = d.id WHERE {where} AND p.in_nav = 0"
-               f" AND d.path NOT IN ({home}) AND NOT EXISTS (SELECT 1 FROM links l"
-               " WHERE l.target_path = d.path AND l.document_id != d.id)")
+        sql += f" AND p.in_nav = 0 AND p.linked_from = 0 AND d.path NOT IN ({', '.join('?' * len(HOME_PAGES))})"
         params = [*params, *HOME_PAGES]
         order = " ORDER BY d.path"
-        count = "0"
     else:
-        sql = (f" FROM documents d JOIN pages p ON p.document_id = d.id WHERE {where}"
-               " AND EXISTS (SELECT 1 FROM links l WHERE l.target_path = d.path AND l.document_id != d.id)")
-        count = f"({linking})"
-        order = " ORDER BY 5 DESC, d.path"
+        sql += " AND p.linked_from > 0"
+        order = " ORDER BY p.linked_from DESC, d.path"
     total = conn.execute(f"SELECT count(*){sql}", params).fetchone()[0]
     rows = []
     if offset < total:
         rows = conn.execute(
-            f"SELECT d.path, d.title, d.url, p.in_nav, {count}{sql}{order} LIMIT ? OFFSET ?", [*params, limit, offset]
+            f"SELECT d.path, d.title, d.url, p.in_nav, p.linked_from{sql}{order} LIMIT ? OFFSET ?",
+            [*params, limit, offset],
         ).fetchall()
     result = [
         {"path": path, "title": title, "url": url, "in_nav": bool(in_nav), "linked_from": linked_from}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import hashlib
 import json
 import logging
 import os
@@ -150,13 +151,16 @@ def create_link_schema(db: Any) -> None:
             "document_id": int,
             "anchors": str,  # every id of the page, one per line
             "in_nav": int,  # 1 when the site's nav lists the page, as of the last build
+            "linked_from": int,  # how many other pages link to it, kept up to date by each commit
             "history": str,  # JSON list of its last commits, newest first
         },
         pk="document_id",
         foreign_keys=[("document_id", "documents", "id")],
         not_null={"anchors", "in_nav", "history"},
+        defaults={"linked_from": 0},
         if_not_exists=True,
     )
+    db["pages"].create_index(["linked_from"], if_not_exists=True)
 
 
 class IndexWriter:
@@ -268,6 +272,7 @@ class IndexWriter:
 
     def _open_as_is(self, digest: str) -> dict[str, str]:
         self._changed: set[str] = set()  # paths put or removed in this build's transaction
+        self._recount: set[str] = set()  # pages whose incoming links may have changed
         self._connect()
         if self._info("options") != digest:
             self._recreate()
@@ -363,6 +368,8 @@ class IndexWriter:
             self.conn.execute("DELETE FROM sections WHERE document_id = ?", row)
             self.conn.execute("DELETE FROM field_values WHERE document_id = ?", row)
             self.conn.execute("DELETE FROM sources WHERE document_id = ?", row)
+            self._recount.update(target for (target,) in self.conn.execute(
+                "SELECT DISTINCT target_path FROM links WHERE document_id = ? AND target_path IS NOT NULL", row))
             self.conn.execute("DELETE FROM links WHERE document_id = ?", row)
             self.conn.execute("DELETE FROM pages WHERE document_id = ?", row)
             self.conn.execute("DELETE FROM documents WHERE id = ?", row)
@@ -380,11 +387,19 @@ class IndexWriter:
         site_files: dict[str, str] | None = None,
         nav: set[str] | None = None,
     ) -> None:
+        # A digest of the site's files and of the nav: when neither changed (a rebuild after one saved page),
+        # neither table is read whole.
         if site_files is not None:
-            resolve_links(self.conn, site_files, self._changed)
+            digest = set_digest(site_files)
+            self._recount |= resolve_links(
+                self.conn, site_files, self._changed, same_files=self._info("site_files") == digest)
+            self._write_info(site_files=digest)
+            count_linking_pages(self.conn, self._recount | self._changed)
         if nav is not None:
-            mark_nav(self.conn, nav)
-        self._changed = set()
+            digest = set_digest(nav)
+            mark_nav(self.conn, nav, self._changed if self._info("nav") == digest else None)
+            self._write_info(nav=digest)
+        self._changed, self._recount = set(), set()
         if indexed_fields == "auto":
             fields = [row[0] for row in self.conn.execute("SELECT DISTINCT field FROM field_values ORDER BY field")]
         else:
@@ -410,16 +425,26 @@ class IndexWriter:
                 self.conn = None
 
 
-def resolve_links(conn: sqlite3.Connection, site_files: dict[str, str], changed: set[str]) -> None:
-    """Each link's target page and whether it is broken, against the site as this build has it.
+def set_digest(items: dict[str, str] | set[str]) -> str:
+    """A digest of the site's files (in MkDocs' own order, which is stable) or of the nav's pages (sorted)."""
+    text = repr(items) if isinstance(items, dict) else "\n".join(sorted(items))
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def resolve_links(
+    conn: sqlite3.Connection, site_files: dict[str, str], changed: set[str], same_files: bool = False
+) -> set[str]:
+    """Each link's target page and whether it is broken, against the site as this build has it; returns the
+    pages that gained or lost a link.
 
     Only the links that may have changed are looked at: those of the pages put in this build, those whose
     target address now holds another file or none (or holds one again), and those to a page put or removed in
     this build (its anchors may differ). So the links of unchanged pages break when their target goes, under
     `mkdocs serve --dirty` too, and a rebuild of one page costs a few lookups, not one per link of the site.
     """
-    stored = dict(conn.execute("SELECT url, path FROM site_files"))
-    moved = [url for url in stored.keys() | site_files.keys() if stored.get(url) != site_files.get(url)]
+    stored = {} if same_files else dict(conn.execute("SELECT url, path FROM site_files"))
+    moved = [] if same_files else [url for url in stored.keys() | site_files.keys()
+                                   if stored.get(url) != site_files.get(url)]
     conn.executemany("DELETE FROM site_files WHERE url = ?", [[url] for url in moved if url in stored])
     conn.executemany("INSERT INTO site_files (url, path) VALUES (?, ?)",
                      [(url, site_files[url]) for url in moved if url in site_files])
@@ -452,6 +477,7 @@ def resolve_links(conn: sqlite3.Connection, site_files: dict[str, str], changed:
         return None if document_id < 0 else anchor in anchors[document_id]
 
     changes = []
+    touched: set[str] = set()
     for rowid, target, anchor, stored_path, stored_broken in rows.values():
         path = site_files.get(target)
         broken = None
@@ -461,11 +487,29 @@ def resolve_links(conn: sqlite3.Connection, site_files: dict[str, str], changed:
             broken = "anchor"
         if (path, broken) != (stored_path, stored_broken):
             changes.append((path, broken, rowid))
+            touched.update(p for p in (path, stored_path) if p is not None)
     conn.executemany("UPDATE links SET target_path = ?, broken = ? WHERE rowid = ?", changes)
+    return touched
 
 
-def mark_nav(conn: sqlite3.Connection, nav: set[str]) -> None:
-    """`pages.in_nav` as the nav of this build says, touching only the pages whose membership changed."""
+def count_linking_pages(conn: sqlite3.Connection, paths: set[str]) -> None:
+    """`pages.linked_from` (how many other pages link to the page) for the pages whose links changed."""
+    conn.executemany(
+        "UPDATE pages SET linked_from = (SELECT count(DISTINCT l.document_id) FROM links l"
+        " WHERE l.target_path = ?1 AND l.document_id != pages.document_id)"
+        " WHERE document_id = (SELECT id FROM documents WHERE path = ?1)",
+        [[path] for path in paths],
+    )
+
+
+def mark_nav(conn: sqlite3.Connection, nav: set[str], only: set[str] | None = None) -> None:
+    """`pages.in_nav` as the nav of this build says, touching only the pages whose membership changed; with
+    `only` (the nav is the one of the last build), looking at those pages alone (the ones put in this build)."""
+    if only is not None:
+        conn.executemany(
+            "UPDATE pages SET in_nav = 1 WHERE document_id = (SELECT id FROM documents WHERE path = ?)",
+            [[path] for path in only if path in nav])
+        return
     listed = dict(conn.execute(
         "SELECT d.path, p.in_nav FROM pages p JOIN documents d ON d.id = p.document_id"))
     flips = [(int(path in nav), path) for path, in_nav in listed.items() if bool(in_nav) != (path in nav)]
