@@ -224,6 +224,12 @@ def test_outline_sizes_add_up_to_the_read_length_on_every_page(mcp: Session, bui
 
 def link_states(site: Site) -> set[tuple[str, str, str | None, str | None]]:
     with sqlite3.connect(site.index_path) as conn:
+        # Each page's count of linking pages, kept incrementally, is what the links table says now.
+        kept = dict(conn.execute("SELECT d.path, p.linked_from FROM pages p JOIN documents d ON d.id = p.document_id"))
+        counted = dict(conn.execute(
+            "SELECT d.path, (SELECT count(DISTINCT l.document_id) FROM links l WHERE l.target_path = d.path"
+            " AND l.document_id != d.id) FROM documents d"))
+        assert kept == counted
         return set(conn.execute(
             "SELECT d.path, l.url, l.target_path, l.broken FROM links l JOIN documents d ON d.id = l.document_id"
         ))
@@ -246,6 +252,9 @@ def test_incremental_builds_keep_links_right_when_either_end_changes_or_goes(sit
     site.write("b.md", "# B\n\nNo anchor now.\n")  # it comes back without the anchor
     site.build()
     assert link_states(site) == {("a.md", "/b/#x", "b.md", "anchor"), ("c.md", "/b/", "b.md", None)}
+
+    assert link_states(site) and [row[0] for row in sqlite3.connect(site.index_path).execute(
+        "SELECT d.path FROM pages p JOIN documents d ON d.id = p.document_id WHERE p.linked_from = 2")] == ["b.md"]
 
     site.write("a.md", "# A\n\nNo links.\n")  # the linking page changes
     (site.docs / "c.md").unlink()  # the linking page goes
