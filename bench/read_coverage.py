@@ -83,12 +83,14 @@ def corpus_site(name: str) -> tuple[Path, dict]:
     }
 
 
-def build_corpus(name: str, root: Path) -> Path:
-    """A real `mkdocs build` of the corpus under `root`; returns the published index."""
+def build_corpus(name: str, root: Path, overrides: dict | None = None) -> Path:
+    """A real `mkdocs build` of the corpus under `root` (with `overrides` of its settings); returns the
+    published index."""
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
 
     source, settings = corpus_site(name)
+    settings.update(overrides or {})
     languages = settings.pop("languages", None)
     shutil.rmtree(root, ignore_errors=True)
     docs = root / "docs"
@@ -138,12 +140,16 @@ def read_coverage(index: Path) -> dict[str, object]:
                 misses.append(f"{path} anchor {anchor!r}")
     paths = [path for (path,) in conn.execute("SELECT path FROM documents ORDER BY path")]
     with_chrome: list[str] = []
+    outline_mismatches: list[str] = []
     for path in paths:
         text = read_document(conn, path, max_chars=100_000)
         markdown, offset = text["markdown"], text["next_offset"]
         while offset is not None:
             more = read_document(conn, path, offset=offset, max_chars=100_000)
             markdown, offset = markdown + more["markdown"], more["next_offset"]
+        outline = read_document(conn, path, view="outline")["outline"]
+        if sum(entry["characters"] for entry in outline) != len(markdown):  # issue 14: the outline's sizes
+            outline_mismatches.append(path)
         source = read_document(conn, path, view="source", max_chars=100_000)["markdown"]
         # A page about the theme may write these words itself (Material's docs show `¶` and `md-nav`).
         found = [mark for mark in CHROME if mark in markdown and mark not in source]
@@ -153,6 +159,7 @@ def read_coverage(index: Path) -> dict[str, object]:
     return {
         "sections": len(sections), "by_heading": by_heading, "anchored": anchored, "by_anchor": by_anchor,
         "pages": len(paths), "pages_with_chrome": len(with_chrome), "misses": misses, "chrome": with_chrome,
+        "outline_mismatches": outline_mismatches,
     }
 
 

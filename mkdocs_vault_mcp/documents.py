@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from .links import Link, extract_links, page_anchors
+
 
 @dataclass(frozen=True)
 class Section:
@@ -45,6 +47,9 @@ class Document:
     fingerprint: str = ""
     language: str = ""  # the locale the page is published in (mkdocs-static-i18n's, else theme.language)
     fallback_of: str | None = None  # the path of the default-language page this page copies, if it is a fallback
+    links: list[Link] = field(default_factory=list)  # links.extract_links
+    anchors: list[str] = field(default_factory=list)  # every id of the page, what a link's #fragment may name
+    history: list[dict[str, Any]] = field(default_factory=list)  # its last git commits, newest first
 
     @property
     def folder(self) -> str:
@@ -81,9 +86,15 @@ def build_document(
     fingerprint: str,
     language: str = "",
     fallback_of: str | None = None,
+    page_path: str = "",
+    site_url: str | None = None,
+    history: list[dict[str, Any]] | None = None,
 ) -> Document:
+    """`page_path` is the page's server path (the site's base path and the page URL), which the page's
+    relative links are resolved against."""
     content = page_content(html_content)
     sections = split_sections(content)
+    starts = [section.start for section in sections]
     description = meta.get("description")
     # A blank description is no description, as themes treat it (Material falls back to site_description).
     summary = description if isinstance(description, str) and description.strip() else first_paragraph(content)
@@ -102,6 +113,9 @@ def build_document(
         fingerprint=fingerprint,
         language=language,
         fallback_of=fallback_of,
+        links=extract_links(content, page_path or "/", path, site_url, starts),
+        anchors=page_anchors(html_content),
+        history=history or [],
     )
 
 

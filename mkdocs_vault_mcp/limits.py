@@ -32,23 +32,25 @@ LIMITED_TEXT = {"query": QUERY_CHARS, "pattern": PATTERN_CHARS}
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
-def check_argument(name: str, value: Any) -> None:
-    """Raise InvalidArgument when `value` breaks a limit; `name` is the parameter."""
+def check_argument(name: str, value: Any, label: str | None = None) -> None:
+    """Raise InvalidArgument when `value` breaks a limit; `name` is the parameter, `label` how the message
+    names it (`where['query']` for a shared filter inside the `links` tool's `where`)."""
+    label = label or name
     if isinstance(value, str):
-        check_text(name, value, LIMITED_TEXT.get(name, TEXT_CHARS))
+        check_text(label, value, LIMITED_TEXT.get(name, TEXT_CHARS))
         if name == "query":
             terms = len(_WORD.findall(value))
             if terms > QUERY_TERMS:
                 raise InvalidArgument(
-                    f"query has {terms} words; the limit is {QUERY_TERMS} words. Keep the words that matter."
+                    f"{label} has {terms} words; the limit is {QUERY_TERMS} words. Keep the words that matter."
                 )
     elif isinstance(value, dict):
         if len(value) > FILTER_FIELDS:
-            raise InvalidArgument(f"{name} has {len(value)} fields; the limit is {FILTER_FIELDS} fields.")
+            raise InvalidArgument(f"{label} has {len(value)} fields; the limit is {FILTER_FIELDS} fields.")
         for key, member in value.items():
-            check_text(f"{name} field name", key, TEXT_CHARS)
+            check_text(f"{label} field name", key, TEXT_CHARS)
             if isinstance(member, str):
-                check_text(f"{name}[{key!r}]", member, TEXT_CHARS)
+                check_text(f"{label}[{key!r}]", member, TEXT_CHARS)
 
 
 def check_text(name: str, text: str, limit: int) -> None:

@@ -6,7 +6,7 @@ import logging
 import os
 import re
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, timezone
 
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
@@ -17,6 +17,8 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 # one that holds docs_dir.
 _REPOSITORY_ENV_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
 _AUTHOR_TIME = re.compile(rb"^author .* (-?\d+) [-+]\d{4}$", re.MULTILINE)
+_AUTHOR = re.compile(rb"^author (.*?) <[^>]*> -?\d+ [-+]\d{4}$", re.MULTILINE)
+HISTORY_LENGTH = 10  # commits kept per page
 
 # The whole history in one pass, children always before parents (--topo-order). -m (forced to mean
 # "separate") diffs a merge against each parent in turn, skipping parents it is identical to; a --format
@@ -33,6 +35,8 @@ _STATUS_ARGS = ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no
 class GitTimes:
     author_times: dict[str, int]  # docs-relative POSIX path (as File.src_uri) -> author time, epoch seconds
     dirty: frozenset[str]  # docs-relative paths with uncommitted changes (staged or not) or untracked
+    # docs-relative path -> its last commits, newest first: (author time, author name, subject)
+    history: dict[str, list[tuple[int, str, str]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -40,6 +44,8 @@ class _Commit:
     parents: list[bytes]
     author_time: int
     diffs: dict[bytes | None, dict[bytes, bytes]]  # parent diffed against (None: root) -> path -> status
+    author: str = ""
+    subject: str = ""
 
 
 def _git(args: list[str], cwd: str) -> bytes:
@@ -64,7 +70,14 @@ def _parse_log(output: bytes) -> dict[bytes, _Commit]:
         if diffed_parent is not None:
             words.pop()  # "(from"
         sha, parents = words[0], words[1:]
-        commit = commits.setdefault(sha, _Commit(parents, int(_AUTHOR_TIME.search(meta)[1]), {}))
+        commit = commits.get(sha)
+        if commit is None:
+            author = _AUTHOR.search(meta)
+            subject = body.partition(b"\n")[0].strip() if body.startswith(b"    ") else b""
+            commit = commits[sha] = _Commit(
+                parents, int(_AUTHOR_TIME.search(meta)[1]), {},
+                author[1].decode("utf-8", "replace") if author else "", subject.decode("utf-8", "replace"),
+            )
         # no "(from P)": a commit with at most one parent, or a merge identical to all of its parents
         changes = commit.diffs.setdefault(diffed_parent or (parents[0] if parents else None), {})
         while body.startswith(b"    "):  # every message line, blank ones too, is indented by four spaces
@@ -117,6 +130,51 @@ def _last_change_per_path(commits: dict[bytes, _Commit]) -> dict[bytes, int]:
     return times
 
 
+def _history_per_path(commits: dict[bytes, _Commit], paths: set[bytes]) -> dict[bytes, list[tuple[int, str, str]]]:
+    """`git log -10 -- PATH` for every path still present at HEAD, all at once: the same walk as
+    `_last_change_per_path` (history simplification), which goes on past the first change until a path has
+    HISTORY_LENGTH commits. A commit with one parent (or none) counts when it changes the path; a merge passes
+    the path to its first parent that has the same version, and when it has none, counts itself and passes
+    the path to every parent. Listed as the log walks them, children before parents: newest first."""
+    if not commits:
+        return {}
+    history: dict[bytes, list[tuple[int, str, str]]] = {path: [] for path in paths}
+    pending: dict[bytes, set[bytes]] = {next(iter(commits)): set(paths)}
+
+    def hand_over(sha: bytes | None, handed: set[bytes]) -> None:
+        if sha is None or not handed:
+            return
+        waiting = pending.setdefault(sha, handed)
+        if waiting is not handed:
+            larger, smaller = (waiting, handed) if len(waiting) >= len(handed) else (handed, waiting)
+            larger |= smaller
+            pending[sha] = larger
+
+    def record(path: bytes, commit: _Commit) -> bool:
+        """Whether the path wants more commits after this one."""
+        kept = history[path]
+        kept.append((commit.author_time, commit.author, commit.subject))
+        return len(kept) < HISTORY_LENGTH
+
+    for sha, commit in commits.items():  # children before parents
+        walking = pending.pop(sha, None)
+        if not walking:
+            continue
+        parents = commit.parents or [None]
+        diffs = [commit.diffs.get(parent, {}) for parent in parents]
+        changed = [path for path in diffs[0] if path in walking]
+        walking.difference_update(changed)
+        hand_over(parents[0], walking)
+        for path in changed:
+            same = next((p for p, diff in zip(parents[1:], diffs[1:]) if path not in diff), None)
+            if same is not None:
+                hand_over(same, {path})
+            elif record(path, commit):  # on past an addition too: the file may have lived there before
+                for parent in parents:
+                    hand_over(parent, {path})
+    return {path: kept for path, kept in history.items() if kept}
+
+
 def read_git_times(docs_dir: str) -> GitTimes | None:
     """None when docs_dir is not inside a git work tree or git is not installed (no exception, no output)."""
     try:
@@ -124,7 +182,9 @@ def read_git_times(docs_dir: str) -> GitTimes | None:
         if inside != b"true":
             log.debug("vault-mcp: %s is not inside a git work tree", docs_dir)
             return None
-        times = _last_change_per_path(_parse_log(_git(_LOG_ARGS, docs_dir)))
+        commits = _parse_log(_git(_LOG_ARGS, docs_dir))
+        times = _last_change_per_path(commits)
+        history = _history_per_path(commits, set(times))
         # porcelain paths are relative to the top level whatever the current directory
         status = _git(_STATUS_ARGS, docs_dir).split(b"\0")
         dirty = {entry[3:].removeprefix(prefix) for entry in status if len(entry) > 3}
@@ -132,7 +192,8 @@ def read_git_times(docs_dir: str) -> GitTimes | None:
         log.debug("vault-mcp: no git times for %s: %s", docs_dir, error)
         return None
     return GitTimes({os.fsdecode(path): t for path, t in times.items()},
-                    frozenset(os.fsdecode(path) for path in dirty))
+                    frozenset(os.fsdecode(path) for path in dirty),
+                    {os.fsdecode(path): commits for path, commits in history.items()})
 
 
 def _meta_instant(value: object) -> datetime | None:

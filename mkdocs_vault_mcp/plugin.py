@@ -4,9 +4,10 @@ Order of a build (MkDocs 1.6):
   on_startup         once per `mkdocs build` / `mkdocs serve` run (its presence keeps this instance alive)
   on_config          every build: per-build state, open the working index (one write transaction)
   on_files           add the stats page (a generated file)
+  on_nav             note the pages the nav lists (orphan pages); the stats page into the nav when asked
   on_page_markdown   every page (priority 49): which front matter keys the author wrote
   on_page_content    every rendered page: a document, unless unchanged since the last build
-  on_env             all pages are rendered: drop vanished pages, commit
+  on_env             all pages are rendered: drop vanished pages, resolve links against the site's files, commit
   on_page_context    the stats page gets its content, drawn from the committed index
   on_post_build      publish index.sqlite and snapshot.json; under serve, start the MCP server once
 
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from html import unescape
 from pathlib import Path
 from typing import Any, Iterator
+from urllib.parse import urlsplit
 
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority, get_plugin_logger
@@ -40,7 +42,9 @@ from .documents import (build_document, excluded_by, fingerprint, join_url, page
                         yaml_problem)
 from .freshness import Freshness
 from .index import queries
+from .index.queries import rfc3339
 from .index.store import IndexWriter, is_corrupt, open_read_only, publish
+from .links import server_path
 from .modified import GitTimes, modified_instant, read_git_times
 from .snapshot import build_snapshot, write_snapshot
 
@@ -154,6 +158,7 @@ class BuildState:
         self.removed = 0
         self.git: GitTimes | None = None
         self.authored_keys: dict[str, set] = {}  # path -> the front matter keys the author wrote
+        self.nav: set[str] | None = None  # the paths of the pages the nav lists (on_nav)
 
     @property
     def unchanged(self) -> int:
@@ -246,6 +251,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         # After other plugins have shaped the nav, so the stats page stays the last entry.
         if self.stats_file is not None and self.config.stats_page_in_nav:
             stats_page.add_to_nav(nav, self.stats_file)
+        self.state.nav = {page.file.src_uri for page in nav.pages}
         return nav
 
     def is_candidate(self, file: File) -> bool:
@@ -284,13 +290,16 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         # MkDocs keeps a title taken from the H1 as HTML (`Tom &amp; Jerry`) and themes write every title
         # into the page as it is: a reader sees it unescaped, as the section headings are
         title = unescape(page.title or "")
-        digest = page_fingerprint(html, title, url, meta, modified, source, markdown, self.language, fallback_of)
+        history = page_history(page.file.src_uri, self.state.git)
+        digest = page_fingerprint(html, title, url, meta, modified, source, markdown, self.language, fallback_of,
+                                  json.dumps(history))
         stored = self.writer.fingerprints.get(path, "")
         # "digest/…": a page that another plugin completed after rendering; on_env checks the rest
         unchanged = stored == digest or stored.startswith(digest + "/")
         fields = dict(path=path, url=url, title=title, meta=meta, markdown=markdown, modified=modified,
                       modified_source=source, indexed_fields=self.config.indexed_fields, language=self.language,
-                      fallback_of=fallback_of)
+                      fallback_of=fallback_of, page_path=base_path(config) + page.url, site_url=config.site_url,
+                      history=history)
         self.state.rendered[path] = RenderedPage(page, html, digest, unchanged, fields)
         if not unchanged:
             self.writer.put(build_document(**fields, html_content=html, fingerprint=digest))
@@ -361,8 +370,12 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             self.state.removed = self.writer.keep_only(keep, {self.language})
             if self.last_language:  # a language the site no longer builds
                 self.state.removed += self.writer.keep_languages(set(self.i18n.languages))
+        base = base_path(config)
+        included = InclusionLevel.is_in_serve if self.serving else InclusionLevel.is_included
+        site_files = {server_path(base + file.url): file.src_uri for file in files if included(file.inclusion)}
         self.writer.commit(
-            indexed_fields=self.config.indexed_fields, site_name=config.site_name, site_url=config.site_url
+            indexed_fields=self.config.indexed_fields, site_name=config.site_name, site_url=config.site_url,
+            site_files=site_files, nav=self.state.nav,
         )
 
     def _put_all_again(self) -> None:
@@ -505,6 +518,20 @@ def source_text(page: Page) -> str:
         return page.file.content_string
     except (OSError, ValueError):  # gone or not UTF-8 since MkDocs read it: what MkDocs read is the best left
         return page.markdown or ""
+
+
+def base_path(config: Any) -> str:
+    """The path the site is served under (`/docs/` for site_url https://example.org/docs/), else `/`."""
+    path = urlsplit(config.site_url).path if config.site_url else "/"
+    return path if path.endswith("/") else path + "/"
+
+
+def page_history(path: str, git: GitTimes | None) -> list[dict[str, Any]]:
+    """The page's last commits as the index keeps them (modified.py reads them with the modification times)."""
+    if git is None:
+        return []
+    return [{"time": rfc3339(seconds * 1_000_000), "author": author, "subject": subject}
+            for seconds, author, subject in git.history.get(path, ())]
 
 
 def warn_broken_front_matter(page: Page) -> None:

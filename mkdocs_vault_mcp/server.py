@@ -25,6 +25,7 @@ from . import __version__, limits
 from .freshness import Freshness
 from .index import queries
 from .index import search as ranked
+from .index.links import links as link_query
 from .index.read import read_document
 from .index.filters import Filters, InvalidArgument
 from .index.store import open_read_only
@@ -33,7 +34,8 @@ INSTRUCTIONS = (
     "Read-only tools over the pages of one MkDocs documentation site. Start with stats to learn the site "
     "and its indexed front matter fields; search finds the sections that answer a question; read returns "
     "a page or one of its sections as Markdown; count_documents, aggregate_documents, query_documents and get_recent answer "
-    "questions about the pages themselves (how many, where, which tags, what changed)."
+    "questions about the pages themselves (how many, where, which tags, what changed); links moves through the "
+    "site: backlinks, outlinks, broken links, orphan pages, most linked and related pages, a page's git history."
 )
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, destructive_hint=False, open_world_hint=False)
 
@@ -191,6 +193,13 @@ class ReadOutput(BaseModel):
     markdown: str
     next_offset: int | None = Field(description="Pass as offset to read on; null when nothing is left.")
     outline: list[OutlineEntry] | None = Field(description="With view=outline: every heading, in page order.")
+
+
+class LinksOutput(BaseModel):
+    result: Annotated[list, WithJsonSchema({"type": "array"})]
+    total: int
+    next_offset: Annotated[Any, WithJsonSchema({"type": ["integer", "null"]})]
+    index_stale: bool
 
 
 class StatsOutput(BaseModel):
@@ -484,6 +493,36 @@ def published_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return compact(schema)
 
 
+WHERE_KEYS = (
+    "query", "scope", "path", "folder", "pattern", "filters", "modified_after", "modified_before", "language"
+)
+
+
+def filters_from_where(where: Any) -> Filters:
+    """The `links` tool's `where`: the shared filters in one object, checked as the other tools check them."""
+    if where is None:
+        return Filters()
+    unknown = [key for key in where if key not in WHERE_KEYS]
+    if unknown:
+        raise InvalidArgument(
+            f"where has unknown key {', '.join(map(repr, unknown))}; it takes {', '.join(WHERE_KEYS)}."
+        )
+    for key, value in where.items():
+        wanted = dict if key == "filters" else str
+        if value is not None and not isinstance(value, wanted):
+            kind = "an object" if wanted is dict else "a string"
+            raise InvalidArgument(f"where[{key!r}] must be {kind}; got {shown(value)}.")
+        limits.check_argument(key, value, label=f"where[{key!r}]")
+    given = {key: value for key, value in where.items() if value is not None}
+    return filters_from(**{"scope": "all", **given})
+
+
+def brief(text: str) -> Any:
+    """The description of a `links` parameter: brief, since each tool added may cost at most 1,500 characters
+    of tools/list."""
+    return Field(description=text)
+
+
 def filters_from(
     query: str | None = "",
     scope: str = "all",
@@ -722,6 +761,30 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         """
         return await index.answer(queries.index_stats, wait_for_pending_writes)
 
+    async def links(
+        show: Annotated[
+            Literal["backlinks", "outlinks", "broken", "orphans", "most_linked", "related", "history"],
+            brief("What to list"),
+        ],
+        target: Annotated[str, brief("Page path, optionally #anchor")] = None,
+        where: Annotated[
+            Any,
+            WithJsonSchema({"type": "object", "description": "query_documents' filters, in one object"}),
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=1000, description="Max rows")] = 50,
+        offset: Annotated[int, Field(ge=0, description="Rows to skip")] = 0,
+        wait_for_pending_writes: Annotated[bool, brief("Wait for index updates")] = False,
+    ) -> Annotated[CallToolResult, LinksOutput]:
+        """show: backlinks (links to target from other pages), outlinks (of the pages where selects), broken
+        (page or anchor missing), orphans (not linked, not in nav), most_linked (by linking pages), related
+        (pages like target), history (target's last commits). where selects the linking pages, else those
+        listed. total is exact (related: ranked).
+        """
+        return await index.answer(
+            lambda conn: link_query(conn, show, filters_from_where(where), target=target, limit=limit, offset=offset),
+            wait_for_pending_writes,
+        )
+
     titles = {
         count_documents: "Count pages",
         aggregate_documents: "Group pages by folder, tag, month or language",
@@ -730,6 +793,7 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
         search: "Search the documentation",
         read: "Read a page",
         stats: "Site statistics",
+        links: "Links and history",
     }
     tools = []
     for function, title in titles.items():

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .index.filters import Filters
+from .index.links import link_summary
 from .index.queries import aggregate_documents, rfc3339
 from .index.store import to_micros
 
@@ -26,7 +27,8 @@ def build_snapshot(
 
     `stats` is index_stats' answer on the same connection. `by_tag` has one entry per field of `tag_fields`
     that is indexed on this site, in `tag_fields` order. With `language`, every answer is for that
-    language's pages only (what a multilingual site's stats page in that language shows).
+    language's pages only (what a multilingual site's stats page in that language shows). `links` counts
+    links, broken links and orphan pages (the `links` tool's totals) and lists the ten most linked pages.
     """
     everything = Filters(language=language)
     return {
@@ -43,6 +45,8 @@ def build_snapshot(
             for field in tag_fields
             if field in stats["indexed_frontmatter_fields"]
         },
+        # Added in issue 14, beside the others (schema_version stays 1: no reader of the others breaks).
+        "links": link_summary(conn),
     }
 
 

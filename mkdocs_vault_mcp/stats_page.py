@@ -171,6 +171,7 @@ def render(
         languages(out, snapshot)
     folders(out, snapshot)
     tags(out, snapshot)
+    most_linked(out, snapshot)
     months(out, snapshot)
     out.add(
         f'<p class="vm-source">Snapshot generated {e(snapshot["generated_at"])} '
@@ -202,6 +203,15 @@ def totals(out: Builder, snapshot: dict[str, Any], stats: dict[str, Any]) -> Non
             f'<div class="vm-total" data-stat="{e(key)}" data-count="{count}">'
             f"<dt>{e(label)}</dt><dd>{number(count)}{more}</dd></div>"
         )
+    links = snapshot.get("links")
+    if links is not None:
+        cards = [("broken_links", "Broken links", links["broken_links"]),
+                 ("orphan_pages", "Orphan pages", links["orphan_pages"])]
+        for key, label, count in cards:
+            out.add(
+                f'<div class="vm-total" data-stat="{key}" data-count="{count}">'
+                f"<dt>{label}</dt><dd>{number(count)}</dd></div>"
+            )
     for key, label in (("oldest_modified", "Oldest change"), ("newest_modified", "Newest change")):
         instant = stats[key]
         shown = f'<time datetime="{e(instant)}">{e(instant[:10])}</time>' if instant else "none"
@@ -276,6 +286,26 @@ def tags(out: Builder, snapshot: dict[str, Any]) -> None:
             notes.append(f"Only the {number(len(result['buckets']))} most used values are in the snapshot.")
         title, columns = f"Pages per value of {name}", (name.capitalize(), "Pages")
         bar_chart(out, f"tag:{name}", bars, title, columns, " ".join(notes))
+
+
+def most_linked(out: Builder, snapshot: dict[str, Any]) -> None:
+    links = snapshot.get("links")
+    if links is None:
+        return
+    out.heading("Most linked pages")
+    if not links["most_linked"]:
+        out.add("<p>No page links to another.</p>")
+        return
+    out.add(
+        f"<p>{plural(links['links'], 'link', 'links')} between pages, "
+        f"{plural(links['external_links'], 'link', 'links')} to other sites; "
+        f"{plural(links['broken_links'], 'link is', 'links are')} broken "
+        f"({number(links['broken_pages'])} to a missing page, {number(links['broken_anchors'])} to a missing "
+        f"anchor) and {plural(links['orphan_pages'], 'page is', 'pages are')} orphans (not in the nav, linked "
+        "from no other page). The MCP tool <code>links</code> lists them.</p>"
+    )
+    bars = [Bar(page["title"] or page["path"], page["linked_from"], page["path"]) for page in links["most_linked"]]
+    bar_chart(out, "most_linked", bars, "Pages linked from the most other pages", ("Page", "Linking pages"))
 
 
 def bar_chart(

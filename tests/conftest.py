@@ -62,8 +62,9 @@ class Site:
         for path, text in pages.items():
             self.write(path, text)
 
-    def build(self, **overrides: Any) -> list[logging.LogRecord]:
-        """Run a real `mkdocs build` in-process; return the log records of this build.
+    def build(self, log_level: int = logging.DEBUG, **overrides: Any) -> list[logging.LogRecord]:
+        """Run a real `mkdocs build` in-process; return the log records of this build (from `log_level` up:
+        MkDocs checks links to anchors only when its logger is above DEBUG).
 
         With `config` None, the site's own mkdocs.yml is built as it is (YAML tags such as `!relative` kept).
         """
@@ -78,7 +79,7 @@ class Site:
         previous = [logger.level for logger in loggers]
         for logger in loggers:
             logger.addHandler(handler)
-            logger.setLevel(logging.DEBUG)
+            logger.setLevel(log_level)
         try:
             build_from(config_file)
         finally:

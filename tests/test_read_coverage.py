@@ -1,5 +1,5 @@
 """On the English FastAPI docs, built for real: `read` accepts every section that `search` can return, by its
-heading and by its anchor, and no page reads with theme chrome. The same check as bench/read_coverage.py."""
+heading and by its anchor, no page reads with theme chrome, and every page's outline sizes add up to its length. The same check as bench/read_coverage.py."""
 
 from __future__ import annotations
 
@@ -19,3 +19,4 @@ def test_every_fastapi_section_is_read_by_heading_and_anchor_and_no_page_has_chr
     assert found["by_heading"] == found["sections"]
     assert found["by_anchor"] == found["anchored"] > 2000
     assert found["chrome"] == []
+    assert found["outline_mismatches"] == []  # every page's outline sizes add up to its read length

@@ -15,7 +15,8 @@ from mcp import Client
 from mkdocs_vault_mcp.server import IndexReader, create_server
 
 SNAPSHOT_KEYS = [
-    "schema_version", "generated_at", "site_name", "site_url", "total", "by_folder", "by_month", "by_language", "by_tag"
+    "schema_version", "generated_at", "site_name", "site_url", "total", "by_folder", "by_month", "by_language",
+    "by_tag", "links",
 ]
 
 

@@ -220,6 +220,9 @@ def expected_charts(snapshot: dict[str, Any]) -> dict[str, list[dict[str, Any]]]
     charts["languages"] = expected_bars([(b["key"], b["count"]) for b in snapshot["by_language"]["buckets"]])
     for name, result in snapshot["by_tag"].items():
         charts[f"tag:{name}"] = expected_bars([(b["key"], b["count"]) for b in result["buckets"]])
+    if snapshot["links"]["most_linked"]:
+        charts["most_linked"] = expected_bars([(page["path"], page["linked_from"])
+                                               for page in snapshot["links"]["most_linked"]])
     charts["months"] = sorted(({"key": b["key"], "other": None, "count": b["count"]}
                                for b in snapshot["by_month"]["buckets"]), key=lambda b: b["key"])
     return charts
@@ -247,6 +250,9 @@ def check_page(browser: Browser, site) -> dict[str, Any]:
     assert found["totals"]["newest_modified"] == stats["newest_modified"]
     for name, result in snapshot["by_tag"].items():
         assert found["totals"][f"tag:{name}"] == len(result["buckets"])
+    [broken, orphans] = call_tools(site.index_path, [("links", {"show": "broken"}), ("links", {"show": "orphans"})])
+    assert found["totals"]["broken_links"] == snapshot["links"]["broken_links"] == broken["total"]
+    assert found["totals"]["orphan_pages"] == snapshot["links"]["orphan_pages"] == orphans["total"]
     assert browser.evaluate(OVERLAPS) == []
     assert browser.evaluate("getComputedStyle(document.querySelector('.vm-bars')).display") == "grid"  # CSS loaded
     base = browser.evaluate("location.origin") + "/"

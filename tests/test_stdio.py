@@ -56,7 +56,7 @@ def stdio(target: Path) -> StdioServerParameters:
 def exercise(call: Any, tools: list[Any]) -> dict[str, Any]:
     """A few calls that every transport must answer alike."""
     assert {tool.name for tool in tools} == {
-        "count_documents", "aggregate_documents", "get_recent", "query_documents", "search", "read", "stats"
+        "count_documents", "aggregate_documents", "get_recent", "query_documents", "search", "read", "stats", "links"
     }
     counted = call("count_documents", folder="guide")
     assert not counted.is_error and counted.structured_content == {"total": 2, "index_stale": False}

@@ -97,7 +97,7 @@ ROOT = {"index.md", "about.md", "changelog.md"}
 PROJ = {"proj/one.md", "proj/sub/deep.md"}
 INDEXED_FIELDS = ["description", "featured", "labels", "published", "status", "tags", "updated", "version"]
 FILTER_TOOLS = ["count_documents", "aggregate_documents", "query_documents", "search"]
-TOOLS = ["count_documents", "aggregate_documents", "get_recent", "query_documents", "search", "read", "stats"]
+TOOLS = ["count_documents", "aggregate_documents", "get_recent", "query_documents", "search", "read", "stats", "links"]
 
 
 def folder_of(path: str) -> str:

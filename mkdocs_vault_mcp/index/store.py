@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import hashlib
 import json
 import logging
 import os
@@ -28,7 +29,7 @@ from . import cjk
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
 # Bump when the schema or what goes into it changes: every page is indexed again.
-FORMAT_VERSION = "7"
+FORMAT_VERSION = "8"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 FTS_COLUMNS = ("path", "title", "headings", "summary", "body")
 
@@ -120,6 +121,54 @@ def create_schema(conn: sqlite3.Connection) -> None:
     db["field_values"].create_index(["field", "document_id"], if_not_exists=True)
     if not db["sections_fts"].exists():
         db["sections"].enable_fts(FTS_COLUMNS, fts_version="FTS5", tokenize=TOKENIZER, create_triggers=True)
+    create_link_schema(db)
+
+
+def create_link_schema(db: Any) -> None:
+    """Links, anchors, nav membership and git history (issue 14)."""
+    # One row per link of a page's content. `target` is what the page points at (links.Link); `target_path`
+    # and `broken` are worked out when a build commits, against every file of the site as it is then.
+    db["links"].create(
+        {
+            "document_id": int,
+            "position": int,  # the section of the linking page it sits in
+            "text": str,
+            "url": str,
+            "target": str,  # a server path, a .md path MkDocs left unresolved, or null (external)
+            "anchor": str,
+            "host": str,  # external links
+            "written": str,  # a relative link as written, from the page's file: what a broken link names
+            "target_path": str,  # the src_uri of the file at target, null when there is none
+            "broken": str,  # null, "page" (nothing at target) or "anchor" (the page has no such id)
+        },
+        foreign_keys=[("document_id", "documents", "id")],
+        if_not_exists=True,
+    )
+    db["links"].create_index(["document_id", "position"], if_not_exists=True)
+    db["links"].create_index(["target_path", "anchor"], if_not_exists=True)
+    db["links"].create_index(["broken"], if_not_exists=True)
+    db["links"].create_index(["host"], if_not_exists=True)
+    db["links"].create_index(["target"], if_not_exists=True)
+    # Every file of the site (pages, generated pages, static files) by its server path, as the last build had
+    # them: a commit re-resolves only the links whose target changed since.
+    db["site_files"].create({"url": str, "path": str}, pk="url", not_null={"path"}, if_not_exists=True)
+    # The number of sections that hold each term, for "more like this" (index/related.py); no storage of its own.
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS sections_vocab USING fts5vocab(sections_fts, row)")
+    db["pages"].create(
+        {
+            "document_id": int,
+            "anchors": str,  # every id of the page, one per line
+            "in_nav": int,  # 1 when the site's nav lists the page, as of the last build
+            "linked_from": int,  # how many other pages link to it, kept up to date by each commit
+            "history": str,  # JSON list of its last commits, newest first
+        },
+        pk="document_id",
+        foreign_keys=[("document_id", "documents", "id")],
+        not_null={"anchors", "in_nav", "history"},
+        defaults={"linked_from": 0},
+        if_not_exists=True,
+    )
+    db["pages"].create_index(["linked_from"], if_not_exists=True)
 
 
 class IndexWriter:
@@ -181,8 +230,18 @@ class IndexWriter:
             del self.languages[path]
         self._call(self._delete_all, gone)
 
-    def commit(self, *, indexed_fields: str | list[str], site_name: str, site_url: str | None) -> None:
-        self._call(self._commit, indexed_fields, site_name, site_url)
+    def commit(
+        self,
+        *,
+        indexed_fields: str | list[str],
+        site_name: str,
+        site_url: str | None,
+        site_files: dict[str, str] | None = None,
+        nav: set[str] | None = None,
+    ) -> None:
+        """`site_files`: every file of the site by its server path (links.server_path), which links are
+        resolved against; `nav`: the paths of the pages the nav lists."""
+        self._call(self._commit, indexed_fields, site_name, site_url, site_files, nav)
 
     def close(self) -> None:
         """Roll back whatever was not committed and stop the writer thread."""
@@ -242,6 +301,8 @@ class IndexWriter:
         return self._open_as_is(digest)
 
     def _open_as_is(self, digest: str) -> None:
+        self._changed: set[str] = set()  # paths put or removed in this build's transaction
+        self._recount: set[str] = set()  # pages whose incoming links may have changed
         self._connect()
         if self._info("options") != digest:
             self._recreate()
@@ -270,11 +331,13 @@ class IndexWriter:
         self.conn.executemany("INSERT OR REPLACE INTO info (key, value) VALUES (?, ?)", facts.items())
 
     def _recreate(self) -> None:
-        for table in ("sections_fts", "sections", "field_values", "sources", "documents", "info"):
+        for table in ("sections_vocab", "sections_fts", "sections", "field_values", "sources", "links", "pages",
+                      "site_files", "documents", "info"):
             self.conn.execute(f"DROP TABLE IF EXISTS [{table}]")
         create_schema(self.conn)
 
     def _put(self, document: Document) -> None:
+        self._changed.add(document.path)
         self._delete(document.path)
         cursor = self.conn.execute(
             "INSERT INTO documents (path, folder, url, title, summary, meta, headings,"
@@ -327,6 +390,16 @@ class IndexWriter:
             "INSERT INTO field_values (field, value, document_id) VALUES (?, ?, ?)",
             [(name, value, document_id) for name, values in document.values.items() for value in values],
         )
+        self.conn.executemany(
+            "INSERT INTO links (document_id, position, text, url, target, anchor, host, written)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(document_id, link.position, link.text, link.url, link.target, link.anchor, link.host, link.written)
+             for link in document.links],
+        )
+        self.conn.execute(
+            "INSERT INTO pages (document_id, anchors, in_nav, history) VALUES (?, ?, 0, ?)",
+            [document_id, "\n".join(document.anchors), json.dumps(document.history, ensure_ascii=False)],
+        )
 
     def _delete(self, path: str) -> None:
         row = self.conn.execute("SELECT id FROM documents WHERE path = ?", [path]).fetchone()
@@ -334,13 +407,38 @@ class IndexWriter:
             self.conn.execute("DELETE FROM sections WHERE document_id = ?", row)
             self.conn.execute("DELETE FROM field_values WHERE document_id = ?", row)
             self.conn.execute("DELETE FROM sources WHERE document_id = ?", row)
+            self._recount.update(target for (target,) in self.conn.execute(
+                "SELECT DISTINCT target_path FROM links WHERE document_id = ? AND target_path IS NOT NULL", row))
+            self.conn.execute("DELETE FROM links WHERE document_id = ?", row)
+            self.conn.execute("DELETE FROM pages WHERE document_id = ?", row)
             self.conn.execute("DELETE FROM documents WHERE id = ?", row)
 
     def _delete_all(self, paths: list[str]) -> None:
+        self._changed.update(paths)
         for path in paths:
             self._delete(path)
 
-    def _commit(self, indexed_fields: str | list[str], site_name: str, site_url: str | None) -> None:
+    def _commit(
+        self,
+        indexed_fields: str | list[str],
+        site_name: str,
+        site_url: str | None,
+        site_files: dict[str, str] | None = None,
+        nav: set[str] | None = None,
+    ) -> None:
+        # A digest of the site's files and of the nav: when neither changed (a rebuild after one saved page),
+        # neither table is read whole.
+        if site_files is not None:
+            digest = set_digest(site_files)
+            self._recount |= resolve_links(
+                self.conn, site_files, self._changed, same_files=self._info("site_files") == digest)
+            self._write_info(site_files=digest)
+            count_linking_pages(self.conn, self._recount | self._changed)
+        if nav is not None:
+            digest = set_digest(nav)
+            mark_nav(self.conn, nav, self._changed if self._info("nav") == digest else None)
+            self._write_info(nav=digest)
+        self._changed, self._recount = set(), set()
         if indexed_fields == "auto":
             fields = [row[0] for row in self.conn.execute("SELECT DISTINCT field FROM field_values ORDER BY field")]
         else:
@@ -364,6 +462,98 @@ class IndexWriter:
             finally:
                 self.conn.close()
                 self.conn = None
+
+
+def set_digest(items: dict[str, str] | set[str]) -> str:
+    """A digest of the site's files (in MkDocs' own order, which is stable) or of the nav's pages (sorted)."""
+    text = repr(items) if isinstance(items, dict) else "\n".join(sorted(items))
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def resolve_links(
+    conn: sqlite3.Connection, site_files: dict[str, str], changed: set[str], same_files: bool = False
+) -> set[str]:
+    """Each link's target page and whether it is broken, against the site as this build has it; returns the
+    pages that gained or lost a link.
+
+    Only the links that may have changed are looked at: those of the pages put in this build, those whose
+    target address now holds another file or none (or holds one again), and those to a page put or removed in
+    this build (its anchors may differ). So the links of unchanged pages break when their target goes, under
+    `mkdocs serve --dirty` too, and a rebuild of one page costs a few lookups, not one per link of the site.
+    """
+    stored = {} if same_files else dict(conn.execute("SELECT url, path FROM site_files"))
+    moved = [] if same_files else [url for url in stored.keys() | site_files.keys()
+                                   if stored.get(url) != site_files.get(url)]
+    conn.executemany("DELETE FROM site_files WHERE url = ?", [[url] for url in moved if url in stored])
+    conn.executemany("INSERT INTO site_files (url, path) VALUES (?, ?)",
+                     [(url, site_files[url]) for url in moved if url in site_files])
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS changed_keys (kind TEXT, key TEXT, PRIMARY KEY (kind, key))")
+    conn.execute("DELETE FROM temp.changed_keys")
+    conn.executemany("INSERT OR IGNORE INTO temp.changed_keys VALUES ('url', ?)", [[url] for url in moved])
+    conn.executemany("INSERT OR IGNORE INTO temp.changed_keys VALUES ('path', ?)", [[path] for path in changed])
+    columns = "SELECT l.rowid, l.target, l.anchor, l.target_path, l.broken FROM links l"
+    rows = {}
+    for sql in (
+        f"{columns} JOIN documents d ON d.id = l.document_id"
+        " WHERE d.path IN (SELECT key FROM temp.changed_keys WHERE kind = 'path') AND l.target IS NOT NULL",
+        f"{columns} WHERE l.target IN (SELECT key FROM temp.changed_keys WHERE kind = 'url')",
+        f"{columns} WHERE l.target_path IN (SELECT key FROM temp.changed_keys WHERE kind = 'path')",
+    ):
+        rows.update((row[0], row) for row in conn.execute(sql))
+    documents: dict[str, int] = {}
+    anchors: dict[int, set[str]] = {}
+
+    def has_anchor(path: str, anchor: str) -> bool | None:
+        """None when the target is not an indexed page (a static file, an excluded or generated page)."""
+        if path not in documents:
+            row = conn.execute(
+                "SELECT p.document_id, p.anchors FROM pages p JOIN documents d ON d.id = p.document_id"
+                " WHERE d.path = ?", [path]).fetchone()
+            documents[path] = row[0] if row else -1
+            if row:
+                anchors[row[0]] = set(row[1].split("\n"))
+        document_id = documents[path]
+        return None if document_id < 0 else anchor in anchors[document_id]
+
+    changes = []
+    touched: set[str] = set()
+    for rowid, target, anchor, stored_path, stored_broken in rows.values():
+        path = site_files.get(target)
+        broken = None
+        if path is None:
+            broken = "page"
+        elif anchor and has_anchor(path, anchor) is False:
+            broken = "anchor"
+        if (path, broken) != (stored_path, stored_broken):
+            changes.append((path, broken, rowid))
+            touched.update(p for p in (path, stored_path) if p is not None)
+    conn.executemany("UPDATE links SET target_path = ?, broken = ? WHERE rowid = ?", changes)
+    return touched
+
+
+def count_linking_pages(conn: sqlite3.Connection, paths: set[str]) -> None:
+    """`pages.linked_from` (how many other pages link to the page) for the pages whose links changed."""
+    conn.executemany(
+        "UPDATE pages SET linked_from = (SELECT count(DISTINCT l.document_id) FROM links l"
+        " WHERE l.target_path = ?1 AND l.document_id != pages.document_id)"
+        " WHERE document_id = (SELECT id FROM documents WHERE path = ?1)",
+        [[path] for path in paths],
+    )
+
+
+def mark_nav(conn: sqlite3.Connection, nav: set[str], only: set[str] | None = None) -> None:
+    """`pages.in_nav` as the nav of this build says, touching only the pages whose membership changed; with
+    `only` (the nav is the one of the last build), looking at those pages alone (the ones put in this build)."""
+    if only is not None:
+        conn.executemany(
+            "UPDATE pages SET in_nav = 1 WHERE document_id = (SELECT id FROM documents WHERE path = ?)",
+            [[path] for path in only if path in nav])
+        return
+    listed = dict(conn.execute(
+        "SELECT d.path, p.in_nav FROM pages p JOIN documents d ON d.id = p.document_id"))
+    flips = [(int(path in nav), path) for path, in_nav in listed.items() if bool(in_nav) != (path in nav)]
+    conn.executemany(
+        "UPDATE pages SET in_nav = ? WHERE document_id = (SELECT id FROM documents WHERE path = ?)", flips)
 
 
 def is_corrupt(error: sqlite3.DatabaseError) -> bool:

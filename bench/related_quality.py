@@ -1,0 +1,72 @@
+"""Related pages ("more like this") on the judged queries: do a relevant page's neighbours hold the other
+relevant pages of the same query more often than chance?
+
+    .venv/bin/python bench/related_quality.py
+
+Uses the FastAPI English docs index that bench/search_quality.py builds (and builds it when missing or out of
+date). For every judged query of bench/search_queries.json with at least two relevant pages, and for each of
+its relevant pages, asks the `links` tool's `show="related"` question (index/related.py) for 10 neighbours and
+counts the query's other relevant pages among them. Chance is what 10 pages drawn at random from the other
+pages of the site would hold: 10 / (pages - 1) of them. Writes the table to bench/results/related_quality.txt.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+from report import table  # noqa: E402
+from search_quality import QUERIES, build_fastapi_site  # noqa: E402
+
+from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
+from mkdocs_vault_mcp.index.related import related  # noqa: E402
+from mkdocs_vault_mcp.index.store import open_read_only  # noqa: E402
+
+DEPTHS = (5, 10)
+
+
+def main() -> None:
+    site = build_fastapi_site()
+    conn = open_read_only(site / "vault-mcp" / "index.sqlite")
+    pages = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+    known = {path for (path,) in conn.execute("SELECT path FROM documents")}
+    queries = [q for q in json.loads(QUERIES.read_text(encoding="utf-8"))["queries"] if len(q["relevant"]) >= 2]
+    recall = {depth: [] for depth in DEPTHS}
+    any_hit = {depth: [] for depth in DEPTHS}
+    times = []
+    for query in queries:
+        relevant = [path for path in query["relevant"] if path in known]
+        for page in relevant:
+            others = set(relevant) - {page}
+            started = time.perf_counter()
+            found = [hit["path"] for hit in related(conn, page, Filters(), limit=max(DEPTHS))["result"]]
+            times.append(time.perf_counter() - started)
+            for depth in DEPTHS:
+                hits = len(others & set(found[:depth]))
+                recall[depth].append(hits / len(others))
+                any_hit[depth].append(hits > 0)
+    rows = []
+    for depth in DEPTHS:
+        chance = depth / (pages - 1)
+        mean = statistics.mean(recall[depth])
+        rows.append([f"{depth}", str(len(recall[depth])), f"{mean:.3f}", f"{chance:.3f}", f"{mean / chance:.1f}x",
+                     f"{statistics.mean(any_hit[depth]):.3f}"])
+    report = (
+        "related pages on the judged queries with two or more relevant pages (FastAPI English docs, "
+        f"{pages} pages)\ncommand: .venv/bin/python bench/related_quality.py\n\n"
+        + table([["neighbours", "relevant pages asked", "recall of the other relevant pages", "chance", "lift",
+                  "share with at least one"], *rows])
+        + f"\n\nper call: median {statistics.median(times) * 1000:.1f} ms, max {max(times) * 1000:.1f} ms"
+        " (in-process, the query alone)\n"
+    )
+    print(report)
+    (ROOT / "bench" / "results" / "related_quality.txt").write_text(report, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
