@@ -62,6 +62,16 @@ class Site:
         for path, text in pages.items():
             self.write(path, text)
 
+    def build_in_root(self, log_level: int = logging.DEBUG) -> list[logging.LogRecord]:
+        """`build` from the site's own folder, as a site owner runs it (paths such as snippets' base_path are
+        relative to the working directory)."""
+        previous = Path.cwd()
+        os.chdir(self.root)
+        try:
+            return self.build(log_level=log_level)
+        finally:
+            os.chdir(previous)
+
     def build(self, log_level: int = logging.DEBUG, **overrides: Any) -> list[logging.LogRecord]:
         """Run a real `mkdocs build` in-process; return the log records of this build (from `log_level` up:
         MkDocs checks links to anchors only when its logger is above DEBUG).

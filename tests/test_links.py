@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import re
 import sqlite3
 from pathlib import Path
@@ -95,12 +94,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Site:
     install = site.docs / "guide" / "install.md"
     install.write_text(install.read_text(encoding="utf-8") + "\nGround the mast.\n", encoding="utf-8")
     git(site.root, "commit", "-q", "-am", "Install: ground the mast")
-    cwd = Path.cwd()
-    os.chdir(site.root)
-    try:
-        site.build(log_level=logging.INFO)
-    finally:
-        os.chdir(cwd)
+    site.build_in_root(log_level=logging.INFO)
     return site
 
 

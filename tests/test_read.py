@@ -155,13 +155,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Site:
     git(site.root, "init", "-q")
     git(site.root, "add", "-A")
     git(site.root, "commit", "-q", "-m", "Pages")
-    # Built from the site's folder, as a site owner does: snippets' base_path is relative to it.
-    cwd = Path.cwd()
-    os.chdir(site.root)
-    try:
-        site.build()
-    finally:
-        os.chdir(cwd)
+    site.build_in_root()  # snippets' base_path is relative to the site's folder
     return site
 
 
