@@ -28,6 +28,14 @@ class InvalidArgument(ValueError):
     """A tool argument that is wrong; the message says what is accepted."""
 
 
+def no_document(parameter: str, path: str, example: str = "'guide/install.md'") -> InvalidArgument:
+    """The error for a page path that names no document, whichever tool and parameter took it."""
+    return InvalidArgument(
+        f"No document at {parameter} {path!r} (paths are exact and case-sensitive, e.g. {example}); "
+        "find paths with search or query_documents."
+    )
+
+
 @dataclass(frozen=True)
 class Filters:
     query: str | None = None

@@ -12,7 +12,7 @@ import json
 import sqlite3
 from typing import Any
 
-from .filters import Filters, InvalidArgument, check_choice, check_range, compile_filters
+from .filters import Filters, InvalidArgument, check_choice, check_range, compile_filters, no_document
 from .related import MOST_RESULTS, related
 
 SHOWS = ("backlinks", "outlinks", "broken", "orphans", "most_linked", "related", "history")
@@ -119,10 +119,7 @@ def history(conn: sqlite3.Connection, target: str, limit: int, offset: int) -> d
         "SELECT p.history FROM documents d JOIN pages p ON p.document_id = d.id WHERE d.path = ?", [path]
     ).fetchone()
     if row is None:
-        raise InvalidArgument(
-            f"No document at target {path!r} (paths are exact and case-sensitive, e.g. 'guide/install.md'); "
-            "find paths with search or query_documents."
-        )
+        raise no_document("target", path)
     commits = json.loads(row[0])
     result = commits[offset : offset + limit]
     after = offset + len(result)

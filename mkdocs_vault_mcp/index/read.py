@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..documents import FRONT_MATTER, fenced_code_languages, markdown_headings
-from .filters import InvalidArgument, check_choice, check_range
+from .filters import InvalidArgument, check_choice, check_range, no_document
 from .queries import rfc3339
 
 VIEWS = ("markdown", "outline", "source")
@@ -211,10 +211,7 @@ def read_document(
         "SELECT id, path, title, url, modified, meta, fingerprint FROM documents WHERE path = ?", [path]
     ).fetchone()
     if row is None:
-        raise InvalidArgument(
-            f"No document at path {path!r} (paths are exact and case-sensitive, e.g. 'guide/install.md'); "
-            "find paths with search or query_documents."
-        )
+        raise no_document("path", path)
     document_id, path, title, url, modified, meta, fingerprint = row
     page = page_text(conn, document_id, fingerprint, url)
     indexes, chosen = range(len(page.parts)), None

@@ -15,7 +15,7 @@ import re
 import sqlite3
 from typing import Any
 
-from .filters import Filters, InvalidArgument
+from .filters import Filters, InvalidArgument, no_document
 from .search import is_stop_word, search
 from .store import TOKENIZER
 
@@ -71,10 +71,7 @@ def related(
     path, _, anchor = target.partition("#")
     row = conn.execute("SELECT id FROM documents WHERE path = ?", [path]).fetchone()
     if row is None:
-        raise InvalidArgument(
-            f"No document at target {path!r} (paths are exact and case-sensitive, e.g. 'guide/install.md', "
-            "optionally with '#anchor'); find paths with search or query_documents."
-        )
+        raise no_document("target", path, "'guide/install.md', optionally with '#anchor'")
     if anchor and conn.execute(
         "SELECT 1 FROM sections WHERE document_id = ? AND anchor = ?", [row[0], anchor]
     ).fetchone() is None:
