@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from mkdocs_vault_mcp.index import cjk  # noqa: E402
-from mkdocs_vault_mcp.index.store import TOKENIZER  # noqa: E402
+from mkdocs_vault_mcp.index.schema import TOKENIZER  # noqa: E402
 
 INDEX = ROOT / "bench" / "out" / "fastapi-all" / "site" / "vault-mcp" / "index.sqlite"
 

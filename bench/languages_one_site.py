@@ -27,7 +27,7 @@ from search_quality import CORPORA, build_fastapi_site  # noqa: E402
 
 from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
 from mkdocs_vault_mcp.index.search import search  # noqa: E402
-from mkdocs_vault_mcp.index.store import open_read_only  # noqa: E402
+from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "languages_one_site.txt"
 # A word (or two) from the running text of each language's tutorial/cors.md: "combination of protocol ...".

@@ -26,7 +26,7 @@ from report import table  # noqa: E402
 
 from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
 from mkdocs_vault_mcp.index.links import links  # noqa: E402
-from mkdocs_vault_mcp.index.store import open_read_only  # noqa: E402
+from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
 
 WARNING = re.compile(r"Doc file '([^']+)' contains a link '([^']+)', but (?:the target|the doc|there is no such)")
 VALIDATION = {"validation": {"links": {"not_found": "warn", "anchors": "warn"}}}

@@ -22,7 +22,8 @@ from pathlib import Path
 from mkdocs_vault_mcp.documents import build_document
 from mkdocs_vault_mcp.index.filters import Filters
 from mkdocs_vault_mcp.index.links import link_summary, links
-from mkdocs_vault_mcp.index.store import IndexWriter, open_read_only
+from mkdocs_vault_mcp.index.publish import open_read_only
+from mkdocs_vault_mcp.index.writer import IndexWriter
 
 NOW = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)
 

@@ -29,7 +29,7 @@ from report import table  # noqa: E402
 
 from mkdocs_vault_mcp.index.filters import InvalidArgument  # noqa: E402
 from mkdocs_vault_mcp.index.read import read_document  # noqa: E402
-from mkdocs_vault_mcp.index.store import open_read_only  # noqa: E402
+from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
 
 CORPORA = ROOT.parent / "shared" / "corpora"
 OUT = ROOT / "bench" / "out" / "read-coverage"

@@ -25,7 +25,7 @@ from search_quality import QUERIES, build_fastapi_site  # noqa: E402
 
 from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
 from mkdocs_vault_mcp.index.related import related  # noqa: E402
-from mkdocs_vault_mcp.index.store import open_read_only  # noqa: E402
+from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
 
 DEPTHS = (5, 10)
 

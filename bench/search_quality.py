@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 from mkdocs_vault_mcp.index.filters import Filters, fts_expression  # noqa: E402
 from mkdocs_vault_mcp.index.search import search  # noqa: E402
-from mkdocs_vault_mcp.index.store import open_read_only  # noqa: E402
+from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
 
 CORPORA = ROOT.parent / "shared" / "corpora" / "fastapi-docs"
 QUERIES = ROOT / "bench" / "search_queries.json"

@@ -34,7 +34,7 @@ from cjk_search_quality import build  # noqa: E402
 from search_quality import CONFIG, CORPORA, MKDOCS, OUT, reciprocal_rank  # noqa: E402
 
 from mkdocs_vault_mcp.index import cjk  # noqa: E402
-from mkdocs_vault_mcp.index.store import open_read_only  # noqa: E402
+from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
 
 SNOWBALL = {"es": "spanish", "pt": "portuguese", "de": "german", "fr": "french", "ru": "russian"}
 RESULTS = ROOT / "bench" / "results" / "stemming.txt"

@@ -178,7 +178,7 @@ async def measure_sessions(site: Path, cases: list[tuple[str, str, dict[str, Any
 
 
 def measure_direct(index: Path, cases: list[tuple[str, str, dict[str, Any]]], calls: int) -> dict[str, float]:
-    from mkdocs_vault_mcp.index.store import open_read_only
+    from mkdocs_vault_mcp.index.publish import open_read_only
 
     conn = open_read_only(index)
     functions = {label: direct_function(label, tool, arguments) for label, tool, arguments in cases}

@@ -47,7 +47,8 @@ from .documents import (FRONT_MATTER, build_document, excluded_by, join_url, pag
                         search_excluded, split_sections,
                         visible_text, yaml_problem)
 from .index import queries
-from .index.store import IndexWriter, open_read_only, publish
+from .index.publish import open_read_only, publish
+from .index.writer import IndexWriter
 from .modified import modified_instant, read_git_times
 from .snapshot import build_snapshot, write_snapshot
 

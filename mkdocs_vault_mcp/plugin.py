@@ -42,8 +42,9 @@ from .documents import (build_document, excluded_by, fingerprint, join_url, page
                         yaml_problem)
 from .freshness import Freshness
 from .index import queries
-from .index.queries import rfc3339
-from .index.store import IndexWriter, is_corrupt, open_read_only, publish
+from .index.publish import is_corrupt, open_read_only, publish
+from .index.writer import IndexWriter
+from .instants import rfc3339
 from .links import server_path
 from .modified import GitTimes, modified_instant, read_git_times
 from .snapshot import build_snapshot, write_snapshot

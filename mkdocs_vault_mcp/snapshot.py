@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import secrets
@@ -12,11 +11,11 @@ from typing import Any
 
 from .index.filters import Filters
 from .index.links import link_summary
-from .index.queries import aggregate_documents, rfc3339
-from .index.store import to_micros
+from .index.queries import aggregate_documents
+from .instants import now_micros, rfc3339
+from .limits import ROWS  # the largest limit aggregate_documents accepts
 
 SCHEMA_VERSION = 1
-BUCKET_LIMIT = 1000  # the largest limit aggregate_documents accepts
 SNAPSHOT_URI = "vault-mcp/snapshot.json"  # where the build writes it, relative to site_dir
 
 
@@ -33,15 +32,15 @@ def build_snapshot(
     everything = Filters(language=language)
     return {
         "schema_version": SCHEMA_VERSION,
-        "generated_at": rfc3339(to_micros(dt.datetime.now(dt.timezone.utc))),
+        "generated_at": rfc3339(now_micros()),
         "site_name": stats["site_name"],
         "site_url": stats["site_url"],
         "total": stats["document_count"],
-        "by_folder": aggregate_documents(conn, "folder", everything, limit=BUCKET_LIMIT),
-        "by_month": aggregate_documents(conn, "month", everything, limit=BUCKET_LIMIT),
-        "by_language": aggregate_documents(conn, "language", everything, limit=BUCKET_LIMIT),
+        "by_folder": aggregate_documents(conn, "folder", everything, limit=ROWS),
+        "by_month": aggregate_documents(conn, "month", everything, limit=ROWS),
+        "by_language": aggregate_documents(conn, "language", everything, limit=ROWS),
         "by_tag": {
-            field: aggregate_documents(conn, "tag", everything, field=field, limit=BUCKET_LIMIT)
+            field: aggregate_documents(conn, "tag", everything, field=field, limit=ROWS)
             for field in tag_fields
             if field in stats["indexed_frontmatter_fields"]
         },

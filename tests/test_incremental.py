@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-import mkdocs_vault_mcp.index.store as store
+from mkdocs_vault_mcp.index import publish, schema, writer
 from conftest import Site
 
 SUMMARY = re.compile(
@@ -151,13 +151,14 @@ def test_an_option_that_does_not_touch_the_index_keeps_it(five):
 
 def test_a_new_index_format_version_indexes_everything_again(five, monkeypatch):
     before = row_ids(five)
-    monkeypatch.setattr(store, "FORMAT_VERSION", store.FORMAT_VERSION + "-next")
+    monkeypatch.setattr(writer, "FORMAT_VERSION", schema.FORMAT_VERSION + "-next")
     five.build()
     assert summary(five) == (5, 10, 5, 0, 0)
     assert set(row_ids(five)) == set(before)
     with five.db() as conn:
         options = conn.execute("SELECT value FROM info WHERE key = 'options'").fetchone()[0]
-    assert options.startswith(store.FORMAT_VERSION + ":")
+    assert options.startswith(writer.FORMAT_VERSION + ":")
+
 
 
 # --- The copy in site_dir --------------------------------------------------------------------------------
@@ -197,7 +198,7 @@ def test_publish_that_fails_leaves_the_destination_and_no_temporary_file(tmp_pat
     not_a_database = tmp_path / "working.sqlite"
     not_a_database.write_bytes(b"this is not a database" * 100)
     with pytest.raises(sqlite3.DatabaseError):
-        store.publish(not_a_database, destination)
+        publish.publish(not_a_database, destination)
     assert destination.read_bytes() == b"previous copy"
     assert [p.name for p in destination.parent.iterdir()] == ["index.sqlite"]
 
