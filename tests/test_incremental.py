@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from mkdocs_vault_mcp.index import publish, schema, writer
+from mkdocs_vault_mcp.index.search import section_count
 from conftest import Site
 
 SUMMARY = re.compile(
@@ -159,6 +160,20 @@ def test_a_new_index_format_version_indexes_everything_again(five, monkeypatch):
         options = conn.execute("SELECT value FROM info WHERE key = 'options'").fetchone()[0]
     assert options.startswith(writer.FORMAT_VERSION + ":")
 
+
+
+def test_the_section_count_that_search_weighs_words_by_stays_exact_as_pages_change_and_go(five):
+    """search leaves out of its relaxed form the words in over 40% of sections: of the sections there are, not of
+    every section id ever given out, which grows with each rewrite during a long `mkdocs serve`."""
+    for text in ("# Page 1\n\n## A\n\nOne.\n\n## B\n\nTwo.\n", "# Page 1\n\nShorter.\n"):
+        five.write("page-1.md", text)
+        five.build()
+    (five.docs / "page-2.md").unlink()
+    five.build()
+    with five.db() as conn:
+        counted = conn.execute("SELECT count(*) FROM sections").fetchone()[0]
+        assert counted == 7 < conn.execute("SELECT max(rowid) FROM sections").fetchone()[0]
+        assert section_count(conn) == counted
 
 
 # --- The copy in site_dir --------------------------------------------------------------------------------

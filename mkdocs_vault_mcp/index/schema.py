@@ -13,7 +13,7 @@ import sqlite3
 from typing import Any
 
 # Bump when the schema or what goes into it changes: every page is indexed again.
-FORMAT_VERSION = "8"
+FORMAT_VERSION = "9"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 FTS_COLUMNS = ("path", "title", "headings", "summary", "body")
 # Every table a working index holds, the dependent ones first (the order to drop them in).

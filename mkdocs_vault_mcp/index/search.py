@@ -228,7 +228,14 @@ def document_frequency(conn: sqlite3.Connection, expression: str, enough: int) -
 
 
 def section_count(conn: sqlite3.Connection) -> int:
-    return conn.execute("SELECT max(rowid) FROM sections").fetchone()[0] or 0
+    """How many sections the index holds, as its last commit counted them (one lookup, whatever the site's size).
+
+    An index written before the count was kept is counted here instead.
+    """
+    row = conn.execute("SELECT value FROM info WHERE key = 'section_count'").fetchone()
+    if row is not None:
+        return int(row[0])
+    return conn.execute("SELECT count(*) FROM sections").fetchone()[0]
 
 
 # --- search ------------------------------------------------------------------
