@@ -540,13 +540,13 @@ def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Pat
         cache_dir = base / options.cache_dir
     if cache_dir.resolve().is_relative_to(site_dir.resolve()):
         raise SiteError(f"the working index would be inside the site ({cache_dir}); give --cache-dir outside it")
-    digest = json.dumps({
+    options_json = json.dumps({
         "command": "index", "indexed_fields": options.indexed_fields, "modified": options.modified,
         "modified_meta": options.modified_meta, "exclude": options.exclude,
         "respect_search_exclude": options.respect_search_exclude, "include_generated": options.include_generated,
         "docs_dir": str(docs_dir.resolve()) if docs_dir else None, "site_dir": str(site_dir.resolve()),
     }, sort_keys=True)
-    writer = IndexWriter(cache_dir / "site.sqlite", digest)
+    writer = IndexWriter(cache_dir / "site.sqlite", options_json)
     try:
         kept: set[str] = set()
         changed = 0

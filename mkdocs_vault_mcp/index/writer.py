@@ -31,18 +31,20 @@ class IndexWriter:
     method waits for the queue to drain, and raises what a queued write raised.
     """
 
-    def __init__(self, path: Path, options_digest: str) -> None:
+    def __init__(self, path: Path, options_json: str) -> None:
+        """`options_json`: the options that decide what goes into the index; when they differ from those the
+        working index was written with, it is emptied and every page written again."""
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
         self._failure: BaseException | None = None
         self._thread = threading.Thread(target=self._work, name="vault-mcp-index-writer", daemon=True)
         self._thread.start()
-        self._digest = f"{FORMAT_VERSION}:{options_digest}"
+        self._options = f"{FORMAT_VERSION}:{options_json}"  # what the info row `options` holds
         try:
             self.fingerprints: dict[str, str] = {}
             self.languages: dict[str, str] = {}  # path -> language, of every stored document
-            self._call(self._open, self._digest)
+            self._call(self._open, self._options)
         except BaseException:
             self.close()
             raise
@@ -101,10 +103,24 @@ class IndexWriter:
             self._jobs.put((None, None))
             self._thread.join()
 
-    def reset(self) -> None:
-        """Throw the working index away and start an empty one (after `is_corrupt` said it is damaged)."""
-        self.fingerprints, self.languages = {}, {}
-        self._call(self._discard_and_open, self._digest)
+    def commit_with(self, last_writes: Callable[[], None], **facts: Any) -> None:
+        """Run `last_writes` (the build's last puts and removals), then `commit(**facts)`.
+
+        The working index is a cache, so damage is never repaired: when the writes find the index damaged, it is
+        thrown away and both run again on an empty one, where `last_writes` puts every page of the build (every
+        page whose fingerprint `fingerprints` lacks). Damage found when the index is opened is handled there.
+        """
+        try:
+            last_writes()
+            self.commit(**facts)
+        except sqlite3.DatabaseError as error:
+            if not is_corrupt(error):
+                raise
+            log.info(f"vault-mcp: The working index {self.path} is damaged ({error}); indexing every page again")
+            self.fingerprints, self.languages = {}, {}
+            self._call(self._discard_and_open, self._options)
+            last_writes()
+            self.commit(**facts)
 
     def _call(self, job: Callable, *args: Any) -> Any:
         done: Future = Future()
@@ -135,31 +151,31 @@ class IndexWriter:
             if done is not None:
                 done.set_result(result)
 
-    def _open(self, digest: str) -> None:
+    def _open(self, options: str) -> None:
         try:
-            return self._open_as_is(digest)
+            return self._open_as_is(options)
         except sqlite3.DatabaseError as error:
             if not is_corrupt(error):
                 raise
             log.info(f"vault-mcp: The working index {self.path} is damaged ({error}); starting a new one")
-            return self._discard_and_open(digest)
+            return self._discard_and_open(options)
 
-    def _discard_and_open(self, digest: str) -> None:
+    def _discard_and_open(self, options: str) -> None:
         """The working index is a cache: a damaged one is thrown away, never repaired."""
         self._close()
         for suffix in ("", "-wal", "-shm", "-journal"):
             self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
-        return self._open_as_is(digest)
+        return self._open_as_is(options)
 
-    def _open_as_is(self, digest: str) -> None:
+    def _open_as_is(self, options: str) -> None:
         self._changed: set[str] = set()  # paths put or removed in this build's transaction
         self._sections_added = 0  # sections put less sections deleted in this transaction
         self._recount: set[str] = set()  # pages whose incoming links may have changed
         self._connect()
-        if self._info("options") != digest:
+        if self._info("options") != options:
             self._recreate()
         self.conn.execute("BEGIN IMMEDIATE")
-        self._write_info(options=digest)
+        self._write_info(options=options)
         # Filled on this thread while the caller waits for the result: no other thread touches them yet.
         self.fingerprints, self.languages = {}, {}
         for path, fingerprint, language in self.conn.execute("SELECT path, fingerprint, language FROM documents"):
