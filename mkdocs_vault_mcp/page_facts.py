@@ -1,22 +1,24 @@
-"""What a rendered MkDocs page says about itself: `build_document`'s arguments, but for its HTML and fingerprint.
+"""What MkDocs' pages and files say, as plain data: a rendered page's `build_document` arguments (but for its
+HTML and fingerprint), the paths its pages take in the index, and the site's files by the URL links point at.
 
-The plugin hands each page over as MkDocs and the other plugins left it; what comes back is plain data.
+The plugin hands pages and files over as MkDocs and the other plugins left them.
 """
 
 from __future__ import annotations
 
 from html import unescape
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from mkdocs.plugins import get_plugin_logger
-from mkdocs.structure.files import File
+from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import Page
 
 from .config import VaultMcpConfig
 from .documents import excluded_by, join_url, yaml_problem
 from .i18n import I18nBuild, document_identity
 from .instants import rfc3339
+from .links import server_path
 from .modified import GitTimes, modified_instant
 
 log = get_plugin_logger("vault-mcp")
@@ -28,6 +30,19 @@ def is_candidate(file: File, options: VaultMcpConfig) -> bool:
     if file.generated_by is not None and not options.include_generated:
         return False
     return not excluded_by(file.src_uri, options.exclude)
+
+
+def page_paths(files: Files, included: Callable[[InclusionLevel], bool], options: VaultMcpConfig,
+               i18n: I18nBuild | None) -> list[str]:
+    """The index paths of every page of the site that may be a document, rendered by this build or not."""
+    pages = files.documentation_pages(inclusion=included)
+    return [document_identity(file, i18n)[0] for file in pages if is_candidate(file, options)]
+
+
+def site_files(files: Files, included: Callable[[InclusionLevel], bool], config: Any) -> dict[str, str]:
+    """Every file of the site (pages, generated pages, static files) by its server path: what links resolve to."""
+    base = base_path(config)
+    return {server_path(base + file.url): file.src_uri for file in files if included(file.inclusion)}
 
 
 def document_fields(

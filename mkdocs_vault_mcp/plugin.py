@@ -36,12 +36,11 @@ from .build_faults import CACHE_HINT, SITE_HINT, build_fault, check_cache_dir, c
 from .config import VaultMcpConfig
 from .documents import search_excluded
 from .freshness import Freshness
-from .i18n import I18nBuild, LanguageRun, document_identity, i18n_build, theme_language
+from .i18n import I18nBuild, LanguageRun, i18n_build, theme_language
 from .incremental import IncrementalBuild
 from .index.publish import publish
-from .links import server_path
 from .modified import GitTimes, read_git_times
-from .page_facts import base_path, document_fields, is_candidate
+from .page_facts import document_fields, is_candidate, page_paths, site_files
 from .snapshot import BuildAnswers, write_snapshot
 
 log = get_plugin_logger("vault-mcp")
@@ -200,26 +199,18 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         with self.state.timed(), build_fault(f"write the working index {self.indexing.writer.path}", CACHE_HINT):
             self.languages.indexed_language(self.language, self.i18n)
             included = InclusionLevel.is_in_serve if self.serving else InclusionLevel.is_included  # drafts
-            base = base_path(config)
             self.indexing.commit(
-                kept_unrendered=self._dirty_kept(files, included),
+                # `--dirty` renders only the changed pages; the others are still in the site.
+                kept_unrendered=page_paths(files, included, self.config, self.i18n) if self.dirty else (),
                 language=self.page_language,
                 site_languages=set(self.i18n.languages) if self.i18n and self.languages.complete else None,
                 indexed_fields=self.config.indexed_fields, site_name=config.site_name, site_url=config.site_url,
-                site_files={server_path(base + file.url): file.src_uri for file in files if included(file.inclusion)},
-                nav=self.state.nav,
+                site_files=site_files(files, included, config), nav=self.state.nav,
             )
             self.freshness.index_committed()  # MCP readers see this build now, before the snapshot
             self.answers = BuildAnswers.read(self.indexing.writer.path, self.config.tag_fields, self.page_language,
                                              whole_site=self.languages.complete)
         return env
-
-    def _dirty_kept(self, files: Files, included: Any) -> list[str]:
-        """`--dirty` renders only the changed pages; the others are still in the site."""
-        if not self.dirty:
-            return []
-        pages = files.documentation_pages(inclusion=included)
-        return [document_identity(file, self.i18n)[0] for file in pages if is_candidate(file, self.config)]
 
     @event_priority(50)  # before the search plugins index page.content and page.toc
     def on_page_context(self, context: dict, *, page: Page, config: Any, nav: Any) -> dict:
