@@ -225,7 +225,8 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
     def on_post_build(self, *, config: Any) -> None:
         if self.indexing is None:
             return
-        if self.languages.complete:
+        snapshot = self.answers.site_snapshot  # once every language of the run is indexed
+        if snapshot is not None:
             with self.state.timed():
                 site = Path(config.site_dir) / "vault-mcp"
                 # Under serve the live server reads the working index itself; copying it into a
@@ -233,7 +234,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
                 with build_fault(f"write {site}", SITE_HINT):
                     if self.config.publish_index and not self.serving:
                         publish(self.indexing.writer.path, site / "index.sqlite")
-                    write_snapshot(self.answers.site_snapshot, site / "snapshot.json")
+                    write_snapshot(snapshot, site / "snapshot.json")
         indexing, stats, where = self.indexing, self.answers.stats, f" in '{self.language}'" if self.i18n else ""
         log.info(
             f"Indexed {stats['document_count']} pages{where}, {stats['section_count']} sections: "

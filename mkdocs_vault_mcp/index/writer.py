@@ -286,14 +286,8 @@ class IndexWriter:
         for path in paths:
             self._delete(path)
 
-    def _commit(
-        self,
-        indexed_fields: str | list[str],
-        site_name: str,
-        site_url: str | None,
-        site_files: dict[str, str] | None = None,
-        nav: set[str] | None = None,
-    ) -> None:
+    def _commit(self, indexed_fields: str | list[str], site_name: str, site_url: str | None,
+                site_files: dict[str, str] | None, nav: set[str] | None) -> None:
         # A digest of the site's files and of the nav: when neither changed (a rebuild after one saved page),
         # neither table is read whole.
         if site_files is not None:
