@@ -8,7 +8,9 @@ header to say, beside every table it copies into BENCHMARKS.md, which commit the
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import io
 import os
 import platform
 import shlex
@@ -16,6 +18,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Iterator
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -99,6 +102,30 @@ def write_results(name: str, report: str, command: str | None = None) -> Path:
     path = RESULTS / f"{name}.txt"
     path.write_text(header(name, command) + "\n\n" + report.rstrip("\n") + "\n", encoding="utf-8")
     return path
+
+
+class _Tee(io.TextIOBase):
+    """Writes through to the real stdout and keeps a copy."""
+
+    def __init__(self, through: io.TextIOBase) -> None:
+        self.through, self.copy = through, io.StringIO()
+
+    def write(self, text: str) -> int:
+        self.copy.write(text)
+        return self.through.write(text)
+
+    def flush(self) -> None:
+        self.through.flush()
+
+
+@contextlib.contextmanager
+def results_from_output(name: str, command: str | None = None) -> Iterator[None]:
+    """For a script whose report is what it prints: print as usual, then write what was printed to
+    `bench/results/<name>.txt` with the header, if the block ends without an error."""
+    tee = _Tee(sys.stdout)  # type: ignore[arg-type]
+    with contextlib.redirect_stdout(tee):
+        yield
+    write_results(name, tee.copy.getvalue(), command)
 
 
 def read_header(text: str) -> tuple[dict[str, str], str]:
