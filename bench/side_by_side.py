@@ -9,8 +9,9 @@ FTS5, like ours). Ours serves the index that the vault-mcp plugin built from the
 (`bench/out/fastapi/sites/vault-warm`, the site `build_overhead.py` and `tool_latency.py` use).
 
 One `mcp.Client` session per server over stdio, both under the initialize handshake (protocol 2025-11-25)
-because MCP `ping` exists only there; each round sends, to each server in turn, a ping then every case,
-so load drift hits both servers and both baselines alike. Per case: p50 and p95, the answer's size (the
+because MCP `ping` exists only there; each round sends, to each server in turn (ours first in even rounds,
+the peer first in odd ones), a ping then every case, so load drift hits both servers and both baselines
+alike. Per case: p50 and p95, the answer's size (the
 JSON of the CallToolResult as the client holds it), and ours/peer. Ping's p50 on each server is the
 transport baseline. Then start-up to first answer: from spawning the server to the first answer of the
 keyword search, each server started `--starts` times, alternately, its index already built.
@@ -164,7 +165,9 @@ async def measure(ours: mcp.StdioServerParameters, peer: mcp.StdioServerParamete
             sides = (("ours", our_client, 1, 2), ("peer", peer_client, 3, 4))
             for round_ in range(warmup + calls):
                 timed: list[tuple[str, str, float]] = []
-                for side, session, tool_at, arguments_at in sides:
+                # Each server goes first every other round: the one called second may find the CPU still
+                # busy with the other's answer, or the other's background work.
+                for side, session, tool_at, arguments_at in sides if round_ % 2 == 0 else sides[::-1]:
                     start = clock()
                     await session.send_ping()
                     timed.append((side, PING, (clock() - start) / 1e6))
@@ -194,6 +197,97 @@ async def first_answer(params: mcp.StdioServerParameters, errlog: Any) -> tuple[
     return elapsed, rows_in(result)
 
 
+SPLIT_CALLS = 100
+
+
+def required_only(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with every list of rows' item schema cut to its type and `required` field names."""
+    if not isinstance(schema, dict):
+        return schema
+    cut = {key: required_only(value) if isinstance(value, dict) else value for key, value in schema.items()}
+    if cut.get("type") == "array" and isinstance(schema.get("items"), dict) and "properties" in schema["items"]:
+        item = schema["items"]
+        cut["items"] = {"type": "object", "required": item.get("required", [])}
+    if "properties" in schema:
+        cut["properties"] = {name: required_only(rule) for name, rule in schema["properties"].items()}
+    return cut
+
+
+def sql_alone(tool: str, arguments: dict[str, Any]) -> Any:
+    """The query function our tool adapts, with the same arguments (no MCP, no JSON, no pydantic)."""
+    from mkdocs_vault_mcp.index import queries
+    from mkdocs_vault_mcp.index import search as ranked
+    from mkdocs_vault_mcp.server import filters_from
+
+    folder = filters_from(folder=arguments.get("folder"))
+    return {
+        "stats": lambda conn: queries.index_stats(conn),
+        "get_recent": lambda conn: queries.get_recent(conn, limit=arguments.get("limit", 20)),
+        "query_documents": lambda conn: queries.query_documents(conn, folder, limit=arguments.get("limit", 50)),
+        "count_documents": lambda conn: queries.count_documents(conn, folder),
+        "search": lambda conn: ranked.search(conn, arguments.get("query", ""), folder),
+    }.get(tool)
+
+
+async def where_time_goes(index: Path) -> list[list[str]]:
+    """Our cases in-process (no transport): the call with and without the SDK client's output-schema check,
+    the check alone, the check alone with row items cut to their required names, and the SQL alone."""
+    from jsonschema.validators import validator_for
+    from mcp.client.session import ClientSession
+    from referencing import Registry
+
+    from mkdocs_vault_mcp.index.store import open_read_only
+    from mkdocs_vault_mcp.server import IndexReader, create_server
+    def p50_of(function: Any) -> float:
+        function()
+        samples = []
+        for _ in range(SPLIT_CALLS):
+            start = time.perf_counter_ns()
+            function()
+            samples.append((time.perf_counter_ns() - start) / 1e6)
+        return statistics.median(samples)
+
+    rows = [["our call, in-process", "p50 ms", "without client check", "client check alone",
+             "check, rows cut to required names", "sql alone"]]
+    conn = open_read_only(index)
+    checked = ClientSession.validate_tool_result
+    async with mcp.Client(create_server(IndexReader(index)), mode="legacy") as session:
+        schemas = {tool.name: tool.output_schema for tool in (await session.list_tools()).tools}
+        for label, tool, arguments, _, _ in CASES:
+            async def call_p50() -> float:
+                samples = []
+                for round_ in range(10 + SPLIT_CALLS):
+                    start = time.perf_counter_ns()
+                    await session.call_tool(tool, arguments)
+                    if round_ >= 10:
+                        samples.append((time.perf_counter_ns() - start) / 1e6)
+                return statistics.median(samples)
+
+            whole = await call_p50()
+
+            async def unchecked(self: Any, name: str, result: Any) -> None:
+                return None
+
+            ClientSession.validate_tool_result = unchecked  # type: ignore[method-assign]
+            try:
+                without = await call_p50()
+            finally:
+                ClientSession.validate_tool_result = checked  # type: ignore[method-assign]
+            answer = (await session.call_tool(tool, arguments)).structured_content
+            full = validator_for(schemas[tool])(schemas[tool], registry=Registry())
+            light_schema = required_only(schemas[tool])
+            light = validator_for(light_schema)(light_schema, registry=Registry())
+            if list(light.iter_errors(answer)):
+                raise SystemExit(f"side_by_side: the cut schema of {tool} rejects its own answer")
+            query = sql_alone(tool, arguments)
+            sql = f"{p50_of(lambda: query(conn)):.2f}" if query else "-"
+            rows.append([f"{label} ({tool})", f"{whole:.2f}", f"{without:.2f}",
+                         f"{p50_of(lambda: list(full.iter_errors(answer))):.2f}",
+                         f"{p50_of(lambda: list(light.iter_errors(answer))):.2f}", sql])
+    conn.close()
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=100, help="timed rounds (default 100)")
@@ -215,6 +309,7 @@ def main() -> None:
         for _ in range(args.starts):
             for side, params in (("ours", ours), ("peer", peer)):
                 starts[side].append(asyncio.run(first_answer(params, errlog)))
+    split = asyncio.run(where_time_goes(DEFAULT_SITE / "vault-mcp" / "index.sqlite"))
     after = corpus_digest()
     if after != before:
         sys.exit(f"side_by_side: the corpus changed during the run ({before} -> {after})")
@@ -259,7 +354,7 @@ def main() -> None:
         f" provider; its own index of the same folder ({peer_pages} notes)",
         f"client: mcp {version('mcp')} mcp.Client over stdio, one session per server, protocol 2025-11-25"
         f" (ping exists only there); {args.calls} timed rounds after {args.warmup} warm-up rounds; each round"
-        " pings then calls every case on ours, then on the peer",
+        " pings then calls every case on one server, then on the other (each first every other round)",
         "ratio: ours/peer is our p50 over the peer's p50 in the same rounds (below 1: ours faster);"
         " x/ping is each server's p50 over its own ping p50",
         "chars: the answer's CallToolResult as JSON (content and structured content), first call; rows where it"
@@ -272,6 +367,14 @@ def main() -> None:
         table(first_rows),
         "",
         "ours slower than the peer's nearest tool: " + ("; ".join(slower) if slower else "none"),
+        "",
+        f"where our time goes: each of our cases in-process (mcp.Client on create_server, no transport),"
+        f" {SPLIT_CALLS} calls each; 'client check' is the SDK client's jsonschema check of the answer against"
+        " the tool's published output schema (mcp.ClientSession.validate_tool_result, switched off for the"
+        " second column); 'rows cut to required names' is the same check with each row's item schema reduced"
+        " to type object and its required field names",
+        "",
+        table(split),
     ])
     print(report)
     path = write_results("side_by_side", report)
