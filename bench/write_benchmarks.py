@@ -15,7 +15,8 @@ a file written before those headers carries the header added by hand, saying the
     .venv/bin/python bench/write_benchmarks.py            # rewrite BENCHMARKS.md
     .venv/bin/python bench/write_benchmarks.py --check    # exit 1 if BENCHMARKS.md is not what it would write
 
-`--check` only reads files (no git, no bench run), for CI.
+`--check` only reads files, for CI; `--check --rev HEAD` reads BENCHMARKS.md and bench/results/ as committed
+at HEAD (through git), so a bench run that has not been committed yet cannot make it fail.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ from __future__ import annotations
 import argparse
 import difflib
 import re
+import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
 from report import REPO, RESULTS, read_header
 
@@ -37,15 +40,32 @@ MARKER = re.compile(
 )
 
 
-def block(name: str, first: int | None, results: Path = RESULTS) -> str:
+Reader = Callable[[str], "str | None"]  # a path relative to the repository -> its text, None if absent
+
+
+def working_tree(path: str) -> str | None:
+    file = REPO / path
+    return file.read_text(encoding="utf-8") if file.is_file() else None
+
+
+def committed_at(rev: str) -> Reader:
+    def read(path: str) -> str | None:
+        done = subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:{path}"], capture_output=True)
+        return done.stdout.decode("utf-8") if done.returncode == 0 else None
+
+    return read
+
+
+def block(name: str, first: int | None, read: Reader = working_tree) -> str:
     """What goes between one pair of markers: where the figures come from, then the report."""
-    path = results / f"{name}.txt"
-    if not path.is_file():
-        raise SystemExit(f"write_benchmarks: BENCHMARKS.md names {path.relative_to(REPO)}, which does not exist")
-    values, body = read_header(path.read_text(encoding="utf-8"))
+    path = f"{RESULTS.relative_to(REPO)}/{name}.txt"
+    text = read(path)
+    if text is None:
+        raise SystemExit(f"write_benchmarks: BENCHMARKS.md names {path}, which does not exist")
+    values, body = read_header(text)
     missing = [key for key in ("command", "commit") if key not in values]
     if missing:
-        raise SystemExit(f"write_benchmarks: {path.relative_to(REPO)} has no {' or '.join(missing)} in its header;"
+        raise SystemExit(f"write_benchmarks: {path} has no {' or '.join(missing)} in its header;"
                          " write it with report.write_results (or add the header by hand for an old run)")
     lines = body.rstrip("\n").splitlines()
     shown = lines if first is None else lines[:first]
@@ -61,11 +81,11 @@ def block(name: str, first: int | None, results: Path = RESULTS) -> str:
     return (f"{head}\nCommand: `{values['command']}`\n\n```text\n" + "\n".join(shown) + "\n```" + rest + "\n")
 
 
-def generate(text: str, results: Path = RESULTS) -> str:
+def generate(text: str, read: Reader = working_tree) -> str:
     """BENCHMARKS.md's text with every marked block written anew from its results file."""
     def replace(match: re.Match[str]) -> str:
         first = int(match["first"]) if match["first"] else None
-        return match["open"] + block(match["name"], first, results) + match["close"]
+        return match["open"] + block(match["name"], first, read) + match["close"]
 
     return MARKER.sub(replace, text)
 
@@ -74,9 +94,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 (with a diff) if BENCHMARKS.md differs from what would be written")
+    parser.add_argument("--rev", help="with --check: read the files as committed at this git revision")
     args = parser.parse_args()
-    current = BENCHMARKS.read_text(encoding="utf-8")
-    wanted = generate(current)
+    if args.rev and not args.check:
+        parser.error("--rev goes with --check (the page is written from the working tree)")
+    read = committed_at(args.rev) if args.rev else working_tree
+    current = read(BENCHMARKS.name)
+    if current is None:
+        raise SystemExit(f"write_benchmarks: no {BENCHMARKS.name}" + (f" at {args.rev}" if args.rev else ""))
+    wanted = generate(current, read)
     names = [match["name"] for match in MARKER.finditer(current)]
     unused = sorted(p.stem for p in RESULTS.glob("*.txt") if p.stem not in names)
     if args.check:
