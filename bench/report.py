@@ -82,12 +82,20 @@ def machine_note() -> str:
             f" SQLite {sqlite3.sqlite_version}{mcp}; load average {load:.1f} when written")
 
 
+# The commit when the script started (report is imported at its start): a run takes minutes, and a commit
+# made meanwhile in the same work tree must not be named as the one measured.
+STARTED_AT = _git("rev-parse", "--short", "HEAD") if (REPO / ".git").exists() else ""
+
+
 def header(name: str, command: str | None = None) -> str:
     """The lines `write_results` puts above a report (each `# key: value`)."""
     command = command or command_line()
     script = command.split()[1] if command.startswith(".venv/bin/python ") else None
     now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-    values = {"results": f"bench/results/{name}.txt", "command": command, "commit": commit_note(script),
+    commit = commit_note(script)
+    if STARTED_AT and not commit.startswith(STARTED_AT):
+        commit = f"{STARTED_AT} when the run started; at its end {commit}"
+    values = {"results": f"bench/results/{name}.txt", "command": command, "commit": commit,
               "date": now, "machine": machine_note()}
     return "\n".join(f"{HEADER_PREFIX}{key}: {values[key]}" for key in HEADER_KEYS)
 
