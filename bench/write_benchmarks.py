@@ -72,8 +72,8 @@ def block(name: str, first: int | None, read: Reader = working_tree) -> str:
     source = f"[`bench/results/{name}.txt`](bench/results/{name}.txt)"
     commit = values["commit"]
     hash_ = re.match(r"[0-9a-f]{7,40}\b", commit)
-    commit_text = f"commit `{hash_[0]}`{commit[hash_.end():]}" if hash_ else f"commit {commit}"
-    facts = [f"From {source}, measured at {commit_text}"]
+    measured = f", measured at commit `{hash_[0]}`{commit[hash_.end():]}" if hash_ else f"; commit {commit}"
+    facts = [f"From {source}{measured}"]
     if values.get("date"):
         facts.append(f"on {values['date']}")
     head = " ".join(facts) + "." + (f" Machine: {values['machine']}." if values.get("machine") else "")
