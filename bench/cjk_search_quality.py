@@ -28,6 +28,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from report import write_results  # bench/ is on sys.path when a script runs
+
 ROOT = Path(__file__).resolve().parent.parent
 LANGUAGES = ("zh", "ja", "ko")
 STYLES = ("word", "mixed")
@@ -99,8 +101,7 @@ def main() -> None:
     if args.package is None:
         results = RESULTS if args.queries.resolve() == QUERIES else RESULTS.with_name(
             RESULTS.stem + args.queries.stem.removeprefix("cjk_queries") + ".txt")
-        results.parent.mkdir(parents=True, exist_ok=True)
-        results.write_text(report)
+        write_results(results.stem, report)
     print(report if args.details else header + "\n" + table)
 
 

@@ -58,7 +58,7 @@ sys.path.insert(0, str(BENCH))
 
 import generate_site  # noqa: E402
 
-from report import table  # bench/ is on sys.path when a script runs
+from report import table, write_results  # bench/ is on sys.path when a script runs
 
 OPTIONS = {"indexed_fields": "auto", "modified": "auto", "modified_meta": "updated", "exclude": [],
            "respect_search_exclude": True, "include_generated": False}
@@ -451,8 +451,7 @@ def main() -> None:
         lines += explain(published, case) + [""]
     report = "\n".join(lines)
     print(report)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "large_site.txt").write_text(report)
+    write_results("large_site", report)
 
 
 if __name__ == "__main__":

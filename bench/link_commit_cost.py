@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from report import results_from_output  # bench/ is on sys.path when a script runs
+
 from mkdocs_vault_mcp.documents import build_document
 from mkdocs_vault_mcp.index.filters import Filters
 from mkdocs_vault_mcp.index.links import link_summary, links
@@ -79,4 +81,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with results_from_output("link_commit_cost"):
+        main()

@@ -54,7 +54,7 @@ RESULTS = BENCH / "results"
 sys.path.insert(0, str(BENCH))
 
 import generate_site  # noqa: E402
-from report import table  # noqa: E402
+from report import table, write_results  # noqa: E402
 
 from mkdocs_vault_mcp.live import changed_since  # noqa: E402
 
@@ -392,8 +392,7 @@ def main() -> None:
                               for name, value in zip(measured, update)))
     text = "\n".join(report) + "\n"
     print("\n" + text)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "live_update.txt").write_text(text)
+    write_results("live_update", text)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ from typing import Any, Callable
 
 import mcp
 
-from report import table  # bench/ is on sys.path when a script runs
+from report import table, write_results  # bench/ is on sys.path when a script runs
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -325,8 +325,7 @@ def main() -> None:
         "",
     ])
     print(report)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "tool_latency.txt").write_text(report)
+    write_results("tool_latency", report)
 
 
 def mcp_version() -> str:
