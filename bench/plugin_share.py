@@ -29,11 +29,11 @@ WORK = ROOT / "bench" / "out" / "fastapi-all"
 MKDOCS = Path(sys.executable).parent / "mkdocs"
 
 
-def build(package: Path) -> tuple[float, float, str]:
+def build(package: Path, config: Path) -> tuple[float, float, str]:
     environment = {**os.environ, "PYTHONPATH": str(package), "NO_MKDOCS_2_WARNING": "1"}
     log = subprocess.run(
-        [str(MKDOCS), "build", "-d", "site-share"], cwd=WORK, env=environment, check=True,
-        capture_output=True, text=True,
+        [str(MKDOCS), "build", "-f", str(config), "-d", "site-share"], cwd=config.parent, env=environment,
+        check=True, capture_output=True, text=True,
     ).stderr
     plugin = re.search(r"vault-mcp: (Indexed .* in ([\d.]+) seconds)", log)
     total = re.search(r"Documentation built in ([\d.]+) seconds", log)
@@ -44,18 +44,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--package", type=Path, default=ROOT, help="a directory holding mkdocs_vault_mcp")
     parser.add_argument("--runs", type=int, default=1, help="cold and warm builds each")
+    parser.add_argument("--config", type=Path, default=WORK / "mkdocs.yml",
+                        help="the site's mkdocs.yml (bench/out/fastapi/vault.yml: build_overhead.py's copy)")
     args = parser.parse_args()
-    if not (WORK / "mkdocs.yml").is_file():
-        raise SystemExit(f"{WORK} has no site to build: run bench/languages_one_site.py first")
+    config = args.config.resolve()
+    if not config.is_file():
+        raise SystemExit(f"{config} is missing: run bench/languages_one_site.py (or bench/build_overhead.py) first")
     package = args.package.resolve()
     print(f"package: {package / 'mkdocs_vault_mcp'}")
     print(f"command: .venv/bin/python bench/plugin_share.py {' '.join(sys.argv[1:])}".rstrip())
     for _ in range(args.runs):
-        shutil.rmtree(WORK / ".cache", ignore_errors=True)
+        shutil.rmtree(config.parent / ".cache", ignore_errors=True)
         for kind in ("cold", "warm"):
-            plugin, total, line = build(package)
+            plugin, total, line = build(package, config)
             print(f"{kind}: plugin {plugin:.2f} s of {total:.2f} s = {100 * plugin / total:.1f}%   ({line})")
-    shutil.rmtree(WORK / "site-share", ignore_errors=True)
+    shutil.rmtree(config.parent / "site-share", ignore_errors=True)
 
 
 if __name__ == "__main__":

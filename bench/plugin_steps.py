@@ -1,0 +1,166 @@
+"""CPU seconds of each of the plugin's build steps on the FastAPI corpus, against the bare build's.
+
+    .venv/bin/python bench/plugin_steps.py [--rounds 3] [--package DIR]
+
+A build on a shared 2-CPU machine swings by ±15% in wall time, far more than the plugin costs; CPU seconds
+of the same code, step by step, move by a few percent. So this script:
+
+1. builds bench/out/fastapi/ (made by bench/build_overhead.py: 1,643 pages, 13 languages, theme mkdocs)
+   once without plugins but with a MkDocs hook that keeps what the plugin would see of each page
+   (its HTML after rendering, title, URL, front matter, Markdown, file) in bench/out/fastapi/pages.pickle,
+   and takes that build's CPU seconds (user + system, all threads) as the baseline;
+2. replays the plugin's steps on those pages in this process, `--rounds` times, and reports the best CPU
+   seconds of each, and of the whole, as a share of the bare build's: a cold build (every page indexed:
+   fingerprint, document, the writer's inserts and commit) and a warm one (every page fingerprinted
+   against the index the cold one left, none indexed).
+
+The writer's thread is counted: CPU seconds are the process's, all threads. Steps the replay does not
+have (MkDocs' own events, the stats page rendered through the theme) are in bench/plugin_share.py's
+figures, read from the plugin's log line of a real build.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pickle
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from html import unescape
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE = ROOT / "bench" / "out" / "fastapi"
+PAGES = SITE / "pages.pickle"
+BASELINE = SITE / "pages-baseline.json"
+RESULTS = ROOT / "bench" / "results" / "plugin_steps.txt"
+
+HOOK = '''
+import os, pickle
+PAGES = []
+
+def on_page_content(html, page, config, files):
+    PAGES.append(dict(src_uri=page.file.src_uri, abs_src_path=page.file.abs_src_path, html=html,
+                      title=page.title, url=page.url, meta=dict(page.meta), markdown=page.markdown))
+    return html
+
+def on_post_build(config):
+    with open(os.environ["VAULT_PAGES_PICKLE"], "wb") as out:
+        pickle.dump(PAGES, out)
+'''
+
+
+def capture() -> float:
+    """Build once without plugins, keeping every page; the build's CPU seconds."""
+    hook = SITE / "capture_hook.py"
+    hook.write_text(HOOK)
+    config = SITE / "capture.yml"
+    config.write_text((SITE / "none.yml").read_text() + "hooks:\n  - capture_hook.py\n")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([str(ROOT / ".venv" / "bin" / "mkdocs"), "build", "-q", "-f", str(config), "-d",
+                    str(SITE / "sites" / "capture")], cwd=SITE, check=True,
+                   env={**os.environ, "VAULT_PAGES_PICKLE": str(PAGES), "NO_MKDOCS_2_WARNING": "1"})
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    BASELINE.write_text(json.dumps({"cpu": cpu}))
+    return cpu
+
+
+def cpu_now() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def replay(pages: list[dict], cache: Path) -> dict[str, float]:
+    """One build's worth of the plugin's steps; CPU seconds of each (the writer thread's included)."""
+    from mkdocs_vault_mcp.documents import build_document, page_fingerprint
+    from mkdocs_vault_mcp.index.store import IndexWriter
+    from mkdocs_vault_mcp.links import server_path
+    from mkdocs_vault_mcp.modified import modified_instant, read_git_times
+    from mkdocs_vault_mcp.plugin import page_history
+
+    steps = dict.fromkeys(("open", "fingerprint", "document", "commit", "total"), 0.0)
+    started = cpu_now()
+    mark = started
+    git = read_git_times(str(SITE / "docs"))
+    writer = IndexWriter(cache / "build.sqlite", json.dumps({"bench": 1}))
+    steps["open"] = cpu_now() - mark
+    for page in pages:
+        mark = cpu_now()
+        markdown = Path(page["abs_src_path"]).read_text(encoding="utf-8-sig")
+        modified, source = modified_instant(page["src_uri"], page["abs_src_path"], "auto", git, page["meta"], None)
+        title = unescape(page["title"] or "")
+        url = "/" + page["url"]
+        history = page_history(page["src_uri"], git)
+        digest = page_fingerprint(page["html"], title, url, page["meta"], modified, source, markdown, "en", None,
+                                  json.dumps(history))
+        steps["fingerprint"] += cpu_now() - mark
+        if writer.fingerprints.get(page["src_uri"]) == digest:
+            continue
+        mark = cpu_now()
+        writer.put(build_document(
+            path=page["src_uri"], url=url, title=title, meta=page["meta"], markdown=markdown, modified=modified,
+            modified_source=source, indexed_fields="auto", language="en", fallback_of=None,
+            page_path="/" + page["url"], site_url=None, history=history, html_content=page["html"],
+            fingerprint=digest))
+        steps["document"] += cpu_now() - mark
+    mark = cpu_now()
+    writer.keep_only({page["src_uri"] for page in pages})
+    site_files = {server_path("/" + page["url"]): page["src_uri"] for page in pages}
+    writer.commit(indexed_fields="auto", site_name="bench", site_url=None, site_files=site_files,
+                  nav={page["src_uri"] for page in pages})
+    writer.close()
+    steps["commit"] = cpu_now() - mark  # the writer's queued inserts, waited for here, and the commit
+    steps["total"] = cpu_now() - started
+    return steps
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--package", type=Path, default=ROOT, help="a directory holding mkdocs_vault_mcp")
+    parser.add_argument("--recapture", action="store_true", help="build the bare site again for the baseline")
+    args = parser.parse_args()
+    sys.path.insert(0, str(args.package.resolve()))
+    if not (SITE / "none.yml").is_file():
+        raise SystemExit(f"{SITE} has no site: run bench/build_overhead.py first (it copies the corpus)")
+    if args.recapture or not PAGES.is_file() or not BASELINE.is_file():
+        capture()
+    baseline = json.loads(BASELINE.read_text())["cpu"]
+    with PAGES.open("rb") as file:
+        pages = pickle.load(file)
+    cache = SITE / ".cache" / "plugin-steps"
+    best: dict[str, dict[str, float]] = {}
+    for _ in range(args.rounds):
+        shutil.rmtree(cache, ignore_errors=True)
+        for kind in ("cold", "warm"):
+            steps = replay(pages, cache)
+            if kind not in best or steps["total"] < best[kind]["total"]:
+                best[kind] = steps
+    import mkdocs_vault_mcp
+
+    lines = [
+        f"command: .venv/bin/python bench/plugin_steps.py {' '.join(sys.argv[1:])}".rstrip(),
+        f"package: {Path(mkdocs_vault_mcp.__file__).parent}",
+        f"pages: {len(pages)}; bare build (no plugins, same corpus): {baseline:.2f} CPU s; load {os.getloadavg()[0]:.1f}",
+        f"best of {args.rounds} rounds, CPU seconds (all threads) and share of the bare build's CPU:",
+        "",
+        "| step | cold | cold share | warm | warm share |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for step in best["cold"]:
+        cold, warm = best["cold"][step], best["warm"][step]
+        lines.append(f"| {step} | {cold:.3f} s | {100 * cold / baseline:.2f}% | {warm:.3f} s | "
+                     f"{100 * warm / baseline:.2f}% |")
+    text = "\n".join(lines) + "\n"
+    print(text, end="")
+    RESULTS.write_text(text)
+
+
+if __name__ == "__main__":
+    started = time.time()
+    main()
