@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
 import subprocess
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, timezone
+from pathlib import Path
 
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
@@ -48,11 +50,14 @@ class _Commit:
     subject: str = ""
 
 
-def _git(args: list[str], cwd: str) -> bytes:
+def _git(args: list[str], cwd: str, allowed_status: int = 0) -> bytes:
     env = {name: value for name, value in os.environ.items() if name not in _REPOSITORY_ENV_VARS}
     env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat")
-    return subprocess.run(["git", "--no-pager", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                          capture_output=True, timeout=GIT_TIMEOUT_SECONDS, check=True).stdout
+    done = subprocess.run(["git", "--no-pager", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                          capture_output=True, timeout=GIT_TIMEOUT_SECONDS)
+    if done.returncode not in (0, allowed_status):
+        raise subprocess.CalledProcessError(done.returncode, done.args, done.stdout, done.stderr)
+    return done.stdout
 
 
 def _parse_log(output: bytes) -> dict[bytes, _Commit]:
@@ -175,16 +180,31 @@ def _history_per_path(commits: dict[bytes, _Commit], paths: set[bytes]) -> dict[
     return {path: kept for path, kept in history.items() if kept}
 
 
-def read_git_times(docs_dir: str) -> GitTimes | None:
-    """None when docs_dir is not inside a git work tree or git is not installed (no exception, no output)."""
+# Where docs_dir sits and which commit is checked out, in one call: `--verify -q HEAD` prints the commit, or
+# nothing with status 1 in a repository without commits yet.
+_WHERE_ARGS = ["rev-parse", "--is-inside-work-tree", "--show-prefix", "--absolute-git-dir", "--git-path", "index",
+               "--verify", "-q", "HEAD"]
+# Bump when what the history cache holds changes.
+_CACHE_FORMAT = 1
+# The history last read for each cache file in this process (`mkdocs serve` rebuilds): its key, dates, commits.
+_remembered: dict[Path, tuple[list, dict[bytes, int], dict[bytes, list]]] = {}
+
+
+def read_git_times(docs_dir: str, cache_file: Path | None = None) -> GitTimes | None:
+    """None when docs_dir is not inside a git work tree or git is not installed (no exception, no output).
+
+    With `cache_file`, the whole history is read again only when HEAD or the work tree's index changed since
+    the last read kept there (or in this process's memory of it): the log depends on nothing else. Which files
+    have uncommitted changes is asked every time.
+    """
     try:
-        inside, prefix = _git(["rev-parse", "--is-inside-work-tree", "--show-prefix"], docs_dir).split(b"\n")[:2]
+        where = _git(_WHERE_ARGS, docs_dir, allowed_status=1).split(b"\n")
+        inside, prefix, git_dir, index = where[:4]
         if inside != b"true":
             log.debug("vault-mcp: %s is not inside a git work tree", docs_dir)
             return None
-        commits = _parse_log(_git(_LOG_ARGS, docs_dir))
-        times = _last_change_per_path(commits)
-        history = _history_per_path(commits, set(times))
+        head = where[4] if len(where) > 4 else b""
+        times, history = _history(docs_dir, prefix, git_dir, index, head, cache_file)
         # porcelain paths are relative to the top level whatever the current directory
         status = _git(_STATUS_ARGS, docs_dir).split(b"\0")
         dirty = {entry[3:].removeprefix(prefix) for entry in status if len(entry) > 3}
@@ -194,6 +214,58 @@ def read_git_times(docs_dir: str) -> GitTimes | None:
     return GitTimes({os.fsdecode(path): t for path, t in times.items()},
                     frozenset(os.fsdecode(path) for path in dirty),
                     {os.fsdecode(path): commits for path, commits in history.items()})
+
+
+def _history(docs_dir: str, prefix: bytes, git_dir: bytes, index: bytes, head: bytes,
+             cache_file: Path | None) -> tuple[dict[bytes, int], dict[bytes, list]]:
+    """Each file's last change and last commits: kept ones when HEAD and the index are those of the read
+    `cache_file` keeps, else from one `git log` pass over the whole history."""
+    key = None
+    if cache_file is not None and head:  # a repository without commits has nothing worth keeping
+        try:
+            index_time = os.stat(os.path.join(docs_dir, os.fsdecode(index))).st_mtime_ns
+        except OSError:
+            index_time = 0
+        key = [_CACHE_FORMAT, os.fsdecode(git_dir), os.fsdecode(prefix), os.fsdecode(head), index_time]
+        remembered = _remembered.get(cache_file)
+        if remembered is not None and remembered[0] == key:
+            return remembered[1], remembered[2]
+        stored = _read_cache(cache_file, key) if remembered is None else None
+        if stored is not None:
+            _remembered[cache_file] = (key, *stored)
+            return stored
+    commits = _parse_log(_git(_LOG_ARGS, docs_dir))
+    times = _last_change_per_path(commits)
+    history = _history_per_path(commits, set(times))
+    if key is not None:
+        _remembered[cache_file] = (key, times, history)
+        _write_cache(cache_file, key, times, history)
+    return times, history
+
+
+def _read_cache(cache_file: Path, key: list) -> tuple[dict[bytes, int], dict[bytes, list]] | None:
+    try:
+        stored = json.loads(cache_file.read_text(encoding="utf-8"))
+        if stored.get("key") != key:
+            return None
+        times = {os.fsencode(path): time for path, time in stored["times"].items()}
+        history = {os.fsencode(path): [tuple(commit) for commit in commits]
+                   for path, commits in stored["history"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):  # missing or damaged: read git again
+        return None
+    return times, history
+
+
+def _write_cache(cache_file: Path, key: list, times: dict[bytes, int], history: dict[bytes, list]) -> None:
+    data = {"key": key, "times": {os.fsdecode(path): time for path, time in times.items()},
+            "history": {os.fsdecode(path): commits for path, commits in history.items()}}
+    temporary = cache_file.with_name(cache_file.name + ".tmp")
+    try:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        os.replace(temporary, cache_file)  # a build killed meanwhile leaves the old cache or none, never half
+    except OSError as error:  # a cache only: the next build reads git again
+        log.debug("vault-mcp: could not keep git history in %s: %s", cache_file, error)
 
 
 def _meta_instant(value: object) -> datetime | None:

@@ -149,7 +149,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         self.freshness.build_started()
         with self.state.timed():
             if self.config.modified != "mtime":
-                self.state.git = read_git_times(config.docs_dir)
+                self.state.git = read_git_times(config.docs_dir, cache_dir / "git-history.json")
             options = {key: self.config[key] for key in INDEXING_OPTIONS} | {"docs_dir": config.docs_dir}
             path = cache_dir / ("serve.sqlite" if self.serving else "build.sqlite")
             with build_fault(f"open the working index {path}", CACHE_HINT):
