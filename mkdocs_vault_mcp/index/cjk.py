@@ -20,7 +20,6 @@ Python's sqlite3 cannot register a tokenizer of its own, and the tokenizer must 
 
 from __future__ import annotations
 
-import functools
 import re
 
 SEPARATOR = "\u200b"  # ZERO WIDTH SPACE: a token boundary for unicode61, invisible to a reader
@@ -37,15 +36,6 @@ _RUN = re.compile(f"[{CJK_CHARACTERS}]+")
 _SPLIT_MARK = re.compile(r"\*\*" + SEPARATOR + r"+\*\*")
 
 
-@functools.cache
-def _separating_table() -> dict[int, str]:
-    """str.translate's table: each CJK character between two separators (100,000 entries, made once, and
-    only for a site that has CJK text). Three times as fast as a regex with lookarounds on the FastAPI docs."""
-    return {
-        code: SEPARATOR + chr(code) + SEPARATOR for first, last in CJK_RANGES for code in range(first, last + 1)
-    }
-
-
 def has_cjk(text: str) -> bool:
     return _CJK.search(text) is not None
 
@@ -55,11 +45,19 @@ def runs(text: str) -> list[str]:
     return _RUN.findall(text)
 
 
+def _separated_run(run: re.Match) -> str:
+    return SEPARATOR + SEPARATOR.join(run.group()) + SEPARATOR
+
+
 def separate(text: str) -> str:
-    """The text as the index stores it: each CJK character a token of its own."""
-    if not has_cjk(text):
+    """The text as the index stores it: each CJK character a token of its own.
+
+    A build-time hot path (every section's text): ASCII text, most of a site, is passed over without a scan,
+    and each run is spelled out at once (faster than str.translate with a table of every CJK character).
+    """
+    if text.isascii() or not has_cjk(text):
         return text
-    return text.translate(_separating_table()).replace(SEPARATOR + SEPARATOR, SEPARATOR)
+    return _RUN.sub(_separated_run, text).replace(SEPARATOR + SEPARATOR, SEPARATOR)
 
 
 def join(text: str) -> str:
