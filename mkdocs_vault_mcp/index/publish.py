@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -28,20 +29,40 @@ def publish(working: Path, destination: Path) -> None:
     temporary = destination.parent / f".index-{secrets.token_hex(8)}.tmp"
     os.close(os.open(temporary, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
     try:
-        source = sqlite3.connect(f"{working.resolve().as_uri()}?mode=ro", uri=True)
+        copy_committed(working, temporary)
         target = sqlite3.connect(temporary)
         try:
-            source.backup(target)
             # A deployed site may be read-only: no -wal or -shm files beside the copy.
             target.execute("PRAGMA journal_mode = DELETE")
         finally:
             target.close()
-            source.close()
         os.replace(temporary, destination)
     except BaseException:
-        for leftover in (temporary, temporary.with_name(temporary.name + "-journal")):
-            leftover.unlink(missing_ok=True)
+        for suffix in ("", "-journal", "-wal", "-shm"):
+            temporary.with_name(temporary.name + suffix).unlink(missing_ok=True)
         raise
+
+
+def copy_committed(working: Path, destination: Path) -> None:
+    """The committed index into `destination`: the file's bytes, copied by the kernel once the write-ahead log is
+    folded into it (several times as fast as SQLite's page-by-page backup), else through the backup."""
+    source = sqlite3.connect(f"{working.resolve().as_uri()}?mode=rw", uri=True, isolation_level=None)
+    try:
+        busy, frames, folded = source.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy or frames != folded:  # a reader holds part of the log back: copy page by page instead
+            target = sqlite3.connect(destination)
+            try:
+                source.backup(target)
+            finally:
+                target.close()
+            return
+        # A read transaction from an empty log: no checkpoint can write the file until it ends.
+        source.execute("BEGIN")
+        source.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        shutil.copyfile(working, destination)
+        source.execute("COMMIT")
+    finally:
+        source.close()
 
 
 def open_read_only(path: Path) -> sqlite3.Connection:
