@@ -2,8 +2,9 @@
 removes the pages it no longer has.
 
 - Fingerprints. A page's fingerprint (documents.page_fingerprint) covers everything its document is made of: the
-  HTML, title, URL, front matter, modification time, Markdown, language, what it is a fallback of and its git
-  history. A page whose fingerprint the index holds is not written again.
+  HTML, title, URL, front matter, modification time, its file (by size and modification time: the file is read
+  only for a page written again), language, what it is a fallback of and its git history. A page whose
+  fingerprint the index holds is not written again.
 - Late content. Some plugins complete a page after on_page_content (material/tags fills its tag listings in
   on_env), so what a reader sees is known only when the build commits. Such a page is indexed again then, and its
   fingerprint is `rendered/late`: the fingerprint of the page as on_page_content saw it and that of its final
@@ -27,6 +28,7 @@ from mkdocs.structure.pages import Page
 
 from .documents import build_document, fingerprint, page_fingerprint
 from .index.writer import IndexWriter
+from .page_facts import page_source, source_version
 
 
 @dataclass
@@ -67,14 +69,14 @@ class IncrementalBuild:
         """Write the page's document unless the index holds it as it is (`fields`: page_facts.document_fields)."""
         digest = page_fingerprint(
             html, fields["title"], fields["url"], fields["meta"], fields["modified"], fields["modified_source"],
-            fields["markdown"], fields["language"], fields["fallback_of"], json.dumps(fields["history"]),
+            source_version(page), fields["language"], fields["fallback_of"], json.dumps(fields["history"]),
         )
         path = fields["path"]
         stored = self.writer.fingerprints.get(path, "")
         unchanged = stored == digest or stored.startswith(digest + "/")  # the rest is checked at commit
         self.rendered[path] = RenderedPage(page, html, digest, unchanged, fields)
         if not unchanged:
-            self.writer.put(build_document(**fields, html_content=html, fingerprint=digest))
+            self.writer.put(build_document(**page_source(page, fields), html_content=html, fingerprint=digest))
 
     def commit(
         self,
@@ -103,7 +105,8 @@ class IncrementalBuild:
             content, digest = seen.final()
             if self.writer.fingerprints.get(path) != digest:
                 seen.unchanged = False
-                self.writer.put(build_document(**seen.fields, html_content=content, fingerprint=digest))
+                self.writer.put(build_document(**page_source(seen.page, seen.fields), html_content=content,
+                                               fingerprint=digest))
 
     def _remove_gone(self, kept: list[str], language: str | None, site_languages: set[str] | None) -> None:
         keep = set(self.rendered) | {path for path in kept if path in self.writer.fingerprints}

@@ -6,6 +6,7 @@ The plugin hands pages and files over as MkDocs and the other plugins left them.
 
 from __future__ import annotations
 
+import os
 from html import unescape
 from typing import Any, Callable
 from urllib.parse import urlsplit
@@ -70,7 +71,7 @@ def document_fields(
         # the page as it is: a reader sees it unescaped, as the section headings are
         title=unescape(page.title or ""),
         meta=meta,
-        markdown=source_text(page),
+        markdown=None,  # read only for a page indexed again (`page_source`)
         modified=modified,
         modified_source=source,
         indexed_fields=options.indexed_fields,
@@ -91,6 +92,25 @@ def authored_meta(meta: dict, authored_keys: set | None) -> dict:
         for key, value in meta.items()
         if (authored_keys is None or key in authored_keys) and not (isinstance(key, str) and key.startswith("__"))
     }
+
+
+def source_version(page: Page) -> Any:
+    """What a page's fingerprint takes of its file: the size and modification time of a file on disk (an edit
+    gives it a new time, so only the pages indexed again have their file read), else the text a plugin gave it."""
+    if page.file.abs_src_path is not None:
+        try:
+            status = os.stat(page.file.abs_src_path)
+            return status.st_size, status.st_mtime_ns
+        except OSError:
+            pass
+    return source_text(page)
+
+
+def page_source(page: Page, fields: dict[str, Any]) -> dict[str, Any]:
+    """`fields` with the page's Markdown source, read from its file the first time a document is made of it."""
+    if fields["markdown"] is None:
+        fields["markdown"] = source_text(page)
+    return fields
 
 
 def source_text(page: Page) -> str:

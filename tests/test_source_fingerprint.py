@@ -1,0 +1,29 @@
+"""A page's file enters its fingerprint by size and modification time (issue 11: an unchanged page's file is not
+read again), so an edit that changes neither the HTML nor the front matter still re-indexes the page's source."""
+
+from __future__ import annotations
+
+from test_incremental import PAGES, summary
+
+
+def stored_source(site, path: str) -> str:
+    with site.db() as conn:
+        return conn.execute(
+            "SELECT s.markdown FROM sources s JOIN documents d ON d.id = s.document_id WHERE d.path = ?", [path]
+        ).fetchone()[0]
+
+
+def test_an_edit_only_the_source_shows_is_indexed_and_an_untouched_file_is_not(site):
+    site.write_pages(PAGES)
+    site.build()
+    assert summary(site) == (5, 10, 5, 0, 0)
+    site.build()
+    assert summary(site) == (5, 10, 0, 5, 0)
+
+    # A YAML comment: the same front matter values, the same HTML, another source file.
+    edited = PAGES["page-1.md"].replace("tags: [t1, shared]", "tags: [t1, shared]  # reviewed")
+    site.write("page-1.md", edited)
+    site.build()
+    assert summary(site) == (5, 10, 1, 4, 0)
+    assert stored_source(site, "page-1.md") == edited
+    assert stored_source(site, "page-2.md") == PAGES["page-2.md"]
