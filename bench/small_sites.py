@@ -1,0 +1,125 @@
+"""What vault-mcp adds to `mkdocs build` of small real sites, each with its own configuration (issue 11: <= 5%).
+
+    .venv/bin/python bench/small_sites.py --site NAME=PATH/mkdocs.yml [--site ...] [--runs 3]
+
+PATH is a local copy of the site's repository (a `git clone` under bench/out/ of a mirror got with the
+`fetch` tool, so its git history is there: the plugin reads it), whose mkdocs.yml builds as it is with the
+packages of this venv. Per site, round robin, each a fresh `mkdocs build` subprocess into a fresh site_dir:
+
+- `none`: the site's own mkdocs.yml (its own plugins, without vault-mcp)
+- `vault-cold`: the same with vault-mcp added to its plugins (a file beside it that INHERITs it), the plugin's
+  cache deleted first
+- `vault-warm`: the same, the cache of the build before kept (the steady state of repeated builds)
+
+Reported per site: median wall and CPU seconds (user + system, all threads) and their ratio to the same
+round's `none` build, and the plugin's own seconds from its closing log line. One untimed build of each
+configuration comes first. Writes bench/results/small_sites.txt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "bench" / "results" / "small_sites.txt"
+MKDOCS = REPO / ".venv" / "bin" / "mkdocs"
+PLUGIN_LINE = re.compile(r"vault-mcp: Indexed .* in ([\d.]+) seconds")
+
+
+class TolerantLoader(yaml.SafeLoader):
+    """Reads a mkdocs.yml's plugin list whatever tags (`!ENV`, `!relative`, `!!python/name`) it uses elsewhere."""
+
+
+TolerantLoader.add_multi_constructor("", lambda loader, suffix, node: None)
+TolerantLoader.add_multi_constructor("!", lambda loader, suffix, node: None)
+
+
+def with_vault(config: Path) -> Path:
+    """A config beside `config` that inherits it and adds vault-mcp after its plugins."""
+    settings = yaml.load(config.read_text(encoding="utf-8"), TolerantLoader) or {}
+    plugins = settings.get("plugins") or ["search"]  # MkDocs' default when the key is absent
+    if isinstance(plugins, dict):
+        plugins = [{name: options} if options else name for name, options in plugins.items()]
+    child = config.with_name("vault-bench.yml")
+    child.write_text(yaml.safe_dump({"INHERIT": config.name, "plugins": [*plugins, "vault-mcp"]}, sort_keys=False))
+    return child
+
+
+def build(config: Path, site_dir: Path) -> tuple[float, float, float | None]:
+    """(wall seconds, CPU seconds, the plugin's own seconds or None) of one build; a failed build stops here."""
+    shutil.rmtree(site_dir, ignore_errors=True)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run([str(MKDOCS), "build", "-f", str(config), "-d", str(site_dir)], cwd=config.parent,
+                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        sys.exit(f"small_sites: building {config} failed ({done.returncode}):\n{done.stderr[-4000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    plugin = PLUGIN_LINE.search(done.stderr)
+    return wall, cpu, float(plugin.group(1)) if plugin else None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--site", action="append", required=True, help="NAME=PATH/mkdocs.yml")
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    lines = [f"command: .venv/bin/python bench/small_sites.py {' '.join(sys.argv[1:])}",
+             f"load average before: {os.getloadavg()[0]:.1f}", "",
+             "| site | pages | none wall | cold wall | warm wall | cold CPU | warm CPU | plugin cold | plugin warm |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for spec in args.site:
+        name, _, path = spec.partition("=")
+        config = Path(path).resolve()
+        vault = with_vault(config)
+        cache = config.parent / ".cache" / "plugin" / "vault-mcp"
+        out = REPO / "bench" / "out" / "small-sites" / name
+        samples: dict[str, list[tuple[float, float, float | None]]] = {"none": [], "vault-cold": [], "vault-warm": []}
+        for round_number in range(args.runs + 1):  # round 0 is the untimed warm-up
+            for kind in samples:
+                if kind == "vault-cold":
+                    shutil.rmtree(cache, ignore_errors=True)
+                result = build(config if kind == "none" else vault, out / kind)
+                if round_number:
+                    samples[kind].append(result)
+        pages = sum(1 for _ in (out / "none").rglob("index.html"))
+
+        def ratio(kind: str, column: int) -> float:
+            return statistics.median(s[column] / n[column] for s, n in zip(samples[kind], samples["none"]))
+
+        def plugin(kind: str) -> str:
+            seconds = [s[2] for s in samples[kind] if s[2] is not None]
+            none_wall = statistics.median(n[0] for n in samples["none"])
+            median = statistics.median(seconds)
+            return f"{median:.3f} s ({100 * median / none_wall:.1f}%)"
+
+        lines.append(
+            f"| {name} | {pages} | {statistics.median(n[0] for n in samples['none']):.2f} s "
+            f"| {100 * (ratio('vault-cold', 0) - 1):+.1f}% | {100 * (ratio('vault-warm', 0) - 1):+.1f}% "
+            f"| {100 * (ratio('vault-cold', 1) - 1):+.1f}% | {100 * (ratio('vault-warm', 1) - 1):+.1f}% "
+            f"| {plugin('vault-cold')} | {plugin('vault-warm')} |")
+        vault.unlink()
+        print(lines[-1], flush=True)
+    lines += ["", f"load average after: {os.getloadavg()[0]:.1f}; medians of {args.runs} rounds; ratios to the same "
+              "round's build without vault-mcp; plugin: its own seconds (closing log line), and as a share of the "
+              "median build without it"]
+    text = "\n".join(lines) + "\n"
+    print(text, end="")
+    RESULTS.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
