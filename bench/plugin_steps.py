@@ -33,11 +33,12 @@ import time
 from html import unescape
 from pathlib import Path
 
+from report import write_results  # bench/ is on sys.path when a script runs
+
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "bench" / "out" / "fastapi"
 PAGES = SITE / "pages.pickle"
 BASELINE = SITE / "pages-baseline.json"
-RESULTS = ROOT / "bench" / "results" / "plugin_steps.txt"
 
 HOOK = '''
 import os, pickle
@@ -78,10 +79,15 @@ def cpu_now() -> float:
 def replay(pages: list[dict], cache: Path) -> dict[str, float]:
     """One build's worth of the plugin's steps; CPU seconds of each (the writer thread's included)."""
     from mkdocs_vault_mcp.documents import build_document, page_fingerprint
-    from mkdocs_vault_mcp.index.store import IndexWriter
     from mkdocs_vault_mcp.links import server_path
     from mkdocs_vault_mcp.modified import modified_instant, read_git_times
-    from mkdocs_vault_mcp.plugin import page_history
+
+    try:  # the layout since the writer, publishing and page facts have modules of their own
+        from mkdocs_vault_mcp.index.writer import IndexWriter
+        from mkdocs_vault_mcp.page_facts import page_history
+    except ImportError:  # a package from before (--package of an older commit)
+        from mkdocs_vault_mcp.index.store import IndexWriter
+        from mkdocs_vault_mcp.plugin import page_history
 
     steps = dict.fromkeys(("open", "fingerprint", "document", "commit", "total"), 0.0)
     # open and commit: the process's CPU (the writer's thread works then); fingerprint and document: the
@@ -158,7 +164,6 @@ def main() -> None:
     with PAGES.open("rb") as file:
         count = len(pickle.load(file))
     lines = [
-        f"command: .venv/bin/python bench/plugin_steps.py {' '.join(sys.argv[1:])}".rstrip(),
         f"pages: {count}; bare build (no plugins, same corpus, captured with the pages): {baseline:.2f} CPU s; "
         f"load {os.getloadavg()[0]:.1f}",
         f"best of {args.rounds} rounds, CPU seconds and share of the bare build's CPU:",
@@ -175,7 +180,7 @@ def main() -> None:
                          f"{100 * warm / baseline:.2f}% |")
     text = "\n".join(lines) + "\n"
     print(text, end="")
-    RESULTS.write_text(text)
+    write_results("plugin_steps", text)
 
 
 if __name__ == "__main__":

@@ -30,9 +30,9 @@ import time
 from pathlib import Path
 
 import yaml
+from report import write_results  # bench/ is on sys.path when a script runs
 
 REPO = Path(__file__).resolve().parent.parent
-RESULTS = REPO / "bench" / "results" / "small_sites.txt"
 MKDOCS = REPO / ".venv" / "bin" / "mkdocs"
 PLUGIN_LINE = re.compile(r"vault-mcp: Indexed .* in ([\d.]+) seconds")
 
@@ -77,8 +77,7 @@ def main() -> None:
     parser.add_argument("--site", action="append", required=True, help="NAME=PATH/mkdocs.yml")
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    lines = [f"command: .venv/bin/python bench/small_sites.py {' '.join(sys.argv[1:])}",
-             f"load average before: {os.getloadavg()[0]:.1f}", "",
+    lines = [f"load average before: {os.getloadavg()[0]:.1f}", "",
              "| site | pages | none wall | cold wall | warm wall | cold CPU | warm CPU | plugin cold | plugin warm |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for spec in args.site:
@@ -118,7 +117,7 @@ def main() -> None:
               "median build without it"]
     text = "\n".join(lines) + "\n"
     print(text, end="")
-    RESULTS.write_text(text)
+    write_results("small_sites", text)
 
 
 if __name__ == "__main__":
