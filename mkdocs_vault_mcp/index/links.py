@@ -19,6 +19,7 @@ from .related import related
 SHOWS = ("backlinks", "outlinks", "broken", "orphans", "most_linked", "related", "history")
 WITH_TARGET = ("backlinks", "related", "history")
 HOME_PAGES = ("index.md", "README.md")  # the site's root page is reached by the site's address, never an orphan
+ORPHAN = "p.in_nav = 0 AND p.linked_from = 0"  # no nav entry and no other page's link leads to it
 
 LINK_FROM = (
     " FROM links l JOIN documents d ON d.id = l.document_id"
@@ -131,7 +132,7 @@ def _pages(conn: sqlite3.Connection, show: str, where: str, params: list, limit:
     # pages.linked_from: how many other pages link to the page, kept by every commit (index/resolve.py).
     sql = f" FROM documents d JOIN pages p ON p.document_id = d.id WHERE {where}"
     if show == "orphans":
-        sql += f" AND p.in_nav = 0 AND p.linked_from = 0 AND d.path NOT IN ({', '.join('?' * len(HOME_PAGES))})"
+        sql += f" AND {ORPHAN} AND d.path NOT IN ({', '.join('?' * len(HOME_PAGES))})"
         params = [*params, *HOME_PAGES]
         order = " ORDER BY d.path"
     else:
@@ -152,6 +153,14 @@ def _pages(conn: sqlite3.Connection, show: str, where: str, params: list, limit:
     return {"result": result, "total": total, "next_offset": after if after < total else None}
 
 
+def orphan_count(conn: sqlite3.Connection) -> int:
+    """`links(show="orphans")`'s total for the whole site, without joining every page to its document."""
+    return conn.execute(
+        f"SELECT count(*) FROM pages p WHERE {ORPHAN} AND p.document_id NOT IN"
+        f" (SELECT id FROM documents WHERE path IN ({', '.join('?' * len(HOME_PAGES))}))", HOME_PAGES,
+    ).fetchone()[0]
+
+
 def link_summary(conn: sqlite3.Connection, top: int = 10) -> dict[str, Any]:
     """What the snapshot and the stats page show: broken links, orphan pages and the most linked pages."""
     everything = Filters()
@@ -164,7 +173,7 @@ def link_summary(conn: sqlite3.Connection, top: int = 10) -> dict[str, Any]:
         "broken_links": sum(broken.values()),
         "broken_pages": broken.get("page", 0),
         "broken_anchors": broken.get("anchor", 0),
-        "orphan_pages": links(conn, "orphans", everything, limit=1)["total"],
+        "orphan_pages": orphan_count(conn),
         "most_linked": [
             {"path": row["path"], "title": row["title"], "url": row["url"], "linked_from": row["linked_from"]}
             for row in links(conn, "most_linked", everything, limit=top)["result"]
