@@ -56,6 +56,10 @@ def with_vault(config: Path) -> Path:
     return child
 
 
+class BuildFailed(Exception):
+    """A site that does not build with this venv's packages: reported in its row, the others still measured."""
+
+
 def build(config: Path, site_dir: Path) -> tuple[float, float, float | None]:
     """(wall seconds, CPU seconds, the plugin's own seconds or None) of one build; a failed build stops here."""
     shutil.rmtree(site_dir, ignore_errors=True)
@@ -66,7 +70,8 @@ def build(config: Path, site_dir: Path) -> tuple[float, float, float | None]:
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
-        sys.exit(f"small_sites: building {config} failed ({done.returncode}):\n{done.stderr[-4000:]}")
+        last = done.stderr.strip().splitlines()[-1:] or [f"status {done.returncode}"]
+        raise BuildFailed(f"building {config.name} failed: {last[0]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     plugin = PLUGIN_LINE.search(done.stderr)
     return wall, cpu, float(plugin.group(1)) if plugin else None
@@ -87,13 +92,19 @@ def main() -> None:
         cache = config.parent / ".cache" / "plugin" / "vault-mcp"
         out = REPO / "bench" / "out" / "small-sites" / name
         samples: dict[str, list[tuple[float, float, float | None]]] = {"none": [], "vault-cold": [], "vault-warm": []}
-        for round_number in range(args.runs + 1):  # round 0 is the untimed warm-up
-            for kind in samples:
-                if kind == "vault-cold":
-                    shutil.rmtree(cache, ignore_errors=True)
-                result = build(config if kind == "none" else vault, out / kind)
-                if round_number:
-                    samples[kind].append(result)
+        try:
+            for round_number in range(args.runs + 1):  # round 0 is the untimed warm-up
+                for kind in samples:
+                    if kind == "vault-cold":
+                        shutil.rmtree(cache, ignore_errors=True)
+                    result = build(config if kind == "none" else vault, out / kind)
+                    if round_number:
+                        samples[kind].append(result)
+        except BuildFailed as error:
+            vault.unlink()
+            lines.append(f"| {name} | {error} | | | | | | | |")
+            print(lines[-1], flush=True)
+            continue
         pages = sum(1 for _ in (out / "none").rglob("index.html"))
 
         def ratio(kind: str, column: int) -> float:
