@@ -32,8 +32,9 @@ from mcp_session import session_over, session_with
 from test_live import data, serve_factory, write_site  # noqa: F401 (serve_factory is a fixture)
 from mkdocs_vault_mcp import limits
 from mkdocs_vault_mcp.freshness import Freshness
-from mkdocs_vault_mcp.live import LiveServer, bind
-from mkdocs_vault_mcp.live import http_server as live_http_server
+from mkdocs_vault_mcp.live import LiveServer
+from mkdocs_vault_mcp.streamable_http import bind
+from mkdocs_vault_mcp.streamable_http import http_server as uvicorn_server
 from mkdocs_vault_mcp.server import IndexReader, create_server
 
 SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"
@@ -584,7 +585,7 @@ def test_every_malformed_line_over_stdio_gets_a_json_rpc_error_and_the_session_g
 def stateful_server(index: Path, max_sessions: int, idle_seconds: float) -> Iterator[int]:
     """The HTTP server with sessions kept (`--stateful-sessions`), its limits made small; yields the port."""
     sock = bind("127.0.0.1", 0)
-    http = live_http_server(create_server(IndexReader(index)), "127.0.0.1", "/mcp", [], stateful=True,
+    http = uvicorn_server(create_server(IndexReader(index)), "127.0.0.1", "/mcp", [], stateful=True,
                             max_sessions=max_sessions, session_idle_seconds=idle_seconds)
     thread = threading.Thread(target=lambda: asyncio.run(http.serve(sockets=[sock])), daemon=True)
     thread.start()
