@@ -45,7 +45,7 @@ def install(folder: Path = INSTALL) -> tuple[Path, Path]:
     folder.mkdir(parents=True, exist_ok=True)
     done = subprocess.run(
         [npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund", *PACKAGES],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True, text=True, timeout=600, check=False,
     )
     if done.returncode != 0 or not (node.is_file() and cli.is_file()):
         raise NpmUnavailable(f"npm install failed: {(done.stderr or done.stdout).strip()[-500:]}")
@@ -58,7 +58,7 @@ def strict_check(site: Path, folder: Path = INSTALL) -> tuple[int, str, float]:
     start = time.perf_counter()
     done = subprocess.run(
         [str(node), str(cli), "--cli", "--method", "tools/list", "--strict", str(SERVER), "serve", str(site)],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=120, check=False,
         env={**os.environ, "PATH": f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}"},
     )
     return done.returncode, done.stderr.strip(), time.perf_counter() - start
@@ -87,8 +87,7 @@ def main() -> int:
     problems = warning_count(report)
     text = "\n".join([
         "command: python bench/inspector_strict.py" + (f" --site {args.site}" if args.site != DEFAULT_SITE else ""),
-        f"inspector: {PACKAGES[1]} on {PACKAGES[0]}, `--cli --method tools/list --strict` over stdio "
-        f"({seconds:.1f} s)",
+        f"inspector: {PACKAGES[1]} on {PACKAGES[0]}, `--cli --method tools/list --strict` over stdio ({seconds:.1f} s)",
         f"exit status {status}; warnings and errors: {problems}",
         "",
         report or "(nothing reported)",

@@ -11,7 +11,8 @@ counts when a client starts.)
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import limits
 from .index.filters import Filters, InvalidArgument

@@ -17,8 +17,9 @@ import sqlite3
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import anyio
 from mcp.server.context import ServerRequestContext
@@ -58,6 +59,8 @@ class CannotAnswer(Exception):
 # --- The index, one read-only connection per thread ------------------------------------------
 
 READER_THREADS = 8
+# SQL work a small answer may do on the event loop before it moves to a worker thread (and starts again there).
+INLINE_SECONDS = 0.002
 
 
 class IndexReader:
@@ -100,18 +103,27 @@ class IndexReader:
         return self.freshness.pending
 
     async def answer(
-        self, compute: Callable[[sqlite3.Connection], dict[str, Any]], wait: bool, stale_field: bool = True
+        self,
+        compute: Callable[[sqlite3.Connection], dict[str, Any]],
+        wait: bool,
+        stale_field: bool = True,
+        small: bool = False,
     ) -> CallToolResult:
-        """Run one query on a worker thread, in one read transaction, within `call_seconds` of SQL work.
+        """Run one query in one read transaction, within `call_seconds` of SQL work.
 
-        On a worker thread so that a slow call never holds the event loop, which serves every other client
-        (SQLite releases the GIL while it works). In one transaction so that every statement of an answer
-        (a count and its rows) reads the same snapshot of the index.
+        In one transaction so that every statement of an answer (a count and its rows) reads the same
+        snapshot of the index. On a worker thread so that a slow call never holds the event loop, which
+        serves every other client (SQLite releases the GIL while it works); but a `small` answer (little
+        Python work on what SQL returns) first tries on the event loop, with INLINE_SECONDS of SQL work: a
+        count or the stats take ~0.1 ms there, while waking a worker thread and coming back costs more
+        than that, and several milliseconds when the machine's CPUs are busy.
         """
         if wait and self.freshness.may_be_pending:
             await anyio.to_thread.run_sync(self.freshness.wait, self.wait_timeout)
         token = self.freshness.begin_read()
-        data = await anyio.to_thread.run_sync(self._read, compute, limiter=self._reader_threads())
+        data = self._read(compute, INLINE_SECONDS) if small else None
+        if data is None:
+            data = await anyio.to_thread.run_sync(self._read, compute, limiter=self._reader_threads())
         stale = self.freshness.is_stale(token)
         if stale_field:
             data["index_stale"] = stale
@@ -130,9 +142,12 @@ class IndexReader:
             limiter = self._limiters[loop] = anyio.CapacityLimiter(READER_THREADS)
         return limiter
 
-    def _read(self, compute: Callable[[sqlite3.Connection], dict[str, Any]]) -> dict[str, Any]:
+    def _read(
+        self, compute: Callable[[sqlite3.Connection], dict[str, Any]], try_seconds: float | None = None
+    ) -> dict[str, Any] | None:
+        """The answer; None when `try_seconds` of SQL work were not enough (nothing else is limited)."""
         conn = self.connection()
-        self._local.deadline = time.monotonic() + self.call_seconds
+        self._local.deadline = time.monotonic() + (try_seconds or self.call_seconds)
         try:
             conn.execute("BEGIN")
             try:
@@ -140,6 +155,8 @@ class IndexReader:
             finally:
                 conn.rollback()  # nothing was written: ends the read, and its snapshot
         except sqlite3.OperationalError as error:
+            if str(error) == "interrupted" and try_seconds is not None:
+                return None
             if str(error) == "interrupted":
                 raise CannotAnswer(
                     f"This call needed more than {self.call_seconds:g} seconds of work, the limit per call; "
@@ -163,7 +180,8 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> Server:
             return failure(f"Unknown tool: {params.name}; this server has {', '.join(TOOLS)}.", index)
         try:
             given = checked(tool.rules, params.arguments or {})
-            return await index.answer(tool.query(given), given["wait_for_pending_writes"], tool.stale_field)
+            wait = given["wait_for_pending_writes"]
+            return await index.answer(tool.query(given), wait, tool.stale_field, tool.small(given))
         except (InvalidArgument, CannotAnswer) as error:
             return failure(f"Error executing tool {tool.name}: {error}", index)
         except Exception:

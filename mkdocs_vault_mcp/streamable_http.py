@@ -13,7 +13,8 @@ import ipaddress
 import os
 import signal
 import socket
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import uvicorn
 from mcp.server.lowlevel import Server

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import inspect
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from mcp_types import Tool as PublishedTool
 from mcp_types import ToolAnnotations
@@ -40,6 +41,7 @@ class Tool:
     output_schema: s.Schema
     query: Callable[[dict[str, Any]], Query]
     stale_field: bool  # whether the answer has an `index_stale` field (it is always in `_meta`)
+    small: Callable[[dict[str, Any]], bool]  # whether an answer to these arguments is small (`IndexReader.answer`)
 
     def published(self) -> PublishedTool:
         return PublishedTool(
@@ -60,6 +62,7 @@ def tool(
     parameters: dict[str, s.Schema],
     answer: s.Schema,
     required: tuple[str, ...] = (),
+    small: Callable[[dict[str, Any]], bool] = lambda given: False,
 ) -> Callable[[Callable[[dict[str, Any]], Query]], Callable[[dict[str, Any]], Query]]:
     """Register the decorated function as the tool of its name, described by its docstring."""
 
@@ -76,6 +79,7 @@ def tool(
             output_schema=answer,
             query=function,
             stale_field="index_stale" in answer["properties"],
+            small=small,
         )
         return function
 
@@ -97,7 +101,19 @@ def unwrapped(docstring: str) -> str:
 PAGE_LIMIT = s.integer("Pages returned at most.", 1, limits.ROWS)
 
 
-@tool("Count pages", {**s.FILTERS_EXPLAINED, "wait_for_pending_writes": s.WAIT_FULL}, s.COUNT_ANSWER)
+def always(given: dict[str, Any]) -> bool:
+    return True
+
+
+def few_rows(given: dict[str, Any]) -> bool:
+    """Few rows to build in Python from what SQL returns."""
+    return given["limit"] <= SMALL_ROWS
+
+
+SMALL_ROWS = 50
+
+
+@tool("Count pages", {**s.FILTERS_EXPLAINED, "wait_for_pending_writes": s.WAIT_FULL}, s.COUNT_ANSWER, small=always)
 def count_documents(given: dict[str, Any]) -> Query:
     """Count the pages that match all given filters (shared with aggregate_documents, query_documents and
     search, and explained here).
@@ -123,6 +139,7 @@ def count_documents(given: dict[str, Any]) -> Query:
     },
     s.AGGREGATE_ANSWER,
     required=("by",),
+    small=few_rows,
 )
 def aggregate_documents(given: dict[str, Any]) -> Query:
     """Count the matching pages per folder, tag value, month or language.
@@ -146,6 +163,7 @@ def aggregate_documents(given: dict[str, Any]) -> Query:
         "wait_for_pending_writes": s.WAIT,
     },
     s.RECENT_ANSWER,
+    small=few_rows,
 )
 def get_recent(given: dict[str, Any]) -> Query:
     """List the most recently modified pages, newest first, ties by path.
@@ -169,6 +187,7 @@ def get_recent(given: dict[str, Any]) -> Query:
         "wait_for_pending_writes": s.WAIT,
     },
     s.QUERY_ANSWER,
+    small=few_rows,
 )
 def query_documents(given: dict[str, Any]) -> Query:
     """List the pages that match all given filters as rows (as get_recent's, without text), sorted and paged.
@@ -240,7 +259,7 @@ def read(given: dict[str, Any]) -> Query:
     return lambda conn: read_document(conn, path, section=section, view=view, offset=offset, max_chars=max_chars)
 
 
-@tool("Site statistics", {"wait_for_pending_writes": s.WAIT}, s.STATS_ANSWER)
+@tool("Site statistics", {"wait_for_pending_writes": s.WAIT}, s.STATS_ANSWER, small=always)
 def stats(given: dict[str, Any]) -> Query:
     """The index: page, section and folder counts, the front matter fields that filters and
     aggregate_documents by=tag accept (indexed_frontmatter_fields), languages, oldest and newest

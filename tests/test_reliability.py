@@ -35,7 +35,10 @@ from mkdocs_vault_mcp.freshness import Freshness
 from mkdocs_vault_mcp.live import LiveServer
 from mkdocs_vault_mcp.streamable_http import bind
 from mkdocs_vault_mcp.streamable_http import http_server as uvicorn_server
-from mkdocs_vault_mcp.server import IndexReader, create_server
+from mkdocs_vault_mcp.index import queries
+from mkdocs_vault_mcp.index.filters import Filters
+from mkdocs_vault_mcp.index.store import open_read_only
+from mkdocs_vault_mcp.server import INLINE_SECONDS, IndexReader, create_server
 
 SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"
 STARTUP_SECONDS = 30
@@ -241,6 +244,18 @@ def test_a_call_that_works_too_long_is_stopped_with_an_error_naming_the_limit(la
         message = mcp.error("search", query=EVERY_PREFIX)
         assert "more than 0.05 seconds of work, the limit per call" in message
         assert mcp.ok("count_documents", folder="")["total"] == 100, "the next call is served as usual"
+
+
+def test_a_small_answer_whose_sql_outgrows_the_event_loops_share_is_finished_on_a_worker_thread(large):
+    """A count is tried on the event loop for INLINE_SECONDS of SQL work, then started again on a thread."""
+    conn = open_read_only(large.index_path)
+    start = time.perf_counter()
+    expected = queries.count_documents(conn, Filters(query=EVERY_PREFIX))
+    assert time.perf_counter() - start > 20 * INLINE_SECONDS, "the count is cheap; the test proves nothing"
+    conn.close()
+    with session_with(create_server(IndexReader(large.index_path))) as mcp:
+        assert mcp.ok("count_documents", query=EVERY_PREFIX)["total"] == expected
+        assert mcp.ok("count_documents", folder="")["total"] == 100
 
 
 def test_a_cheap_call_is_answered_while_an_expensive_one_runs(large):

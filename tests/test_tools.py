@@ -751,3 +751,9 @@ def test_descriptions_fit_the_budget_and_point_to_the_right_sibling(mcp: Session
         for word in words:
             assert word in descriptions[name], (name, word)
         assert "Use it" in descriptions[name] or "Call it" in descriptions[name], name
+
+
+def test_tools_list_of_the_seven_original_tools_fits_in_12000_characters(mcp: Session) -> None:
+    """What every agent session pays in context before its first question (bench/tools_list_size.py)."""
+    published = [mcp.tools[name].model_dump(mode="json", by_alias=True, exclude_none=True) for name in TOOLS[:7]]
+    assert len(json.dumps({"tools": published})) <= 12_000
