@@ -45,9 +45,10 @@ INSTRUCTIONS = (
     "Read-only tools over the pages of one MkDocs documentation site. Start with stats to learn the site "
     "and its indexed front matter fields; search finds the sections that answer a question; read returns "
     "a page or one of its sections as Markdown; count_documents, aggregate_documents, query_documents and "
-    "get_recent answer questions about the pages themselves (how many, where, which tags, what changed); the "
-    "first four share one set of filters, explained in count_documents' parameters. links moves through the "
-    "site: backlinks, outlinks, broken links, orphan pages, most linked and related pages, a page's git history."
+    "get_recent answer questions about the pages themselves (how many, where, which tags, what changed); links "
+    "moves through the site: backlinks, outlinks, broken links, orphan pages, most linked and related pages, a "
+    "page's git history. count_documents, aggregate_documents, query_documents and search share one set of "
+    "filters, explained in count_documents' parameters; wait_for_pending_writes means the same in every tool."
 )
 
 
@@ -154,6 +155,7 @@ class IndexReader:
                 return compute(conn)
             finally:
                 conn.rollback()  # nothing was written: ends the read, and its snapshot
+                self._local.deadline = float("inf")  # the connection, used directly, has no limit
         except sqlite3.OperationalError as error:
             if str(error) == "interrupted" and try_seconds is not None:
                 return None
