@@ -119,7 +119,12 @@ def few_rows(given: dict[str, Any]) -> bool:
 SMALL_ROWS = 50
 
 
-@tool("Count pages", {**s.FILTERS_EXPLAINED, "wait_for_pending_writes": s.WAIT_FULL}, s.COUNT_ANSWER, small=no_text_query)
+@tool(
+    "Count pages",
+    {**s.FILTERS_EXPLAINED, "wait_for_pending_writes": s.WAIT_FULL},
+    s.COUNT_ANSWER,
+    small=no_text_query,
+)
 def count_documents(given: dict[str, Any]) -> Query:
     """Count the pages that match all given filters (shared with aggregate_documents, query_documents and
     search, and explained here).
