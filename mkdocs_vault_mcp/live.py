@@ -9,8 +9,9 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import uvicorn
 from mkdocs.plugins import get_plugin_logger

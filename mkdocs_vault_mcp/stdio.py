@@ -11,7 +11,8 @@ from __future__ import annotations
 import io
 import json
 import sys
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 import anyio
 from mcp.server.lowlevel import Server
