@@ -28,6 +28,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from report import write_results  # bench/ is on sys.path when a script runs
+
 ROOT = Path(__file__).resolve().parent.parent
 LANGUAGES = ("zh", "ja", "ko")
 STYLES = ("word", "mixed")
@@ -48,7 +50,7 @@ def main() -> None:
     # The package first: search_quality puts this repository first on the path when it is imported.
     from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
     from mkdocs_vault_mcp.index.search import search  # noqa: E402
-    from mkdocs_vault_mcp.index.store import open_read_only  # noqa: E402
+    from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
     from search_quality import CONFIG, CORPORA, MKDOCS, OUT, recall, reciprocal_rank  # noqa: E402
 
     assert Path(sys.modules["mkdocs_vault_mcp"].__file__).is_relative_to(package_root)
@@ -99,8 +101,7 @@ def main() -> None:
     if args.package is None:
         results = RESULTS if args.queries.resolve() == QUERIES else RESULTS.with_name(
             RESULTS.stem + args.queries.stem.removeprefix("cjk_queries") + ".txt")
-        results.parent.mkdir(parents=True, exist_ok=True)
-        results.write_text(report)
+        write_results(results.stem, report)
     print(report if args.details else header + "\n" + table)
 
 

@@ -19,10 +19,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from report import results_from_output  # bench/ is on sys.path when a script runs
+
 from mkdocs_vault_mcp.documents import build_document
 from mkdocs_vault_mcp.index.filters import Filters
 from mkdocs_vault_mcp.index.links import link_summary, links
-from mkdocs_vault_mcp.index.store import IndexWriter, open_read_only
+from mkdocs_vault_mcp.index.publish import open_read_only
+from mkdocs_vault_mcp.index.writer import IndexWriter
 
 NOW = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)
 
@@ -78,4 +81,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with results_from_output("link_commit_cost"):
+        main()

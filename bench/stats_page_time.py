@@ -29,6 +29,7 @@ from mkdocs.config import load_config
 import mkdocs_vault_mcp.plugin as plugin
 from mkdocs_vault_mcp import stats_page
 from mkdocs_vault_mcp.index import queries
+from report import results_from_output  # bench/ is on sys.path when a script runs
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -140,4 +141,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with results_from_output("stats_page_time"):
+        main()

@@ -38,7 +38,7 @@ from typing import Any, Callable
 
 import mcp
 
-from report import table  # bench/ is on sys.path when a script runs
+from report import table, write_results  # bench/ is on sys.path when a script runs
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -174,7 +174,7 @@ async def measure_sessions(site: Path, cases: list[tuple[str, str, dict[str, Any
 
 
 def measure_direct(index: Path, cases: list[tuple[str, str, dict[str, Any]]], calls: int) -> dict[str, float]:
-    from mkdocs_vault_mcp.index.store import open_read_only
+    from mkdocs_vault_mcp.index.publish import open_read_only
 
     conn = open_read_only(index)
     functions = {label: direct_function(label, tool, arguments) for label, tool, arguments in cases}
@@ -328,8 +328,11 @@ def main() -> None:
         "",
     ])
     print(report)
-    args.out.parent.mkdir(exist_ok=True)
-    args.out.write_text(report)
+    if args.out == RESULTS / "tool_latency.txt":
+        write_results("tool_latency", report)
+    else:
+        args.out.parent.mkdir(exist_ok=True)
+        args.out.write_text(report)
 
 
 def mcp_version() -> str:

@@ -18,9 +18,10 @@ from pathlib import Path
 import anyio
 from mcp import Client
 
+from report import write_results  # bench/ is on sys.path when a script runs
+
 from mkdocs_vault_mcp.server import IndexReader, create_server
 
-RESULTS = Path(__file__).resolve().parent / "results"
 ORIGINAL = ("count_documents", "aggregate_documents", "get_recent", "query_documents", "search", "read", "stats")
 ORIGINAL_BUDGET = 12_000
 ADDED_BUDGET = 1_500
@@ -62,5 +63,4 @@ def report(listed: dict, wire: int) -> str:
 if __name__ == "__main__":
     text = report(*anyio.run(listed_tools))
     print(text, end="")
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "tools_list_size.txt").write_text(text)
+    write_results("tools_list_size", text)

@@ -36,7 +36,7 @@ from . import __version__, limits
 from .arguments import checked
 from .freshness import Freshness
 from .index.filters import InvalidArgument
-from .index.store import open_read_only
+from .index.publish import open_read_only
 from .tools import TOOLS
 
 log = logging.getLogger(__name__)
