@@ -86,7 +86,6 @@ def main() -> int:
         return UNAVAILABLE
     problems = warning_count(report)
     text = "\n".join([
-        "command: python bench/inspector_strict.py" + (f" --site {args.site}" if args.site != DEFAULT_SITE else ""),
         f"inspector: {PACKAGES[1]} on {PACKAGES[0]}, `--cli --method tools/list --strict` over stdio ({seconds:.1f} s)",
         f"exit status {status}; warnings and errors: {problems}",
         "",
@@ -95,8 +94,9 @@ def main() -> int:
     ])
     print(text)
     if not args.no_results:
-        (BENCH / "results").mkdir(exist_ok=True)
-        (BENCH / "results" / "inspector_strict.txt").write_text(text)
+        from report import write_results  # bench/ is on sys.path when a script runs
+
+        write_results("inspector_strict", text)
     return 0 if status == 0 and problems == 0 else 1
 
 
