@@ -217,9 +217,9 @@ def sql_alone(tool: str, arguments: dict[str, Any]) -> Any:
     """The query function our tool adapts, with the same arguments (no MCP, no JSON, no pydantic)."""
     from mkdocs_vault_mcp.index import queries
     from mkdocs_vault_mcp.index import search as ranked
-    from mkdocs_vault_mcp.server import filters_from
+    from mkdocs_vault_mcp.arguments import shared_filters
 
-    folder = filters_from(folder=arguments.get("folder"))
+    folder = shared_filters({"folder": arguments.get("folder")})
     return {
         "stats": lambda conn: queries.index_stats(conn),
         "get_recent": lambda conn: queries.get_recent(conn, limit=arguments.get("limit", 20)),
@@ -241,7 +241,7 @@ async def where_time_goes(index: Path) -> list[list[str]]:
     from mcp.client.session import ClientSession
     from referencing import Registry
 
-    from mkdocs_vault_mcp.index.store import open_read_only
+    from mkdocs_vault_mcp.index.publish import open_read_only
     from mkdocs_vault_mcp.server import IndexReader, create_server
     def p50_of(function: Any) -> float:
         function()

@@ -131,7 +131,7 @@ def serve_index(args: argparse.Namespace) -> None:
 
         serve_stdio(server)
         return
-    from .live import serve_http
+    from .streamable_http import serve_http
 
     try:
         serve_http(server, host=args.host, port=args.port, path=args.path, allowed_hosts=args.allow_host,

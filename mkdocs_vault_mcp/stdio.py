@@ -11,10 +11,11 @@ from __future__ import annotations
 import io
 import json
 import sys
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp_types import ErrorData, JSONRPCError, jsonrpc_message_adapter
@@ -25,13 +26,12 @@ PARSE_ERROR = -32700  # JSON-RPC 2.0: not JSON
 INVALID_REQUEST = -32600  # JSON, but not one JSON-RPC message (a batch, an object as id, a missing method)
 
 
-def serve_stdio(server: MCPServer) -> None:
+def serve_stdio(server: Server) -> None:
     anyio.run(_serve, server)
 
 
-async def _serve(server: MCPServer) -> None:
-    """As `MCPServer.run("stdio")` does, with the lines in between checked."""
-    lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async serves, with the SDK's own streams
+async def _serve(server: Server) -> None:
+    """As the SDK's `MCPServer.run("stdio")` does, with the lines in between checked."""
     # UTF-8 whatever the locale, bad bytes replaced, as the SDK reads stdin itself.
     text = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
     errors_in, errors_out = anyio.create_memory_object_stream[JSONRPCError](16)
@@ -56,7 +56,7 @@ async def _serve(server: MCPServer) -> None:
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(forward)
             tasks.start_soon(answer_unreadable)
-            await lowlevel.run(checked_out, write_stream, lowlevel.create_initialization_options())
+            await server.run(checked_out, write_stream, server.create_initialization_options())
             tasks.cancel_scope.cancel()
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable, Iterator
 
+import anyio
 import pytest
 
 from mcp import Client
@@ -32,8 +33,9 @@ from mcp_session import session_over, session_with
 from test_live import data, serve_factory, write_site  # noqa: F401 (serve_factory is a fixture)
 from mkdocs_vault_mcp import limits
 from mkdocs_vault_mcp.freshness import Freshness
-from mkdocs_vault_mcp.live import LiveServer, bind
-from mkdocs_vault_mcp.live import http_server as live_http_server
+from mkdocs_vault_mcp.live import LiveServer
+from mkdocs_vault_mcp.streamable_http import bind
+from mkdocs_vault_mcp.streamable_http import http_server as uvicorn_server
 from mkdocs_vault_mcp.server import IndexReader, create_server
 
 SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"
@@ -240,6 +242,29 @@ def test_a_call_that_works_too_long_is_stopped_with_an_error_naming_the_limit(la
         message = mcp.error("search", query=EVERY_PREFIX)
         assert "more than 0.05 seconds of work, the limit per call" in message
         assert mcp.ok("count_documents", folder="")["total"] == 100, "the next call is served as usual"
+
+
+def test_a_small_answer_whose_sql_outgrows_the_event_loops_share_is_finished_on_a_worker_thread(small):
+    """A small answer is tried on the event loop for INLINE_SECONDS of SQL work, then started again on a thread."""
+    count_to = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ?) SELECT count(*) FROM c"
+    threads: list[int] = []
+
+    def compute(limit: int) -> Any:
+        def run(conn: sqlite3.Connection) -> dict[str, Any]:
+            threads.append(threading.get_ident())
+            return {"total": conn.execute(count_to, (limit,)).fetchone()[0]}
+        return run
+
+    async def answers() -> tuple[int, list[Any]]:
+        reader = IndexReader(small.index_path)
+        quick = await reader.answer(compute(10), wait=False, small=True)
+        slow = await reader.answer(compute(3_000_000), wait=False, small=True)
+        return threading.get_ident(), [quick.structured_content["total"], slow.structured_content["total"]]
+
+    loop_thread, totals = anyio.run(answers)
+    assert totals == [10, 3_000_000]
+    assert threads[0] == loop_thread  # the quick one on the event loop
+    assert threads[1] == loop_thread and threads[2] != loop_thread  # the slow one gave up there, then a thread
 
 
 def test_a_cheap_call_is_answered_while_an_expensive_one_runs(large):
@@ -584,7 +609,7 @@ def test_every_malformed_line_over_stdio_gets_a_json_rpc_error_and_the_session_g
 def stateful_server(index: Path, max_sessions: int, idle_seconds: float) -> Iterator[int]:
     """The HTTP server with sessions kept (`--stateful-sessions`), its limits made small; yields the port."""
     sock = bind("127.0.0.1", 0)
-    http = live_http_server(create_server(IndexReader(index)), "127.0.0.1", "/mcp", [], stateful=True,
+    http = uvicorn_server(create_server(IndexReader(index)), "127.0.0.1", "/mcp", [], stateful=True,
                             max_sessions=max_sessions, session_idle_seconds=idle_seconds)
     thread = threading.Thread(target=lambda: asyncio.run(http.serve(sockets=[sock])), daemon=True)
     thread.start()

@@ -200,3 +200,68 @@ def test_http_transport(built: Site) -> None:
             process.wait()
     assert process.returncode in (0, -15)
     assert "Traceback" not in process.stderr.read()
+
+
+# --- Without MkDocs ----------------------------------------------------------------------------------
+
+# The console script's own entry point, run with every `mkdocs` import refused: the standalone server must
+# serve a built site where MkDocs is not installed (a server, a container), over either transport.
+WITHOUT_MKDOCS = """
+import sys
+
+class RefuseMkDocs:
+    def find_spec(self, name, path=None, target=None):
+        if name == "mkdocs" or name.startswith("mkdocs."):
+            raise ImportError(f"the standalone server imported {name}")
+        return None
+
+sys.meta_path.insert(0, RefuseMkDocs())
+from mkdocs_vault_mcp.cli import main
+main(sys.argv[1:])
+"""
+
+
+def test_the_standalone_server_serves_stdio_without_mkdocs(built: Site) -> None:
+    server = StdioServerParameters(command=sys.executable, args=["-c", WITHOUT_MKDOCS, "serve", str(built.site_dir)])
+    assert session(server, exercise)["stats"]["document_count"] == len(PAGES)
+
+
+def test_the_standalone_server_serves_http_without_mkdocs(built: Site) -> None:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-c", WITHOUT_MKDOCS, "serve", str(built.site_dir), "--transport", "http", "--port", str(port)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+    )
+    try:
+        announced = process.stdout.readline()
+        assert announced.strip() == f"MCP server at http://127.0.0.1:{port}/mcp", process.stderr.read()
+        assert session(f"http://127.0.0.1:{port}/mcp", exercise)["stats"]["document_count"] == len(PAGES)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    assert "the standalone server imported" not in process.stderr.read()
+
+
+def test_the_http_transport_module_imports_nothing_of_mkdocs() -> None:
+    code = (
+        "import sys, mkdocs_vault_mcp.cli, mkdocs_vault_mcp.server, mkdocs_vault_mcp.stdio, "
+        "mkdocs_vault_mcp.streamable_http\n"
+        "print(sorted(m for m in sys.modules if m == 'mkdocs' or m.startswith('mkdocs.')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "[]", done.stdout
+
+
+# --- Schema portability ------------------------------------------------------------------------------
+
+
+def test_the_inspectors_strict_check_finds_no_schema_a_client_may_reject(built: Site) -> None:
+    """`npx @modelcontextprotocol/inspector --cli --method tools/list --strict`, with the Node 22 it needs, both
+    installed by npm into .cache/inspector once (about a minute); later runs take ~15 s."""
+    script = Path(__file__).resolve().parent.parent / "bench" / "inspector_strict.py"
+    done = subprocess.run([sys.executable, str(script), "--site", str(built.site_dir), "--no-results"],
+                          capture_output=True, text=True, timeout=900)
+    if done.returncode == 3:
+        pytest.skip(f"the Inspector could not be installed from the npm registry: {done.stderr.strip()}")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "warnings and errors: 0" in done.stdout

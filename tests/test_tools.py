@@ -98,6 +98,8 @@ PROJ = {"proj/one.md", "proj/sub/deep.md"}
 INDEXED_FIELDS = ["description", "featured", "labels", "published", "status", "tags", "updated", "version"]
 FILTER_TOOLS = ["count_documents", "aggregate_documents", "query_documents", "search"]
 TOOLS = ["count_documents", "aggregate_documents", "get_recent", "query_documents", "search", "read", "stats", "links"]
+SHARED = {"query", "scope", "path", "folder", "pattern", "filters", "modified_after", "modified_before", "language",
+          "wait_for_pending_writes"}
 
 
 def folder_of(path: str) -> str:
@@ -667,17 +669,21 @@ def test_every_tool_is_published_read_only_with_schemas(mcp: Session) -> None:
         assert tool.title and tool.description
         assert tool.annotations.read_only_hint is True
         assert tool.annotations.idempotent_hint is True
-        assert tool.annotations.destructive_hint is False
+        assert tool.annotations.destructive_hint is not True  # left out: MCP reads it only when not read-only
         assert tool.input_schema["type"] == "object" and tool.output_schema["type"] == "object"
         Draft202012Validator.check_schema(tool.input_schema)
         Draft202012Validator.check_schema(tool.output_schema)
         for name, rule in tool.input_schema["properties"].items():
-            assert rule.get("description"), (tool.name, name)
+            # The shared filters are explained once, in count_documents; the others name them only.
+            assert rule.get("description") or name in SHARED, (tool.name, name)
+    for name, rule in mcp.tools["count_documents"].input_schema["properties"].items():
+        assert len(rule.get("description", "")) > 15, name
+    for name in FILTER_TOOLS[1:]:
+        assert "count_documents" in mcp.tools[name].description or "all given filters" in mcp.tools[name].description
 
 
 def test_seed_tools_keep_their_parameters_and_outputs(mcp: Session) -> None:
-    shared = {"query", "scope", "path", "folder", "pattern", "filters", "modified_after", "modified_before",
-              "language", "wait_for_pending_writes"}
+    shared = SHARED
     count = mcp.tools["count_documents"]
     assert set(count.input_schema["properties"]) == shared
     assert set(count.output_schema["required"]) == {"total", "index_stale"}
@@ -745,3 +751,9 @@ def test_descriptions_fit_the_budget_and_point_to_the_right_sibling(mcp: Session
         for word in words:
             assert word in descriptions[name], (name, word)
         assert "Use it" in descriptions[name] or "Call it" in descriptions[name], name
+
+
+def test_tools_list_of_the_seven_original_tools_fits_in_12000_characters(mcp: Session) -> None:
+    """What every agent session pays in context before its first question (bench/tools_list_size.py)."""
+    published = [mcp.tools[name].model_dump(mode="json", by_alias=True, exclude_none=True) for name in TOOLS[:7]]
+    assert len(json.dumps({"tools": published})) <= 12_000

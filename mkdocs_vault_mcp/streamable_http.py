@@ -1,0 +1,283 @@
+"""The MCP tools over Streamable HTTP: the app, its guards and the serving loop, for the standalone server
+(`mkdocs-vault-mcp serve --transport http`) and the live server beside `mkdocs serve` alike.
+
+It imports nothing of MkDocs, so the standalone server runs where MkDocs is not installed or not wanted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import ipaddress
+import os
+import signal
+import socket
+from collections.abc import Callable
+from typing import Any
+
+import uvicorn
+from mcp.server.lowlevel import Server
+from mcp.server.transport_security import TransportSecuritySettings
+
+from . import limits
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+LOOPBACK_ADDRESSES = ("127.0.0.1", "localhost", "::1")
+
+
+WILDCARD_ADDRESSES = ("0.0.0.0", "::", "")
+
+
+def transport_security(host: str, allowed_hosts: list[str]) -> TransportSecuritySettings:
+    """DNS rebinding protection: only loopback names, plus the hosts the owner allowed, may call.
+
+    Bound to one address beyond loopback, no request can come through loopback: a loopback name in its Host
+    would be a lie. (Bound to every address, `Guard` refuses it on the connections that did not.)
+    """
+    one_outside_address = host not in LOOPBACK_ADDRESSES + WILDCARD_ADDRESSES
+    names = ([] if one_outside_address else list(LOOPBACK_NAMES)) + [h for h in allowed_hosts if h]
+    if one_outside_address:
+        names.append(url_host(host))
+    hosts = []
+    for name in dict.fromkeys(names):
+        hosts += [name] if has_port(name) else [name, f"{name}:*"]
+    origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
+
+
+def has_port(name: str) -> bool:
+    return name.rpartition(":")[2].isdigit() and (not name.startswith("[") or "]:" in name)
+
+
+def bind(host: str, port: int, share_port: bool = False) -> socket.socket:
+    """Bind and listen before serving, so a busy port is an error here and not a dead thread.
+
+    `share_port`: each worker process listens on a socket of its own on the same port (SO_REUSEPORT), and the
+    kernel spreads new connections over them. (One socket shared by all would not: asyncio accepts every
+    connection waiting when it wakes, so a burst of clients can all land on the first process to wake.)
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP given, not left 0: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on accepted
+    # sockets whose proto says TCP, and with it on, every answer on a kept-alive connection waits ~40 ms
+    # for the client's delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    # Lets a restarted server take its port back from connections still in TIME_WAIT; Linux still refuses
+    # the bind while another socket listens there.
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if share_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+class Guard:
+    """In front of the SDK's app: a loopback Host only on a connection that came through loopback, and the bearer
+    token when one is set.
+
+    The SDK checks the Host header against the allowed names, but a client on the network can send
+    `Host: localhost` to a server bound to every address; only the address the connection arrived at tells.
+    """
+
+    def __init__(self, app: Any, host: str, token: str | None) -> None:
+        self.app = app
+        self.every_address = host in WILDCARD_ADDRESSES
+        self.expected = token.encode() if token else None
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope["headers"])
+            if self.every_address and not arrived_through_loopback(scope) and names_loopback(headers.get(b"host")):
+                await refuse(send, 421, "Misdirected request: a loopback Host on a connection from the network")
+                return
+            if self.expected is not None and not has_token(headers.get(b"authorization", b""), self.expected):
+                await refuse(send, 401, "Unauthorized: send the bearer token (Authorization: Bearer ...)",
+                             [(b"www-authenticate", b'Bearer realm="mcp"')])
+                return
+        await self.app(scope, receive, send)
+
+
+def has_token(authorization: bytes, expected: bytes) -> bool:
+    """`Authorization: Bearer <token>`, the scheme in any case (RFC 6750), compared in constant time."""
+    scheme, _, given = authorization.strip().partition(b" ")
+    return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), expected)
+
+
+def arrived_through_loopback(scope: dict) -> bool:
+    local = (scope.get("server") or ("", 0))[0]
+    try:
+        address = ipaddress.ip_address(local)
+    except ValueError:
+        return False  # a Unix socket or an unknown address: not loopback
+    mapped = getattr(address, "ipv4_mapped", None)
+    return (mapped or address).is_loopback
+
+
+def names_loopback(host_header: bytes | None) -> bool:
+    name = (host_header or b"").decode("latin-1").strip().lower()
+    if name.startswith("["):
+        name = name[: name.find("]") + 1]  # [::1]:8765
+    elif name.count(":") == 1:
+        name = name.rpartition(":")[0]  # localhost:8765
+    return name in LOOPBACK_NAMES or name == "::1"
+
+
+async def refuse(send: Any, status: int, text: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    body = text.encode()
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode()), *(headers or [])
+    ]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def http_server(
+    server: Server,
+    host: str,
+    path: str,
+    allowed_hosts: list[str],
+    token: str | None = None,
+    stateful: bool = False,
+    max_sessions: int = limits.MAX_SESSIONS,
+    session_idle_seconds: float = limits.SESSION_IDLE_SECONDS,
+) -> uvicorn.Server:
+    # Stateless by default: every request stands alone, so no session outlives its request (10,000 abandoned
+    # sessions once held ~300 MB and refused new clients), and replicas behind a load balancer need no
+    # sticky sessions. The tools need no session: they never call the client back. Answers are plain
+    # JSON rather than a one-event stream (the tools send no progress): ~3 ms less per call.
+    app = server.streamable_http_app(
+        streamable_http_path=path,
+        transport_security=transport_security(host, allowed_hosts),
+        host=host,
+        stateless_http=not stateful,
+        json_response=True,
+        max_sessions=max_sessions,
+        session_idle_timeout=session_idle_seconds,
+    )
+    if stateful:
+        evict_the_oldest_idle_session_when_full(server.session_manager)
+    config = uvicorn.Config(
+        Guard(app, host, token),
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        ws="none",
+        timeout_graceful_shutdown=1,
+    )
+    return uvicorn.Server(config)
+
+
+def evict_the_oldest_idle_session_when_full(manager: Any) -> None:
+    """At the session limit, the SDK refuses every new client (503) until a session ends or expires; here the
+    session idle the longest makes room instead (its client gets 404 on its next request and starts again,
+    as after an expiry). Uses the SDK's session table and each session's idle deadline (mcp 2.3 internals).
+    """
+    admit = manager._admit_session
+
+    def admit_session(requestor: Any) -> Any:
+        if manager.max_sessions is not None and len(manager._server_instances) >= manager.max_sessions:
+            idle = [
+                (transport.idle_scope.deadline, session_id)
+                for session_id, transport in manager._server_instances.items()
+                if transport.idle_scope is not None and not transport._requests_in_flight
+            ]
+            if idle:
+                oldest = min(idle)[1]  # the earliest idle deadline: the longest idle
+                transport = manager._server_instances.pop(oldest)
+                manager._session_owners.pop(oldest, None)
+                transport.idle_scope.cancel()  # ends the session's task, which terminates it
+        return admit(requestor)
+
+    manager._admit_session = admit_session
+
+
+def serve_http(
+    server: Server,
+    *,
+    host: str,
+    port: int,
+    path: str,
+    allowed_hosts: list[str],
+    token: str | None = None,
+    workers: int = 1,
+    stateful: bool = False,
+) -> None:
+    """Serve until interrupted (the `mkdocs-vault-mcp serve --transport http` command), from `workers` processes."""
+    sock = bind(host, port)
+    address = endpoint(host, port, path)
+    if workers == 1:
+        print(f"MCP server at {address}", flush=True)
+        asyncio.run(http_server(server, host, path, allowed_hosts, token, stateful).serve(sockets=[sock]))
+        return
+    sock.close()  # the port is free: each worker takes it with a socket of its own
+
+    def serve(listening_now: Callable[[], None]) -> None:
+        listening = bind(host, port, share_port=True)
+        listening_now()
+        asyncio.run(http_server(server, host, path, allowed_hosts, token, stateful).serve(sockets=[listening]))
+
+    serve_from_processes(serve, workers, f"MCP server at {address} ({workers} worker processes)")
+
+
+def serve_from_processes(serve: Callable[[Callable[[], None]], None], workers: int, ready_line: str) -> None:
+    """Fork `workers` processes that each `serve`, print `ready_line` once all listen (each calls the function
+    `serve` is given once it does), and wait for them.
+    SIGINT or SIGTERM to this process stops them all.
+
+    Forked, not spawned: the server and its tools are built once, before, and each process opens its own
+    read-only connections to the index when it first answers (SQLite connections must not cross a fork).
+    """
+    ready_in, ready_out = os.pipe()
+    children: set[int] = set()
+    for _ in range(workers):
+        pid = os.fork()
+        if pid == 0:
+            os.close(ready_in)
+            status = 1
+            try:
+                # uvicorn handles SIGINT and SIGTERM itself, and ends its requests
+                serve(lambda: (os.write(ready_out, b"+"), os.close(ready_out)))
+                status = 0
+            finally:
+                os._exit(status)
+        children.add(pid)
+    os.close(ready_out)
+
+    def stop(signum: int, frame: Any) -> None:
+        for child in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGTERM)
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    started = 0
+    while started < workers:
+        signals = os.read(ready_in, workers)
+        if not signals:
+            break
+        started += len(signals)
+    os.close(ready_in)
+    if started < workers:  # a worker could not take the port (it said why on stderr)
+        stop(signal.SIGTERM, None)
+        for child in children:
+            os.waitpid(child, 0)
+        raise OSError(f"only {started} of {workers} worker processes could listen")
+    print(ready_line, flush=True)
+    while children:
+        try:
+            pid, _ = os.wait()
+        except ChildProcessError:
+            return
+        children.discard(pid)
+
+
+def url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def endpoint(host: str, port: int, path: str) -> str:
+    return f"http://{url_host(host)}:{port}{path}"
