@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import sqlite3
 import sys
 from pathlib import Path
 
@@ -25,11 +24,10 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-from report import table  # noqa: E402
-
 from mkdocs_vault_mcp.index.filters import InvalidArgument  # noqa: E402
 from mkdocs_vault_mcp.index.read import read_document  # noqa: E402
 from mkdocs_vault_mcp.index.store import open_read_only  # noqa: E402
+from report import table  # noqa: E402
 
 CORPORA = ROOT.parent / "shared" / "corpora"
 OUT = ROOT / "bench" / "out" / "read-coverage"
@@ -72,7 +70,8 @@ def corpus_site(name: str) -> tuple[Path, dict]:
     if name == "material":
         return CORPORA / "material-docs", {
             "site_name": "Material for MkDocs", "theme": {"name": "material", "custom_dir": "overrides"},
-            "plugins": [{"blog": {"authors": False}}, "search", "vault-mcp"], "markdown_extensions": MATERIAL_EXTENSIONS,
+            "plugins": [{"blog": {"authors": False}}, "search", "vault-mcp"],
+            "markdown_extensions": MATERIAL_EXTENSIONS,
         }
     languages = ["en"] if name == "fastapi-en" else sorted(
         p.name for p in (CORPORA / "fastapi-docs").iterdir() if (p / "docs").is_dir()

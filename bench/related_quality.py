@@ -20,12 +20,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-from report import table  # noqa: E402
-from search_quality import QUERIES, build_fastapi_site  # noqa: E402
-
 from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
 from mkdocs_vault_mcp.index.related import related  # noqa: E402
 from mkdocs_vault_mcp.index.store import open_read_only  # noqa: E402
+from report import table  # noqa: E402
+from search_quality import QUERIES, build_fastapi_site  # noqa: E402
 
 DEPTHS = (5, 10)
 

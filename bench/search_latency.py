@@ -37,11 +37,10 @@ REPO = BENCH.parent
 sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(REPO))
 
-from search_quality import CORPORA, QUERIES, STYLES, build_fastapi_site  # noqa: E402
-
 from mkdocs_vault_mcp.index import search as ranking  # noqa: E402
 from mkdocs_vault_mcp.index.filters import Filters, compile_filters  # noqa: E402
 from mkdocs_vault_mcp.index.store import open_read_only  # noqa: E402
+from search_quality import CORPORA, QUERIES, STYLES, build_fastapi_site  # noqa: E402
 
 SERVER_COMMAND = REPO / ".venv" / "bin" / "mkdocs-vault-mcp"
 RESULTS = BENCH / "results" / "search_latency.txt"

@@ -128,8 +128,9 @@ def main() -> None:
         detail = ", ".join(f"{name} {value * 1000:.1f} ms" for name, value in sorted(parts.items()))
         print(f"run {run}: snapshot + stats page {totals[-1] * 1000:.1f} ms of a {seconds:.2f} s build ({detail})")
     worst = max(totals)
+    command = [".venv/bin/python", os.path.relpath(__file__, REPO), *sys.argv[1:]]
     print(
-        f"\ncommand: {' '.join(shlex.quote(a) for a in ['.venv/bin/python', os.path.relpath(__file__, REPO), *sys.argv[1:]])}\n"
+        f"\ncommand: {' '.join(shlex.quote(a) for a in command)}\n"
         f"corpus: {pages} pages, 13 language folders in one docs_dir, theme mkdocs\n"
         f"snapshot + stats page: median {statistics.median(totals) * 1000:.1f} ms, worst {worst * 1000:.1f} ms "
         f"(builds: median {statistics.median(builds):.2f} s) -> "

@@ -100,7 +100,7 @@ def _plain_tabs(soup: BeautifulSoup, tabs: Tag) -> None:
               if label.find_parent("div", class_="tabbed-set") is tabs]
     blocks = tabs.select(":scope > .tabbed-content > .tabbed-block") or tabs.select(":scope > .tabbed-content")
     plain = soup.new_tag("div")
-    for label, block in zip(labels, blocks):
+    for label, block in zip(labels, blocks, strict=False):  # a label or a block without its pair is left out
         title = soup.new_tag("p")
         strong = soup.new_tag("strong")
         strong.string = label

@@ -13,8 +13,8 @@ if GENERATOR == "properdocs":
 import json
 import logging
 import socket
-import sys
 import sqlite3
+import sys
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,7 +93,7 @@ class Site:
         try:
             build_from(config_file)
         finally:
-            for logger, level in zip(loggers, previous):
+            for logger, level in zip(loggers, previous, strict=True):
                 logger.removeHandler(handler)
                 logger.setLevel(level)
             self.logs = records  # a failed build's records too, for tests of what it logged
@@ -108,7 +108,9 @@ class Site:
     def documents(self) -> dict[str, dict[str, Any]]:
         with self.db() as conn:
             conn.row_factory = sqlite3.Row
-            rows = conn.execute("SELECT d.*, s.markdown FROM documents d JOIN sources s ON s.document_id = d.id").fetchall()
+            rows = conn.execute(
+                "SELECT d.*, s.markdown FROM documents d JOIN sources s ON s.document_id = d.id"
+            ).fetchall()
         return {row["path"]: {**dict(row), "meta": json.loads(row["meta"])} for row in rows}
 
     def sections(self, path: str) -> list[dict[str, Any]]:

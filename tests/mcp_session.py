@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from anyio.from_thread import start_blocking_portal
 from jsonschema import Draft202012Validator
@@ -55,9 +56,8 @@ class Session:
 @contextmanager
 def session_with(server: Any) -> Iterator[Session]:
     """`server`: whatever `Client` connects to (a server object, a URL, `StdioServerParameters`)."""
-    with start_blocking_portal() as portal:
-        with portal.wrap_async_context_manager(Client(server)) as client:
-            yield Session(portal, client)
+    with start_blocking_portal() as portal, portal.wrap_async_context_manager(Client(server)) as client:
+        yield Session(portal, client)
 
 
 @contextmanager

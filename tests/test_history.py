@@ -4,10 +4,9 @@ resolved by hand or with one side's version, the same change on both sides, an o
 
 from __future__ import annotations
 
+from mkdocs_vault_mcp.modified import HISTORY_LENGTH, read_git_times
 from scripted_git import REAL_RUN
 from test_modified import D, files_at_head, history  # noqa: F401  (the fixture)
-
-from mkdocs_vault_mcp.modified import HISTORY_LENGTH, read_git_times
 
 
 def git_log_history(top, path: str) -> list[tuple[int, str]]:

@@ -10,8 +10,8 @@ import json
 import logging
 import re
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from mcp import Client
@@ -200,7 +200,8 @@ def test_bad_arguments_say_what_is_accepted(mcp: Session) -> None:
     assert "No document at target" in mcp.error("links", show="history", target="nope.md")
     assert "No section with anchor" in mcp.error("links", show="related", target="index.md#nope")
     assert "show" in mcp.error("links", show="sideways")
-    assert "where has unknown key 'tags'; it takes query, scope" in mcp.error("links", show="broken", where={"tags": "x"})
+    unknown_key = mcp.error("links", show="broken", where={"tags": "x"})
+    assert "where has unknown key 'tags'; it takes query, scope" in unknown_key
     assert "where['folder'] must be a string" in mcp.error("links", show="broken", where={"folder": 3})
     assert "modified_after must be an RFC 3339" in mcp.error("links", show="broken", where={"modified_after": "2024"})
     assert "Field 'nope' is not indexed" in mcp.error("links", show="orphans", where={"filters": {"nope": 1}})

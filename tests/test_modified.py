@@ -235,59 +235,65 @@ def test_not_a_repository_or_no_git(tmp_path, monkeypatch, capsys):
 def test_random_histories_agree_with_git_log(tmp_path):
     """Arbitrary merge resolutions, octopus merges, deletions, re-additions and clock skew, built
     with plumbing so any tree can follow any parents."""
-    names = ["a.md", "b.md", f"{UNICODE_DIR}/c d.md", "e/f.md", "../outside.md"]
     for seed in range(4):
-        rnd = random.Random(seed)
-        repo = Repo(tmp_path / f"random{seed}")
-        trees: dict[str, dict[str, str]] = {}
-        clock = T0
-
-        def commit(state: dict[str, str], parents: list[str]) -> str:
-            nonlocal clock
-            clock += rnd.randint(-500, 2000)
-            for old in repo.root.iterdir():
-                if old.name != ".git":
-                    shutil.rmtree(old) if old.is_dir() else old.unlink()
-            for path, text in state.items():
-                repo.write(os.path.normpath("docs/" + path), text)
-            repo.git("add", "-A")
-            tree = repo.git("write-tree").stdout.strip()
-            parent_args = [arg for parent in parents for arg in ("-p", parent)]
-            sha = repo.git("commit-tree", tree, "-m", "random", *parent_args,
-                           when=clock, author=clock - rnd.randint(0, 3000)).stdout.strip()
-            trees[sha] = state
-            return sha
-
-        def edit(state: dict[str, str]) -> dict[str, str]:
-            state = dict(state)
-            for _ in range(rnd.randint(0, 3)):
-                path = rnd.choice(names)
-                if path in state and rnd.random() < 0.2:
-                    del state[path]
-                else:
-                    state[path] = rnd.choice("xyz")  # few contents, so sides often agree by chance
-            return state
-
-        tips = {"main": commit(edit({}), [])}
-        for step in range(30):
-            branch = rnd.choice(sorted(tips))
-            others = [b for b in sorted(tips) if tips[b] != tips[branch]]
-            roll = rnd.random()
-            if roll < 0.5 or not others:
-                tips[branch] = commit(edit(trees[tips[branch]]), [tips[branch]])
-            elif roll < 0.65:
-                tips[f"b{step}"] = tips[branch]
-            else:
-                parents = [tips[branch]] + [tips[b] for b in rnd.sample(others, min(len(others), rnd.choice([1, 1, 2])))]
-                merged = {}
-                for path in set().union(*(trees[p] for p in parents)):
-                    text = rnd.choice([trees[p].get(path) for p in parents] + [rnd.choice("xyz"), None])
-                    if text is not None:
-                        merged[path] = text
-                tips[branch] = commit(merged, parents)
-        repo.git("reset", "-q", "--hard", tips[rnd.choice(sorted(tips))])
+        repo = random_history(tmp_path / f"random{seed}", random.Random(seed))
         if (repo.root / "docs").is_dir():
             assert_agrees_with_git_log(repo.root / "docs", read_git_times(str(repo.root / "docs")))
+
+
+def random_history(root: Path, rnd: random.Random) -> Repo:
+    """A repository at `root` whose history `rnd` draws: commits, branches and merges of any parents."""
+    names = ["a.md", "b.md", f"{UNICODE_DIR}/c d.md", "e/f.md", "../outside.md"]
+    repo = Repo(root)
+    trees: dict[str, dict[str, str]] = {}
+    clock = T0
+
+    def commit(state: dict[str, str], parents: list[str]) -> str:
+        nonlocal clock
+        clock += rnd.randint(-500, 2000)
+        for old in repo.root.iterdir():
+            if old.name != ".git":
+                shutil.rmtree(old) if old.is_dir() else old.unlink()
+        for path, text in state.items():
+            repo.write(os.path.normpath("docs/" + path), text)
+        repo.git("add", "-A")
+        tree = repo.git("write-tree").stdout.strip()
+        parent_args = [arg for parent in parents for arg in ("-p", parent)]
+        sha = repo.git("commit-tree", tree, "-m", "random", *parent_args,
+                       when=clock, author=clock - rnd.randint(0, 3000)).stdout.strip()
+        trees[sha] = state
+        return sha
+
+    def edit(state: dict[str, str]) -> dict[str, str]:
+        state = dict(state)
+        for _ in range(rnd.randint(0, 3)):
+            path = rnd.choice(names)
+            if path in state and rnd.random() < 0.2:
+                del state[path]
+            else:
+                state[path] = rnd.choice("xyz")  # few contents, so sides often agree by chance
+        return state
+
+    tips = {"main": commit(edit({}), [])}
+    for step in range(30):
+        branch = rnd.choice(sorted(tips))
+        others = [b for b in sorted(tips) if tips[b] != tips[branch]]
+        roll = rnd.random()
+        if roll < 0.5 or not others:
+            tips[branch] = commit(edit(trees[tips[branch]]), [tips[branch]])
+        elif roll < 0.65:
+            tips[f"b{step}"] = tips[branch]
+        else:
+            merged_in = rnd.sample(others, min(len(others), rnd.choice([1, 1, 2])))
+            parents = [tips[branch]] + [tips[b] for b in merged_in]
+            merged = {}
+            for path in set().union(*(trees[p] for p in parents)):
+                text = rnd.choice([trees[p].get(path) for p in parents] + [rnd.choice("xyz"), None])
+                if text is not None:
+                    merged[path] = text
+            tips[branch] = commit(merged, parents)
+    repo.git("reset", "-q", "--hard", tips[rnd.choice(sorted(tips))])
+    return repo
 
 
 # ---- modified_instant ----
@@ -338,7 +344,8 @@ def test_mtime_keeps_microseconds(pages):
     docs, git = pages
     when, _ = instant(docs, git, "clean.md", "mtime")
     assert when.microsecond == 123456
-    assert when == datetime.fromtimestamp(0, UTC) + timedelta(microseconds=os.stat(docs / "clean.md").st_mtime_ns // 1000)
+    mtime_us = os.stat(docs / "clean.md").st_mtime_ns // 1000
+    assert when == datetime.fromtimestamp(0, UTC) + timedelta(microseconds=mtime_us)
 
 
 def test_without_git_every_mode_falls_back_to_mtime(pages):

@@ -3,13 +3,12 @@ holds no one else up, stateless sessions. Real `mkdocs-vault-mcp serve` processe
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import json
-import asyncio
 import os
 import random
 import signal
-import socket
 import sqlite3
 import statistics
 import string
@@ -17,24 +16,24 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
-
 from mcp import Client
 
 from conftest import Site, built_site, free_port
 from mcp_session import session_over, session_with
-from test_live import data, serve_factory, write_site  # noqa: F401 (serve_factory is a fixture)
 from mkdocs_vault_mcp import limits
 from mkdocs_vault_mcp.freshness import Freshness
 from mkdocs_vault_mcp.live import LiveServer, bind
 from mkdocs_vault_mcp.live import http_server as live_http_server
 from mkdocs_vault_mcp.server import IndexReader, create_server
+from test_live import data, serve_factory, write_site  # noqa: F401 (serve_factory is a fixture)
 
 SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"
 STARTUP_SECONDS = 30
@@ -329,7 +328,7 @@ def on_post_build(config):
 """
 
 
-def test_a_page_saved_before_serve_watches_is_indexed_or_flagged(tmp_path, serve_factory):
+def test_a_page_saved_before_serve_watches_is_indexed_or_flagged(tmp_path, serve_factory):  # noqa: F811 (the fixture)
     port = free_port()
     config = write_site(tmp_path, mcp_port=port)
     (tmp_path / "hooks" / "late.py").write_text(SAVE_DURING_FIRST_BUILD)

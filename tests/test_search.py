@@ -12,7 +12,7 @@ import json
 import re
 import shutil
 import sqlite3
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 

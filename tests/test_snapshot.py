@@ -55,7 +55,7 @@ def assert_snapshot_matches_tools(site, tag_fields: list[str]) -> dict[str, Any]
     assert snapshot["by_folder"] == by_folder
     assert snapshot["by_month"] == by_month
     assert snapshot["by_language"] == by_language
-    assert snapshot["by_tag"] == dict(zip(tag_fields, by_tag))
+    assert snapshot["by_tag"] == dict(zip(tag_fields, by_tag, strict=True))
     assert list(snapshot["by_tag"]) == tag_fields  # in the order of the tag_fields option
     return snapshot
 

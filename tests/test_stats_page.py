@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from chromium import Browser, find_chromium, serve_directory
-from mkdocs_vault_mcp.stats_page import MAX_BARS
 from conftest import ROOT, build_from
+from mkdocs_vault_mcp.stats_page import MAX_BARS
 from test_snapshot import call_tools
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -208,7 +208,7 @@ def expected_bars(ranked: list[tuple[str, int]]) -> list[dict[str, Any]]:
     bars = [{"key": key, "other": None, "count": count} for key, count in ranked]
     if len(bars) > MAX_BARS:
         tail = bars[MAX_BARS - 1 :]
-        bars = bars[: MAX_BARS - 1] + [{"key": None, "other": len(tail), "count": sum(b["count"] for b in tail)}]
+        bars = [*bars[: MAX_BARS - 1], {"key": None, "other": len(tail), "count": sum(b["count"] for b in tail)}]
     return bars
 
 
