@@ -51,7 +51,7 @@ def main() -> None:
     from mkdocs_vault_mcp.index.store import open_read_only
     from search_quality import CONFIG, CORPORA, MKDOCS, OUT, recall, reciprocal_rank
 
-    assert Path(sys.modules["mkdocs_vault_mcp"].__file__).is_relative_to(package_root)
+    assert Path(sys.modules["mkdocs_vault_mcp"].__file__ or "").is_relative_to(package_root)
     queries = json.loads(args.queries.read_text())["queries"]
     lines = []
     per_query_lines = []

@@ -180,7 +180,7 @@ def verify_shortcut(pages: int) -> str:
 @dataclasses.dataclass
 class Case:
     label: str
-    run: Callable[[sqlite3.Connection], Any]  # the query function on a connection
+    run: Callable[..., Any]  # the query function on a connection (a lambda binding its case's values as defaults)
     tool: str | None  # the MCP tool and arguments doing the same, or None
     arguments: dict[str, Any]
     target_ms: float | None = None
@@ -349,6 +349,7 @@ async def measure_mcp(path: Path, cases: list[Case], calls: int) -> dict[str, li
 def explain(path: Path, case: Case) -> list[str]:
     conn = open_read_only(path)
     lines = [f"EXPLAIN QUERY PLAN for {case.label}:"]
+    assert case.sql is not None, case.label
     try:
         for sql, params in case.sql(conn):
             lines.append(f"  {sql}")

@@ -17,7 +17,9 @@ import datetime as dt
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from mkdocs_vault_mcp.documents import build_document
 from mkdocs_vault_mcp.index.filters import Filters
@@ -61,7 +63,7 @@ def main() -> None:
             times[label].append(time.perf_counter() - started)
             writer.close()
     conn = open_read_only(path)
-    queries = {"link_summary (snapshot)": lambda: link_summary(conn)}
+    queries: dict[str, Callable[..., Any]] = {"link_summary (snapshot)": lambda: link_summary(conn)}
     for show in ("broken", "orphans", "most_linked"):
         queries[f"links show={show}"] = lambda show=show: links(conn, show, Filters(), limit=50)
     queries["links show=backlinks"] = lambda: links(conn, "backlinks", Filters(), target="p5.md", limit=50)

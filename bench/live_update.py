@@ -183,6 +183,7 @@ class Serve:
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
+        assert self.process.stdout is not None
         for line in self.process.stdout:
             self.lines.append((time.monotonic(), line.rstrip("\n")))
 

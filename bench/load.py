@@ -143,6 +143,7 @@ def start_server(site: Path, workers: int) -> tuple[subprocess.Popen, int]:
          "--workers", str(workers)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
+    assert server.stdout is not None and server.stderr is not None
     line = server.stdout.readline()
     if not line.startswith("MCP server at"):
         server.kill()

@@ -19,6 +19,7 @@ import argparse
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -115,7 +116,7 @@ def build_corpus(name: str, root: Path, overrides: dict | None = None) -> Path:
     return root / "site" / "vault-mcp" / "index.sqlite"
 
 
-def read_coverage(index: Path) -> dict[str, object]:
+def read_coverage(index: Path) -> dict[str, Any]:
     """Every section read back by heading and by anchor, and every page read whole, checked for chrome."""
     conn = open_read_only(index)
     sections = conn.execute(

@@ -35,8 +35,8 @@ def main() -> None:
     pages = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
     known = {path for (path,) in conn.execute("SELECT path FROM documents")}
     queries = [q for q in json.loads(QUERIES.read_text(encoding="utf-8"))["queries"] if len(q["relevant"]) >= 2]
-    recall = {depth: [] for depth in DEPTHS}
-    any_hit = {depth: [] for depth in DEPTHS}
+    recall: dict[int, list[float]] = {depth: [] for depth in DEPTHS}
+    any_hit: dict[int, list[float]] = {depth: [] for depth in DEPTHS}
     times = []
     for query in queries:
         relevant = [path for path in query["relevant"] if path in known]

@@ -58,7 +58,7 @@ def percentile(values: list[float], fraction: float) -> float:
 def was_relaxed(conn, query: str, limit: int = 10) -> bool:
     """Whether `search` goes on to the relaxed form: the strict form finds fewer pages than asked for."""
     plan = ranking.plan_query(conn, query, "all")
-    if plan.relaxed in (None, plan.strict):
+    if plan.relaxed is None or plan.relaxed == plan.strict or plan.strict is None:
         return False
     return ranking._page_count(conn, plan.strict, compile_filters(conn, Filters()), limit) < limit
 

@@ -237,8 +237,8 @@ def table(results: dict[str, dict[str, dict[str, tuple]]]) -> str:
     for number, row in enumerate(rows):
         if number > 1 and row[0] != rows[number - 1][0]:
             lines.append("")
-        cells = enumerate(zip(row, widths, strict=True))
-        lines.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in cells))
+        lines.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w)
+                               for i, (c, w) in enumerate(zip(row, widths, strict=True))))
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 

@@ -58,7 +58,8 @@ def instrument() -> None:
     plugin.write_snapshot = timed("write_snapshot", plugin.write_snapshot)
     stats_page.add_files = timed("add_files", stats_page.add_files)
     stats_page.add_to_nav = timed("add_to_nav", stats_page.add_to_nav)
-    plugin.VaultMcpPlugin.on_page_context = timed("on_page_context (all pages)", plugin.VaultMcpPlugin.on_page_context)
+    plugin.VaultMcpPlugin.on_page_context = timed(  # type: ignore[method-assign]
+        "on_page_context (all pages)", plugin.VaultMcpPlugin.on_page_context)
     # Parts of on_page_context, reported apart (not added to the total a second time).
     queries.index_stats = timed("part: index_stats", queries.index_stats)
     stats_page.render = timed("part: render", stats_page.render)

@@ -11,6 +11,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ def summary_line(done: subprocess.CompletedProcess) -> str:
     return done.stderr.strip().splitlines()[-1]
 
 
-def index_rows(index: Path, *, meta_less: set[str] = frozenset()) -> dict[str, Any]:
+def index_rows(index: Path, *, meta_less: AbstractSet[str] = frozenset()) -> dict[str, Any]:
     """Everything the tools answer from, by path: the document, its sections and its filter values."""
     conn = sqlite3.connect(index)
     try:

@@ -29,7 +29,8 @@ def summary(site: Site) -> tuple[int, int, int, int, int]:
     assert len(lines) == 1, lines
     match = SUMMARY.match(lines[0])
     assert match, lines[0]
-    return tuple(int(group) for group in match.groups()[:5])
+    pages, sections, changed, unchanged, removed = (int(group) for group in match.groups()[:5])
+    return pages, sections, changed, unchanged, removed
 
 
 def row_ids(site: Site) -> dict[str, tuple[int, tuple[int, ...]]]:

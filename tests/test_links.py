@@ -236,7 +236,7 @@ def test_incremental_builds_keep_links_right_when_either_end_changes_or_goes(sit
         "b.md": "# B\n\n## X { #x }\n\nText.\n",
         "c.md": "# C\n\nTo [b](b.md).\n",
     })
-    site.config["markdown_extensions"] = ["attr_list"]
+    site.config = {"plugins": ["vault-mcp"], "markdown_extensions": ["attr_list"]}
     site.build()
     assert link_states(site) == {("a.md", "/b/#x", "b.md", None), ("c.md", "/b/", "b.md", None)}
 

@@ -67,7 +67,8 @@ def files_at_head(docs: Path) -> set[str]:
     return {os.fsdecode(name) for name in out.stdout.split(b"\0") if name}
 
 
-def assert_agrees_with_git_log(docs: Path, times: GitTimes) -> None:
+def assert_agrees_with_git_log(docs: Path, times: GitTimes | None) -> None:
+    assert times is not None, f"no git times for {docs}"
     prefix = REAL_RUN(["git", "rev-parse", "--show-prefix"], cwd=docs, capture_output=True, text=True).stdout.strip()
     top = docs.parents[prefix.count("/") - 1] if prefix else docs
     tracked = files_at_head(docs)
@@ -164,6 +165,7 @@ def test_every_tracked_file_agrees_with_git_log(history):
 
 def test_dirty_set_holds_uncommitted_and_untracked_files(history):
     times = read_git_times(str(history.root / D))
+    assert times is not None
     assert times.dirty == {"index.md", "guide.md", f"{UNICODE_DIR}/new draft.md", "drafts/idea.md"}
     assert isinstance(times.dirty, frozenset)
 
@@ -193,6 +195,7 @@ def test_docs_dir_at_top_level(tmp_path):
     repo.commit(T0 + 3, ("index.md", "3\n"))
     repo.merge(T0 + 4, "side")
     times = read_git_times(str(repo.root))
+    assert times is not None
     assert times.author_times == {"index.md": T0 + 3, f"{UNICODE_DIR}/page.md": T0 + 2}
     assert_agrees_with_git_log(repo.root, times)
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import pytest
 
 from conftest import CORPORA, Site, built_site
-from mcp_session import Session, session_over
+from mcp_session import Session, session_over, text
 from mkdocs_vault_mcp.index.filters import fts_expression
 from mkdocs_vault_mcp.index.search import COLUMN_WEIGHTS
 
@@ -555,5 +555,5 @@ def test_search_with_limit_10_on_the_fastapi_docs_stays_under_20000_characters(
     result = fastapi.call("search", query=query, limit=10)
     assert not result.is_error
     assert 0 < len(result.structured_content["result"]) <= 10
-    assert len(result.content[0].text) < 20_000
+    assert len(text(result)) < 20_000
     assert len(json.dumps(result.structured_content)) < 20_000

@@ -205,7 +205,7 @@ OVERLAPS = """(() => {
 
 def expected_bars(ranked: list[tuple[str, int]]) -> list[dict[str, Any]]:
     """At most MAX_BARS bars; a longer list keeps MAX_BARS - 1 and sums the rest into one `other` bar."""
-    bars = [{"key": key, "other": None, "count": count} for key, count in ranked]
+    bars: list[dict[str, Any]] = [{"key": key, "other": None, "count": count} for key, count in ranked]
     if len(bars) > MAX_BARS:
         tail = bars[MAX_BARS - 1 :]
         bars = [*bars[: MAX_BARS - 1], {"key": None, "other": len(tail), "count": sum(b["count"] for b in tail)}]
@@ -213,7 +213,7 @@ def expected_bars(ranked: list[tuple[str, int]]) -> list[dict[str, Any]]:
 
 
 def expected_charts(snapshot: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    top = Counter()
+    top: Counter[str] = Counter()
     for bucket in snapshot["by_folder"]["buckets"]:
         top[bucket["key"].split("/")[0]] += bucket["count"]
     charts = {"folders": expected_bars(sorted(top.items(), key=lambda kv: (-kv[1], kv[0].casefold(), kv[0])))}
