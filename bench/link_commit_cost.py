@@ -26,7 +26,7 @@ from mkdocs_vault_mcp.index.filters import Filters
 from mkdocs_vault_mcp.index.links import link_summary, links
 from mkdocs_vault_mcp.index.store import IndexWriter, open_read_only
 
-NOW = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
 
 
 def page(i: int, pages: int, extra: str = ""):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -16,7 +16,7 @@ from mkdocs_vault_mcp.index.filters import (
 )
 from mkdocs_vault_mcp.index.store import TOKENIZER, to_micros
 
-UTC = timezone.utc
+UTC = UTC
 
 
 @pytest.mark.parametrize(

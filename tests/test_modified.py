@@ -8,7 +8,7 @@ import os
 import random
 import shutil
 import subprocess
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -19,7 +19,7 @@ from scripted_git import REAL_RUN, T0, count_subprocess_runs, git_log_time, isol
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
 UNICODE_DIR = "Ünïcödé dir"  # non-ASCII characters and a space
-UTC = timezone.utc
+UTC = UTC
 
 
 @pytest.fixture(autouse=True)
