@@ -129,7 +129,7 @@ def test_outlinks_resolve_pages_anchors_snippets_and_cross_references(mcp: Sessi
     assert gone["url"] == "missing.md" and gone["section_url"] == "/#home"
 
 
-def test_links_from_the_generated_api_page(mcp: Session) -> None:
+def test_links_on_the_generated_api_page_are_found_with_their_sections(mcp: Session) -> None:
     links = {(row["text"], row["target"], row["anchor"], row["section"])
              for row in rows(mcp, "outlinks", where={"path": "api.md"})}
     assert ("Anemometer", "api.md", "linkkit.Anemometer", "read_wind(station)") in links
@@ -162,7 +162,7 @@ def test_broken_links_agree_with_mkdocs_own_warnings(mcp: Session, built: Site) 
     assert {source for source, _ in mkdocs_links} == {"index.md"} and len(mkdocs_links) == len(ours)
 
 
-def test_orphans_and_most_linked_pages(mcp: Session) -> None:
+def test_orphans_are_pages_nothing_links_to_and_most_linked_counts_linking_pages(mcp: Session) -> None:
     orphans = rows(mcp, "orphans")
     assert [row["path"] for row in orphans] == ["orphan.md"]
     assert orphans[0]["in_nav"] is False and orphans[0]["linked_from"] == 0
@@ -257,7 +257,7 @@ def test_incremental_builds_keep_links_right_when_either_end_changes_or_goes(sit
     assert link_states(site) == set()
 
 
-def test_serve_dirty_keeps_links_right(tmp_path: Path) -> None:
+def test_serve_dirty_keeps_links_and_backlinks_right_as_pages_change(tmp_path: Path) -> None:
     from test_live import Serve
 
     port = free_port()

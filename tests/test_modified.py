@@ -170,7 +170,7 @@ def test_dirty_set_holds_uncommitted_and_untracked_files(history):
     assert isinstance(times.dirty, frozenset)
 
 
-def test_constant_number_of_git_processes(history, tmp_path, monkeypatch):
+def test_reading_git_times_takes_the_same_few_git_processes_for_any_history(history, tmp_path, monkeypatch):
     small = Repo(tmp_path / "small")
     small.commit(T0, ("docs/a.md", "a\n"))
     calls = count_subprocess_runs(monkeypatch)
@@ -186,7 +186,7 @@ def test_constant_number_of_git_processes(history, tmp_path, monkeypatch):
         assert kwargs["env"]["GIT_OPTIONAL_LOCKS"] == "0" and kwargs["env"]["GIT_TERMINAL_PROMPT"] == "0"
 
 
-def test_docs_dir_at_top_level(tmp_path):
+def test_a_docs_dir_at_the_top_of_the_repository_gets_its_git_times(tmp_path):
     repo = Repo(tmp_path / "top")
     repo.commit(T0 + 1, ("index.md", "1\n"), (f"{UNICODE_DIR}/page.md", "1\n"))
     repo.git("checkout", "-q", "-b", "side")
@@ -217,13 +217,13 @@ def test_user_config_and_hook_environment_do_not_change_the_result(history, tmp_
     assert read_git_times(str(docs)) == expected
 
 
-def test_repository_without_commits(tmp_path):
+def test_a_repository_without_commits_has_no_times_and_every_file_dirty(tmp_path):
     repo = Repo(tmp_path / "fresh")
     repo.write("docs/a b.md", "draft\n")
     assert read_git_times(str(repo.root / "docs")) == GitTimes({}, frozenset({"a b.md"}))
 
 
-def test_not_a_repository_or_no_git(tmp_path, monkeypatch, capsys):
+def test_outside_a_repository_or_without_git_there_are_no_git_times_and_no_output(tmp_path, monkeypatch, capsys):
     plain = tmp_path / "plain"
     plain.mkdir()
     assert read_git_times(str(plain)) is None
@@ -335,7 +335,7 @@ GIT_TIME = datetime.fromtimestamp(T0 + 30, UTC)
     ("clean.md", "mtime", (MTIME, "mtime")),
     ("untracked.md", "mtime", (MTIME, "mtime")),
 ])
-def test_modes(pages, name, mode, expected):
+def test_each_modified_mode_takes_the_time_from_its_source(pages, name, mode, expected):
     docs, git = pages
     assert git.dirty == {"dirty.md", "untracked.md"}
     result = instant(docs, git, name, mode)
@@ -343,7 +343,7 @@ def test_modes(pages, name, mode, expected):
     assert result[0].utcoffset() == timedelta(0)
 
 
-def test_mtime_keeps_microseconds(pages):
+def test_the_mtime_is_kept_to_the_microsecond(pages):
     docs, git = pages
     when, _ = instant(docs, git, "clean.md", "mtime")
     assert when.microsecond == 123456
@@ -357,7 +357,7 @@ def test_without_git_every_mode_falls_back_to_mtime(pages):
         assert instant(docs, None, "clean.md", mode) == (MTIME, "mtime")
 
 
-def test_generated_page_is_now(pages):
+def test_a_generated_page_is_dated_now(pages):
     _, git = pages
     before = datetime.now(UTC)
     when, source = modified_instant("generated.md", None, "auto", git, {}, None)
@@ -372,7 +372,7 @@ def test_generated_page_is_now(pages):
     ("2024-01-02T03:04:05", datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)),
     ("2024-01-02T03:04:05-05:30", datetime(2024, 1, 2, 8, 34, 5, tzinfo=UTC)),
 ])
-def test_front_matter_date_wins(pages, value, expected):
+def test_a_front_matter_date_wins_over_git_and_mtime_in_every_mode(pages, value, expected):
     docs, git = pages
     for mode in ("auto", "git", "mtime"):
         when, source = instant(docs, git, "clean.md", mode, {"updated": value}, "updated")

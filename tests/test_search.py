@@ -256,7 +256,7 @@ def test_near_bounds_the_distance_between_its_phrases(mcp: Session) -> None:
     assert set(mcp.paths("NEAR(alpha omega, 40)")) == {"fruit/kiwi.md", "fruit/mango.md"}
 
 
-def test_or_and_not(mcp: Session) -> None:
+def test_or_and_not_work_per_section_and_an_operator_query_is_never_relaxed(mcp: Session) -> None:
     assert set(mcp.paths("zucchini OR smoothie")) == {"vegetables/zucchini.md", "fruit/kiwi.md"}
     # Per section, and a page's summary is in each of its sections: kiwi.md's summary names mango.
     assert mcp.paths("kiwi NOT mango") == ["vegetables/zucchini.md"]
@@ -265,7 +265,7 @@ def test_or_and_not(mcp: Session) -> None:
     assert mcp.paths("kiwi AND zucchini AND smoothie") == []
 
 
-def test_column_filters(mcp: Session) -> None:
+def test_a_column_filter_searches_only_that_column(mcp: Session) -> None:
     assert mcp.paths("title: kiwi") == ["fruit/kiwi.md"]
     assert mcp.paths("headings: storage") == ["fruit/mango.md"]
     assert set(mcp.paths("{title headings}: (harvest OR storage)")) == {"fruit/kiwi.md", "fruit/mango.md"}
@@ -300,7 +300,7 @@ def test_filters_combine_with_the_query(mcp: Session) -> None:
      "AND", "OR kiwi", "kiwi NOT", "^", "^kiwi", "kiwi + ", "{title", "-kiwi", "kiwi:", '""', "🙂", "\\", "'",
      "kiwi's", "c++", "x = y", "@", "$$$", "SELECT * FROM sections; --"],
 )
-def test_malformed_fts5_never_errors(mcp: Session, query: str) -> None:
+def test_a_malformed_fts5_query_never_errors_and_still_finds_its_words(mcp: Session, query: str) -> None:
     result = mcp.ok("search", query=query)
     words = re.findall(r"[^\W_]+", query)
     if any(word.casefold() == "kiwi" for word in words):
