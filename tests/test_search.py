@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import sqlite3
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from conftest import CORPORA, Site, built_site
+from conftest import Site, built_site
 from mcp_session import Session, session_over, text
 from mkdocs_vault_mcp.index.filters import fts_expression
 from mkdocs_vault_mcp.index.search import COLUMN_WEIGHTS
@@ -533,14 +533,9 @@ def test_an_unknown_section_on_a_page_with_many_headings_names_the_ten_nearest(m
 
 
 @pytest.fixture(scope="module")
-def fastapi(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
-    corpus = CORPORA / "fastapi-docs" / "en" / "docs"
-    if not corpus.is_dir():
-        pytest.skip(f"the FastAPI corpus is not at {corpus}")
-    site = Site(tmp_path_factory.mktemp("fastapi"), {"plugins": ["vault-mcp"], "markdown_extensions": EXTENSIONS})
-    shutil.copytree(corpus, site.docs)
-    site.build()
-    with session_over(site.index_path) as session:
+def fastapi(fastapi_en: Path) -> Iterator[Session]:
+    """The English FastAPI docs, as conftest's session fixture builds them once for every test that reads them."""
+    with session_over(fastapi_en) as session:
         yield session
 
 
