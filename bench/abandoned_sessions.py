@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from load import HEADERS, Connection, rss_bytes, start_server
+from report import results_from_output
 from tool_latency import DEFAULT_SITE, ensure_site
 
 INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -54,4 +55,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with results_from_output("abandoned_sessions"):
+        main()

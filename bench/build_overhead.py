@@ -30,7 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-from report import table  # bench/ is on sys.path when a script runs
+from report import table, write_results  # bench/ is on sys.path when a script runs
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -199,8 +199,7 @@ def main() -> None:
     ])
     print()
     print(report)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "build_overhead.txt").write_text(report)
+    write_results("build_overhead", report)
 
 
 if __name__ == "__main__":

@@ -30,8 +30,10 @@ sys.path.insert(0, str(ROOT))
 
 from mkdocs_vault_mcp.index import cjk  # noqa: E402
 from mkdocs_vault_mcp.index.filters import literal_words  # noqa: E402
+from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
+from mkdocs_vault_mcp.index.schema import TOKENIZER  # noqa: E402
 from mkdocs_vault_mcp.index.search import COLUMN_WEIGHTS  # noqa: E402
-from mkdocs_vault_mcp.index.store import TOKENIZER, open_read_only  # noqa: E402
+from report import results_from_output  # noqa: E402  (bench/ is on sys.path when a script runs)
 
 OUT = ROOT / "bench" / "out"
 QUERY_FILES = [ROOT / "bench" / "cjk_queries.json", ROOT / "bench" / "cjk_queries_inside.json"]
@@ -101,4 +103,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with results_from_output("cjk_bigrams"):
+        main()

@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from mkdocs_vault_mcp.index import cjk  # noqa: E402
-from mkdocs_vault_mcp.index.store import TOKENIZER  # noqa: E402
+from mkdocs_vault_mcp.index.schema import TOKENIZER  # noqa: E402
+from report import results_from_output  # noqa: E402  (bench/ is on sys.path when a script runs)
 
 INDEX = ROOT / "bench" / "out" / "fastapi-all" / "site" / "vault-mcp" / "index.sqlite"
 
@@ -49,4 +50,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with results_from_output("cjk_index_cost"):
+        main()

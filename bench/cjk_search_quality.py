@@ -28,6 +28,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from report import write_results  # bench/ is on sys.path when a script runs
+
 ROOT = Path(__file__).resolve().parent.parent
 LANGUAGES = ("zh", "ja", "ko")
 STYLES = ("word", "mixed")
@@ -47,8 +49,8 @@ def main() -> None:
     sys.path.insert(1, str(ROOT / "bench"))
     # The package first: search_quality puts this repository first on the path when it is imported.
     from mkdocs_vault_mcp.index.filters import Filters
+    from mkdocs_vault_mcp.index.publish import open_read_only
     from mkdocs_vault_mcp.index.search import search
-    from mkdocs_vault_mcp.index.store import open_read_only
     from search_quality import CONFIG, CORPORA, MKDOCS, OUT, recall, reciprocal_rank
 
     assert Path(sys.modules["mkdocs_vault_mcp"].__file__ or "").is_relative_to(package_root)
@@ -99,8 +101,7 @@ def main() -> None:
     if args.package is None:
         results = RESULTS if args.queries.resolve() == QUERIES else RESULTS.with_name(
             RESULTS.stem + args.queries.stem.removeprefix("cjk_queries") + ".txt")
-        results.parent.mkdir(parents=True, exist_ok=True)
-        results.write_text(report)
+        write_results(results.stem, report)
     print(report if args.details else header + "\n" + table)
 
 

@@ -26,6 +26,8 @@ import sys
 import time
 from pathlib import Path
 
+from report import write_results  # bench/ is on sys.path when a script runs
+
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 DEFAULT_OUT = BENCH / "out" / "large-site"
@@ -211,8 +213,7 @@ def main() -> None:
         "",
     ])
     print(report)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "generate_site.txt").write_text(report)
+    write_results("generate_site", report)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 from read_coverage import corpus_site  # noqa: E402
-from report import table  # noqa: E402
+from report import table, write_results  # noqa: E402
 
 OUT = ROOT / "bench" / "out" / "index-built-site"
 BIN = Path(sys.executable).parent
@@ -63,8 +63,7 @@ def main() -> None:
         rows.append([label, f"{statistics.median(times[name]):.2f} s", f"{statistics.median(ratios):.3f}"])
     report = f"$ .venv/bin/python bench/index_built_site.py --runs {args.runs}\n\n{table(rows)}\n"
     print(report)
-    (ROOT / "bench" / "results").mkdir(exist_ok=True)
-    (ROOT / "bench" / "results" / "index_built_site.txt").write_text(report, encoding="utf-8")
+    write_results("index_built_site", report)
 
 
 if __name__ == "__main__":

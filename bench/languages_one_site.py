@@ -24,8 +24,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(1, str(ROOT / "bench"))
 
 from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
+from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
 from mkdocs_vault_mcp.index.search import search  # noqa: E402
-from mkdocs_vault_mcp.index.store import open_read_only  # noqa: E402
+from report import write_results  # noqa: E402
 from search_quality import CORPORA, build_fastapi_site  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "languages_one_site.txt"
@@ -74,8 +75,7 @@ def main() -> None:
         + f"\n\nin its folder, the language's page first: {first_in_folder} of {len(QUERIES)}"
         + f"\nwhole site, first result in the query's language: {own_language_first} of {len(QUERIES)}\n"
     )
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(report)
+    write_results(RESULTS.stem, report)
     print(report)
 
 

@@ -5,8 +5,8 @@ navigation lists every page on every page) would take far longer than the benchm
 each page goes through the same steps the plugin takes, with the package's own code: MkDocs' front
 matter reader (`mkdocs.utils.meta.get_data`), Markdown rendered by the `markdown` package with MkDocs'
 default extensions (toc, tables, fenced_code), `modified.modified_instant` (modified_meta: updated),
-`documents.fingerprint`, `documents.build_document`, `index.store.IndexWriter` (put, keep_only, commit)
-and `index.store.publish`. `--verify N` (default 300) first checks that shortcut against a real
+`documents.fingerprint`, `documents.build_document`, `index.writer.IndexWriter` (put, keep_only, commit)
+and `index.publish.publish`. `--verify N` (default 300) first checks that shortcut against a real
 `mkdocs build` of an N-page generated site: both indexes must hold the same rows.
 
 Then, on the published file, each case runs --calls times round robin (a) as the query function on an
@@ -46,7 +46,9 @@ from mkdocs_vault_mcp.documents import build_document, fingerprint
 from mkdocs_vault_mcp.index import queries
 from mkdocs_vault_mcp.index import search as ranked
 from mkdocs_vault_mcp.index.filters import Filters, compile_filters
-from mkdocs_vault_mcp.index.store import IndexWriter, open_read_only, publish, to_micros
+from mkdocs_vault_mcp.index.publish import open_read_only, publish
+from mkdocs_vault_mcp.index.writer import IndexWriter
+from mkdocs_vault_mcp.instants import to_micros
 from mkdocs_vault_mcp.modified import modified_instant
 from mkdocs_vault_mcp.server import IndexReader, create_server
 
@@ -56,7 +58,7 @@ RESULTS = BENCH / "results"
 sys.path.insert(0, str(BENCH))
 
 import generate_site  # noqa: E402
-from report import table  # noqa: E402  (bench/ is on sys.path when a script runs)
+from report import table, write_results  # noqa: E402  (bench/ is on sys.path when a script runs)
 
 OPTIONS = {"indexed_fields": "auto", "modified": "auto", "modified_meta": "updated", "exclude": [],
            "respect_search_exclude": True, "include_generated": False}
@@ -453,8 +455,7 @@ def main() -> None:
         lines += [*explain(published, case), ""]
     report = "\n".join(lines)
     print(report)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "large_site.txt").write_text(report)
+    write_results("large_site", report)
 
 
 if __name__ == "__main__":

@@ -23,9 +23,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
 from mkdocs_vault_mcp.index.links import links  # noqa: E402
-from mkdocs_vault_mcp.index.store import open_read_only  # noqa: E402
+from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
 from read_coverage import OUT, build_corpus  # noqa: E402
-from report import table  # noqa: E402
+from report import table, write_results  # noqa: E402
 
 WARNING = re.compile(r"Doc file '([^']+)' contains a link '([^']+)', but (?:the target|the doc|there is no such)")
 VALIDATION = {"validation": {"links": {"not_found": "warn", "anchors": "warn"}}}
@@ -83,7 +83,7 @@ def main() -> None:
         + "\n\n" + "\n".join(lines) + "\n"
     )
     print(report)
-    (ROOT / "bench" / "results" / "link_check.txt").write_text(report, encoding="utf-8")
+    write_results("link_check", report)
 
 
 if __name__ == "__main__":

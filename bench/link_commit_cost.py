@@ -24,7 +24,9 @@ from typing import Any
 from mkdocs_vault_mcp.documents import build_document
 from mkdocs_vault_mcp.index.filters import Filters
 from mkdocs_vault_mcp.index.links import link_summary, links
-from mkdocs_vault_mcp.index.store import IndexWriter, open_read_only
+from mkdocs_vault_mcp.index.publish import open_read_only
+from mkdocs_vault_mcp.index.writer import IndexWriter
+from report import results_from_output  # bench/ is on sys.path when a script runs
 
 NOW = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
 
@@ -80,4 +82,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with results_from_output("link_commit_cost"):
+        main()

@@ -55,7 +55,7 @@ sys.path.insert(0, str(BENCH))
 
 import generate_site  # noqa: E402
 from mkdocs_vault_mcp.live import changed_since  # noqa: E402
-from report import table  # noqa: E402
+from report import table, write_results  # noqa: E402
 
 MKDOCS = REPO / ".venv" / "bin" / "mkdocs"
 SEED = 7
@@ -83,7 +83,7 @@ import json
 import os
 import time
 
-import mkdocs_vault_mcp.index.store as store
+import mkdocs_vault_mcp.index.writer as writer
 import mkdocs_vault_mcp.plugin as plugin
 
 if not hasattr(plugin, "_vault_bench"):  # MkDocs loads this file again for every rebuild
@@ -141,10 +141,10 @@ if not hasattr(plugin, "_vault_bench"):  # MkDocs loads this file again for ever
             setattr(plugin, name, timed(name, getattr(plugin, name)))
     if hasattr(plugin, "stats_page") and hasattr(plugin.stats_page, "render"):
         plugin.stats_page.render = timed("stats_page.render", plugin.stats_page.render)
-    store.IndexWriter.__init__ = timed("IndexWriter.__init__", store.IndexWriter.__init__)
-    store.IndexWriter.commit = timed("IndexWriter.commit", store.IndexWriter.commit, after=committed)
+    writer.IndexWriter.__init__ = timed("IndexWriter.__init__", writer.IndexWriter.__init__)
+    writer.IndexWriter.commit = timed("IndexWriter.commit", writer.IndexWriter.commit, after=committed)
     for name in ("put", "keep_only"):
-        setattr(store.IndexWriter, name, timed(f"IndexWriter.{name}", getattr(store.IndexWriter, name)))
+        setattr(writer.IndexWriter, name, timed(f"IndexWriter.{name}", getattr(writer.IndexWriter, name)))
 '''
 
 
@@ -390,8 +390,7 @@ def main() -> None:
                               for name, value in zip(measured, update, strict=True)))
     text = "\n".join(report) + "\n"
     print("\n" + text)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "live_update.txt").write_text(text)
+    write_results("live_update", text)
 
 
 if __name__ == "__main__":

@@ -37,8 +37,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from report import table  # bench/ is on sys.path when a script runs
-from tool_latency import DEFAULT_SITE, RESULTS, SERVER_COMMAND, ensure_site, percentile
+from report import table, write_results  # bench/ is on sys.path when a script runs
+from tool_latency import DEFAULT_SITE, SERVER_COMMAND, ensure_site, percentile
 
 CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("search keywords", "search", {"query": "dependencies yield"}),
@@ -271,8 +271,7 @@ def main() -> None:
         "",
     ])
     print(report)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "load.txt").write_text(report)
+    write_results("load", report)
 
 
 if __name__ == "__main__":

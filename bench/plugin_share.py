@@ -22,6 +22,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from report import results_from_output  # bench/ is on sys.path when a script runs
+
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "bench" / "out" / "fastapi-all"
 MKDOCS = Path(sys.executable).parent / "mkdocs"
@@ -58,4 +60,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # A run on another package (--package) measures another commit: kept apart from this one's.
+    with results_from_output("plugin_share_package" if "--package" in sys.argv else "plugin_share"):
+        main()

@@ -26,9 +26,9 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 from mkdocs_vault_mcp.index.filters import InvalidArgument  # noqa: E402
+from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
 from mkdocs_vault_mcp.index.read import read_document  # noqa: E402
-from mkdocs_vault_mcp.index.store import open_read_only  # noqa: E402
-from report import table  # noqa: E402
+from report import table, write_results  # noqa: E402
 
 CORPORA = ROOT.parent / "shared" / "corpora"
 OUT = ROOT / "bench" / "out" / "read-coverage"
@@ -185,7 +185,7 @@ def main() -> None:
         + table([header, *rows]) + "\n"
     )
     print(report)
-    (ROOT / "bench" / "results" / "read_coverage.txt").write_text(report, encoding="utf-8")
+    write_results("read_coverage", report)
 
 
 if __name__ == "__main__":

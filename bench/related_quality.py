@@ -21,9 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
+from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
 from mkdocs_vault_mcp.index.related import related  # noqa: E402
-from mkdocs_vault_mcp.index.store import open_read_only  # noqa: E402
-from report import table  # noqa: E402
+from report import table, write_results  # noqa: E402
 from search_quality import QUERIES, build_fastapi_site  # noqa: E402
 
 DEPTHS = (5, 10)
@@ -64,7 +64,7 @@ def main() -> None:
         " (in-process, the query alone)\n"
     )
     print(report)
-    (ROOT / "bench" / "results" / "related_quality.txt").write_text(report, encoding="utf-8")
+    write_results("related_quality", report)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,8 @@ sys.path.insert(0, str(REPO))
 
 from mkdocs_vault_mcp.index import search as ranking  # noqa: E402
 from mkdocs_vault_mcp.index.filters import Filters, compile_filters  # noqa: E402
-from mkdocs_vault_mcp.index.store import open_read_only  # noqa: E402
+from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
+from report import write_results  # noqa: E402
 from search_quality import CORPORA, QUERIES, STYLES, build_fastapi_site  # noqa: E402
 
 SERVER_COMMAND = REPO / ".venv" / "bin" / "mkdocs-vault-mcp"
@@ -183,8 +184,7 @@ def main() -> None:
         f"command: .venv/bin/python bench/search_latency.py {shlex.join(sys.argv[1:])}".rstrip(),
     ]
     report = "\n".join(lines) + "\n"
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(report)
+    write_results(RESULTS.stem, report)
     print(report)
     print(f"written to {RESULTS.relative_to(REPO)}")
 

@@ -44,8 +44,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from mkdocs_vault_mcp.index.filters import Filters, fts_expression  # noqa: E402
+from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
 from mkdocs_vault_mcp.index.search import search  # noqa: E402
-from mkdocs_vault_mcp.index.store import open_read_only  # noqa: E402
+from report import write_results  # noqa: E402  (bench/ is on sys.path when a script runs)
 
 CORPORA = ROOT.parent / "shared" / "corpora" / "fastapi-docs"
 QUERIES = ROOT / "bench" / "search_queries.json"
@@ -316,8 +317,7 @@ def main() -> None:
                 f"{item['id']} ours rr={ours_scored[item['id']]['rr']:.2f}, OR bm25 rr={fair[item['id']]['rr']:.2f}"
                 f" {item['query']!r}\n      OR bm25 got {', '.join(fair[item['id']]['found'][:3])}\n"
             )
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(report)
+    write_results(RESULTS.stem, report)
     print(report if args.details else header + "\n" + table(results))
     print(f"\nwritten to {RESULTS.relative_to(ROOT)}")
 

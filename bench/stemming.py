@@ -32,7 +32,8 @@ sys.path.insert(1, str(ROOT / "bench"))
 
 from cjk_search_quality import build  # noqa: E402
 from mkdocs_vault_mcp.index import cjk  # noqa: E402
-from mkdocs_vault_mcp.index.store import open_read_only  # noqa: E402
+from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
+from report import write_results  # noqa: E402
 from search_quality import CONFIG, CORPORA, MKDOCS, OUT, reciprocal_rank  # noqa: E402
 
 SNOWBALL = {"es": "spanish", "pt": "portuguese", "de": "german", "fr": "french", "ru": "russian"}
@@ -87,8 +88,7 @@ def main() -> None:
         f"command: .venv/bin/python bench/stemming.py {' '.join(sys.argv[1:])}".rstrip()
         + "\n\n" + "\n".join(lines) + "\n"
     )
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(report)
+    write_results(RESULTS.stem, report)
     print(report)
 
 

@@ -39,7 +39,7 @@ from typing import Any
 
 import mcp
 
-from report import table  # bench/ is on sys.path when a script runs
+from report import table, write_results  # bench/ is on sys.path when a script runs
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -179,7 +179,7 @@ async def measure_sessions(site: Path, cases: list[tuple[str, str, dict[str, Any
 
 
 def measure_direct(index: Path, cases: list[tuple[str, str, dict[str, Any]]], calls: int) -> dict[str, float]:
-    from mkdocs_vault_mcp.index.store import open_read_only
+    from mkdocs_vault_mcp.index.publish import open_read_only
 
     conn = open_read_only(index)
     functions = {label: direct_function(label, tool, arguments) for label, tool, arguments in cases}
@@ -326,8 +326,7 @@ def main() -> None:
         "",
     ])
     print(report)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "tool_latency.txt").write_text(report)
+    write_results("tool_latency", report)
 
 
 def mcp_version() -> str:

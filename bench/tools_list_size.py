@@ -16,6 +16,7 @@ import anyio
 from mcp import Client
 
 from mkdocs_vault_mcp.server import IndexReader, create_server
+from report import results_from_output  # bench/ is on sys.path when a script runs
 
 
 async def sizes() -> dict[str, int]:
@@ -25,5 +26,6 @@ async def sizes() -> dict[str, int]:
 
 
 if __name__ == "__main__":
-    for name, size in anyio.run(sizes).items():
-        print(f"{name:20} {size:7,}")
+    with results_from_output("tools_list_size"):
+        for name, size in anyio.run(sizes).items():
+            print(f"{name:20} {size:7,}")

@@ -47,7 +47,8 @@ from .documents import (FRONT_MATTER, build_document, excluded_by, join_url, pag
                         search_excluded, split_sections,
                         visible_text, yaml_problem)
 from .index import queries
-from .index.store import IndexWriter, open_read_only, publish
+from .index.publish import open_read_only, publish
+from .index.writer import IndexWriter
 from .modified import modified_instant, read_git_times
 from .snapshot import build_snapshot, write_snapshot
 
@@ -539,13 +540,13 @@ def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Pat
         cache_dir = base / options.cache_dir
     if cache_dir.resolve().is_relative_to(site_dir.resolve()):
         raise SiteError(f"the working index would be inside the site ({cache_dir}); give --cache-dir outside it")
-    digest = json.dumps({
+    options_json = json.dumps({
         "command": "index", "indexed_fields": options.indexed_fields, "modified": options.modified,
         "modified_meta": options.modified_meta, "exclude": options.exclude,
         "respect_search_exclude": options.respect_search_exclude, "include_generated": options.include_generated,
         "docs_dir": str(docs_dir.resolve()) if docs_dir else None, "site_dir": str(site_dir.resolve()),
     }, sort_keys=True)
-    writer = IndexWriter(cache_dir / "site.sqlite", digest)
+    writer = IndexWriter(cache_dir / "site.sqlite", options_json)
     try:
         kept: set[str] = set()
         changed = 0

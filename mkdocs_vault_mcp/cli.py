@@ -34,10 +34,10 @@ def index_path(target: str) -> Path:
 
 
 def check_index(path: Path) -> None:
-    from .index import store
+    from .index import publish
 
     try:
-        store.check_index(path)
+        publish.check_index(path)
     except sqlite3.DatabaseError as error:
         raise UsageError(
             f"{str(path)!r} is not a vault-mcp index ({error}); build the site with the vault-mcp plugin."

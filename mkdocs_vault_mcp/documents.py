@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from .instants import to_micros
 from .links import Link, extract_links, page_anchors
 
 
@@ -133,8 +134,6 @@ def page_fingerprint(html_content: str, title: str, url: str, meta: dict[str, An
     """The fingerprint of a page as the plugin and `mkdocs-vault-mcp index` both take it: when it is unchanged,
     the page is not indexed again. `modified` None leaves the time out (a built site's file time); `more`: the
     page's language and what it is a fallback of."""
-    from .index.store import to_micros  # the index's own conversion; store imports this module
-
     # json_ready first: YAML keys may be null, numbers or dates, which sort_keys cannot order among strings
     meta_json = json.dumps(json_ready(meta), sort_keys=True)
     micros = None if modified is None else to_micros(modified)

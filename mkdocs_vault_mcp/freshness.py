@@ -44,13 +44,13 @@ class Freshness:
         # Given a wall-clock instant (ns), whether a watched file changed after it; None: no watcher.
         self.probe: Callable[[int], bool] | None = None
         self._condition = threading.Condition()
-        self._updating = False  # a build started and has not committed the index yet
+        self._build_uncommitted = False  # a build started and has not committed the index yet
         self._building = False  # MkDocs is inside a build (it starts no other until this one ends)
         self._build_started = 0.0
         self._idle_since = time.monotonic()
         self._change_waiting = False  # a change no build has picked up yet
         self._last_change = 0.0
-        self._accounted_ns = 0  # changes up to this wall-clock instant are in a build or seen as events
+        self._accounted_until_ns = 0  # changes up to this wall-clock instant are in a build or seen as events
         self._generation = 0
         self._closed = False
 
@@ -61,32 +61,33 @@ class Freshness:
         with self._condition:
             self._change_waiting = True
             self._last_change = time.monotonic()
-            self._accounted_ns = max(self._accounted_ns, time.time_ns())
+            self._accounted_until_ns = max(self._accounted_until_ns, time.time_ns())
             self._condition.notify_all()
 
     def build_started(self) -> None:
         with self._condition:
-            self._updating = self._building = True
+            self._build_uncommitted = self._building = True
             self._build_started = time.monotonic()
             # The build reads the files after this point, so it holds every change made before it.
-            self._accounted_ns = max(self._accounted_ns, time.time_ns())
+            self._accounted_until_ns = max(self._accounted_until_ns, time.time_ns())
 
     def index_committed(self) -> None:
         """The build's pages are in the index; changes seen after the build started stay pending."""
         with self._condition:
-            self._land()
+            self._finish_update()
 
     def build_ended(self) -> None:
         """MkDocs finished the build, or gave it up; either way nothing more comes from this build."""
         with self._condition:
-            if self._updating:
-                self._land()
+            if self._build_uncommitted:
+                self._finish_update()
             self._building = False
             self._idle_since = time.monotonic()
             self._condition.notify_all()
 
-    def _land(self) -> None:
-        self._updating = False
+    def _finish_update(self) -> None:
+        """The build's pages reach readers: a token taken before now is stale; the caller holds the condition."""
+        self._build_uncommitted = False
         if self._last_change <= self._build_started:
             self._change_waiting = False
         self._generation += 1
@@ -107,11 +108,11 @@ class Freshness:
 
     def _is_pending(self) -> bool:
         """Whether an update is pending now; the caller holds the condition."""
-        return self._pending_for(time.monotonic()) > 0
+        return self._pending_seconds(time.monotonic()) > 0
 
-    def _pending_for(self, now: float) -> float:
+    def _pending_seconds(self, now: float) -> float:
         """0 when nothing is pending; else how long it may stay pending without news (inf: until news)."""
-        if self._updating or (self._change_waiting and self._building):
+        if self._build_uncommitted or (self._change_waiting and self._building):
             return float("inf")
         if not self._change_waiting:
             return 0.0
@@ -135,7 +136,7 @@ class Freshness:
         with self._condition:
             while True:
                 now = time.monotonic()
-                left = self._pending_for(now)
+                left = self._pending_seconds(now)
                 if left == 0:
                     return True
                 if now >= deadline or self._closed:
@@ -148,9 +149,9 @@ class Freshness:
         True when they hold a save that no build and no event had accounted for.
         """
         with self._condition:
-            if self.probe is None or self._accounted_ns == 0 or self._is_pending():
+            if self.probe is None or self._accounted_until_ns == 0 or self._is_pending():
                 return False  # no watcher, no build yet to compare with, or waiting already
-            since = self._accounted_ns
+            since = self._accounted_until_ns
         if self.probe(since):
             self.change_seen()
             return True

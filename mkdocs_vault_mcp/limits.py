@@ -25,6 +25,11 @@ CALL_SECONDS = 5.0  # SQL work of one call; the call is stopped and answers an e
 MAX_SESSIONS = 1_000
 SESSION_IDLE_SECONDS = 10 * 60
 MESSAGE_CHARS = 2_000  # an error message, whatever value it quotes (a listing of headings fits)
+# What one answer holds at most: the tools' schemas publish these bounds and the query functions check them.
+ROWS = 1_000  # pages, buckets or link rows of one call (totals count every match whatever the limit)
+SEARCH_RESULTS = 100  # pages search ranks (related pages are ranked by search too)
+SECTIONS_PER_PAGE = 10  # sections search shows for one page
+READ_CHARS = 100_000  # characters of one read
 
 LIMITED_TEXT = {"query": QUERY_CHARS, "pattern": PATTERN_CHARS}
 

@@ -28,7 +28,7 @@ from .index import search as ranked
 from .index.links import links as link_query
 from .index.read import read_document
 from .index.filters import Filters, InvalidArgument
-from .index.store import open_read_only
+from .index.publish import open_read_only
 
 INSTRUCTIONS = (
     "Read-only tools over the pages of one MkDocs documentation site. Start with stats to learn the site "
@@ -92,7 +92,7 @@ Wait = Annotated[
         description="Wait for a pending rebuild under mkdocs serve; on timeout _meta.index_stale is true."
     ),
 ]
-PageLimit = Annotated[int, Field(ge=1, le=1000, description="Pages returned at most.")]
+PageLimit = Annotated[int, Field(ge=1, le=limits.ROWS, description="Pages returned at most.")]
 Language = Annotated[
     str,
     Field(
@@ -586,7 +586,8 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
             str, Field(description="Indexed front matter field for by=tag (see stats); ignored otherwise.")
         ] = "tags",
         limit: Annotated[
-            int, Field(ge=1, le=1000, description="Maximum buckets returned, 1-1000; never caps total.")
+            int,
+            Field(ge=1, le=limits.ROWS, description=f"Maximum buckets returned, 1-{limits.ROWS}; never caps total."),
         ] = 100,
         query: Query = "",
         scope: Scope = "all",
@@ -679,9 +680,16 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
             ),
         ],
         scope: Scope = "all",
-        limit: Annotated[int, Field(ge=1, le=100, description="Maximum pages returned, 1-100.")] = 10,
+        limit: Annotated[
+            int, Field(ge=1, le=limits.SEARCH_RESULTS, description=f"Maximum pages returned, 1-{limits.SEARCH_RESULTS}.")
+        ] = 10,
         sections_per_page: Annotated[
-            int, Field(ge=1, le=10, description="Best sections shown per page, 1-10.")
+            int,
+            Field(
+                ge=1,
+                le=limits.SECTIONS_PER_PAGE,
+                description=f"Best sections shown per page, 1-{limits.SECTIONS_PER_PAGE}.",
+            ),
         ] = 2,
         path: Path_ = None,
         folder: Folder = None,
@@ -731,7 +739,7 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
             int, Field(ge=0, description="Character offset to start at; pass next_offset to read on.")
         ] = 0,
         max_chars: Annotated[
-            int, Field(ge=1, le=100_000, description="Maximum characters returned, 1-100000.")
+            int, Field(ge=1, le=limits.READ_CHARS, description=f"Maximum characters returned, 1-{limits.READ_CHARS}.")
         ] = 20_000,
         wait_for_pending_writes: Wait = False,
     ) -> Annotated[CallToolResult, ReadOutput]:
@@ -771,7 +779,7 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> MCPServ
             Any,
             WithJsonSchema({"type": "object", "description": "query_documents' filters, in one object"}),
         ] = None,
-        limit: Annotated[int, Field(ge=1, le=1000, description="Max rows")] = 50,
+        limit: Annotated[int, Field(ge=1, le=limits.ROWS, description="Max rows")] = 50,
         offset: Annotated[int, Field(ge=0, description="Rows to skip")] = 0,
         wait_for_pending_writes: Annotated[bool, brief("Wait for index updates")] = False,
     ) -> Annotated[CallToolResult, LinksOutput]:

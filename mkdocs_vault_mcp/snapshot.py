@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
-import datetime as dt
+import contextlib
 import json
 import os
 import secrets
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .index import queries
 from .index.filters import Filters
 from .index.links import link_summary
-from .index.queries import aggregate_documents, rfc3339
-from .index.store import to_micros
+from .index.publish import open_read_only
+from .index.queries import aggregate_documents
+from .instants import now_micros, rfc3339
+from .limits import ROWS  # the largest limit aggregate_documents accepts
 
 SCHEMA_VERSION = 1
-BUCKET_LIMIT = 1000  # the largest limit aggregate_documents accepts
 SNAPSHOT_URI = "vault-mcp/snapshot.json"  # where the build writes it, relative to site_dir
 
 
@@ -33,21 +36,44 @@ def build_snapshot(
     everything = Filters(language=language)
     return {
         "schema_version": SCHEMA_VERSION,
-        "generated_at": rfc3339(to_micros(dt.datetime.now(dt.timezone.utc))),
+        "generated_at": rfc3339(now_micros()),
         "site_name": stats["site_name"],
         "site_url": stats["site_url"],
         "total": stats["document_count"],
-        "by_folder": aggregate_documents(conn, "folder", everything, limit=BUCKET_LIMIT),
-        "by_month": aggregate_documents(conn, "month", everything, limit=BUCKET_LIMIT),
-        "by_language": aggregate_documents(conn, "language", everything, limit=BUCKET_LIMIT),
+        "by_folder": aggregate_documents(conn, "folder", everything, limit=ROWS),
+        "by_month": aggregate_documents(conn, "month", everything, limit=ROWS),
+        "by_language": aggregate_documents(conn, "language", everything, limit=ROWS),
         "by_tag": {
-            field: aggregate_documents(conn, "tag", everything, field=field, limit=BUCKET_LIMIT)
+            field: aggregate_documents(conn, "tag", everything, field=field, limit=ROWS)
             for field in tag_fields
             if field in stats["indexed_frontmatter_fields"]
         },
         # Added in issue 14, beside the others (schema_version stays 1: no reader of the others breaks).
         "links": link_summary(conn),
     }
+
+
+@dataclass(frozen=True)
+class BuildAnswers:
+    """What a build publishes beside the index, from one read of the committed index."""
+
+    stats: dict[str, Any]  # index_stats: the closing log line and the stats page
+    page_snapshot: dict[str, Any]  # what the stats page draws
+    site_snapshot: dict[str, Any] | None  # snapshot.json; None until the last language of the run is indexed
+
+    @classmethod
+    def read(cls, index: Path, tag_fields: list[str], language: str | None, whole_site: bool) -> BuildAnswers:
+        """`language`: on a multilingual site, the language of the stats page (which counts that language's
+        pages); `whole_site`: whether every language is indexed, so that snapshot.json can count them all."""
+        with contextlib.closing(open_read_only(index)) as conn:
+            stats = queries.index_stats(conn, language)
+            page_snapshot = build_snapshot(conn, tag_fields, stats, language)
+            site_snapshot = None
+            if whole_site:
+                every_language = language is None
+                site_snapshot = page_snapshot if every_language else build_snapshot(
+                    conn, tag_fields, queries.index_stats(conn))
+        return cls(stats, page_snapshot, site_snapshot)
 
 
 def write_snapshot(snapshot: dict[str, Any], destination: Path) -> None:

@@ -20,7 +20,6 @@ from mkdocs.structure.nav import Navigation
 from mkdocs.structure.toc import TableOfContents, get_toc
 from mkdocs.utils import get_relative_url
 
-from .index.queries import bucket_order
 from .snapshot import SNAPSHOT_URI
 
 log = get_plugin_logger("vault-mcp")
@@ -89,7 +88,8 @@ def add_to_nav(nav: Navigation, file: File) -> None:
 # -- the page ----------------------------------------------------------------------------------
 
 
-def e(value: Any) -> str:
+def escaped(value: Any) -> str:
+    """Text made safe for HTML, in element content and in quoted attribute values alike."""
     return html.escape(str(value), quote=True)
 
 
@@ -110,7 +110,7 @@ class Bar:
 
 
 @dataclass
-class Builder:
+class PageHtml:
     """Collects the HTML and the headings (for the page's table of contents)."""
 
     parts: list[str] = field(default_factory=list)
@@ -127,8 +127,8 @@ class Builder:
             n += 1
             unique = f"{slug}-{n}"
         self.ids.add(unique)
-        self.headings.append({"level": 2, "id": unique, "name": e(text), "children": []})
-        self.add(f'<h2 id="{unique}">{e(text)}</h2>')
+        self.headings.append({"level": 2, "id": unique, "name": escaped(text), "children": []})
+        self.add(f'<h2 id="{unique}">{escaped(text)}</h2>')
 
     def toc(self) -> TableOfContents:
         return get_toc([{"level": 1, "id": "site-statistics", "name": TITLE, "children": self.headings}])
@@ -139,29 +139,30 @@ def render(
 ) -> tuple[str, TableOfContents]:
     """The page's HTML and table of contents.
 
-    `snapshot` is what snapshot.json holds; `stats` is the stats tool's answer on the same index
-    (sections, folders, oldest and newest modification); `page_url` is the page's site-relative URL.
+    `snapshot` is what snapshot.json holds: every count by folder, language, tag and month is drawn from its
+    aggregate answers, never counted again. `stats` is the stats tool's answer on the same index, for what no
+    aggregate answer holds (sections, oldest and newest modification). `page_url` is the page's site-relative URL.
     `language`: on a multilingual site, the language this page is published in; `snapshot` and `stats`
     then count that language's pages.
     """
-    out = Builder()
+    out = PageHtml()
     snapshot_href = get_relative_url(SNAPSHOT_URI, page_url)
-    site = e(snapshot["site_name"] or "this site")
+    site = escaped(snapshot["site_name"] or "this site")
     if language is None:
         lead = (
             f"How many pages {site} publishes, where they live, how they are tagged and when they last changed. "
-            f'The numbers are in <a href="{e(snapshot_href)}">snapshot.json</a>, the same answers the '
+            f'The numbers are in <a href="{escaped(snapshot_href)}">snapshot.json</a>, the same answers the '
             "site's MCP server gives."
         )
     else:
         lead = (
-            f'How many pages {site} publishes in <span data-language="{e(language)}">{e(language)}</span> '
+            f'How many pages {site} publishes in <span data-language="{escaped(language)}">{escaped(language)}</span> '
             "(untranslated pages shown in it included), where they live, how they are tagged and when they "
-            f'last changed. Every language together is in <a href="{e(snapshot_href)}">snapshot.json</a>, '
+            f'last changed. Every language together is in <a href="{escaped(snapshot_href)}">snapshot.json</a>, '
             "the same answers the site's MCP server gives."
         )
     out.add(
-        f'<link rel="stylesheet" href="{e(get_relative_url(CSS_URI, page_url))}">',
+        f'<link rel="stylesheet" href="{escaped(get_relative_url(CSS_URI, page_url))}">',
         '<div class="vm-stats">',
         f'<h1 id="site-statistics">{TITLE}</h1>',
         f'<p class="vm-lead">{lead}</p>',
@@ -174,20 +175,21 @@ def render(
     most_linked(out, snapshot)
     months(out, snapshot)
     out.add(
-        f'<p class="vm-source">Snapshot generated {e(snapshot["generated_at"])} '
-        f'(schema version {e(snapshot["schema_version"])}): <a href="{e(snapshot_href)}">snapshot.json</a>. '
+        f'<p class="vm-source">Snapshot generated {escaped(snapshot["generated_at"])} '
+        f'(schema version {escaped(snapshot["schema_version"])}): '
+        f'<a href="{escaped(snapshot_href)}">snapshot.json</a>. '
         "Modification times are in UTC.</p>",
         "</div>",
     )
     return "".join(out.parts), out.toc()
 
 
-def totals(out: Builder, snapshot: dict[str, Any], stats: dict[str, Any]) -> None:
+def totals(out: PageHtml, snapshot: dict[str, Any], stats: dict[str, Any]) -> None:
     out.heading("Totals")
     cards = [
         ("pages", "Pages", snapshot["total"]),
         ("sections", "Sections", stats["section_count"]),
-        ("folders", "Folders", stats["folder_count"]),
+        ("folders", "Folders", len(snapshot["by_folder"]["buckets"])),
         ("languages", "Languages", len(snapshot["by_language"]["buckets"])),
     ]
     by_tag = snapshot["by_tag"]
@@ -198,10 +200,10 @@ def totals(out: Builder, snapshot: dict[str, Any], stats: dict[str, Any]) -> Non
         cards.append(("tags", "Tags", 0))
     out.add('<dl class="vm-totals">')
     for key, label, count in cards:
-        more = "+" if key.startswith("tag:") and by_tag[key[4:]]["truncated"] else ""
+        more = "+" if truncated(snapshot, key) else ""
         out.add(
-            f'<div class="vm-total" data-stat="{e(key)}" data-count="{count}">'
-            f"<dt>{e(label)}</dt><dd>{number(count)}{more}</dd></div>"
+            f'<div class="vm-total" data-stat="{escaped(key)}" data-count="{count}">'
+            f"<dt>{escaped(label)}</dt><dd>{number(count)}{more}</dd></div>"
         )
     links = snapshot.get("links")
     if links is not None:
@@ -214,12 +216,20 @@ def totals(out: Builder, snapshot: dict[str, Any], stats: dict[str, Any]) -> Non
             )
     for key, label in (("oldest_modified", "Oldest change"), ("newest_modified", "Newest change")):
         instant = stats[key]
-        shown = f'<time datetime="{e(instant)}">{e(instant[:10])}</time>' if instant else "none"
+        shown = f'<time datetime="{escaped(instant)}">{escaped(instant[:10])}</time>' if instant else "none"
         out.add(
-            f'<div class="vm-total vm-total--date" data-stat="{key}" data-value="{e(instant or "")}">'
+            f'<div class="vm-total vm-total--date" data-stat="{key}" data-value="{escaped(instant or "")}">'
             f"<dt>{label}</dt><dd>{shown}</dd></div>"
         )
     out.add("</dl>")
+
+
+def truncated(snapshot: dict[str, Any], card: str) -> bool:
+    """Whether a card's count is the number of buckets of an answer that held more than it could return."""
+    if card.startswith("tag:"):
+        return snapshot["by_tag"][card[4:]]["truncated"]
+    answer = {"folders": "by_folder", "languages": "by_language"}.get(card)
+    return answer is not None and snapshot[answer]["truncated"]
 
 
 def ranked(buckets: list[dict[str, Any]], label: Any, kind: tuple[str, str]) -> list[Bar]:
@@ -232,7 +242,7 @@ def ranked(buckets: list[dict[str, Any]], label: Any, kind: tuple[str, str]) -> 
     return [*shown, other]
 
 
-def languages(out: Builder, snapshot: dict[str, Any]) -> None:
+def languages(out: PageHtml, snapshot: dict[str, Any]) -> None:
     out.heading("Pages by language")
     result = snapshot["by_language"]
     if not result["buckets"]:
@@ -246,31 +256,23 @@ def folder_label(key: str) -> str:
     return key if key else "(root)"
 
 
-def top_level(buckets: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The folder buckets summed per top-level folder, in the order aggregate_documents gives buckets."""
-    counts: dict[str, int] = {}
-    for bucket in buckets:
-        first = bucket["key"].split("/", 1)[0]
-        counts[first] = counts.get(first, 0) + bucket["count"]
-    return sorted(({"key": key, "count": count} for key, count in counts.items()), key=bucket_order)
-
-
-def folders(out: Builder, snapshot: dict[str, Any]) -> None:
+def folders(out: PageHtml, snapshot: dict[str, Any]) -> None:
     out.heading("Pages by folder")
     result = snapshot["by_folder"]
     if not result["buckets"]:
         out.add("<p>No pages.</p>")
         return
-    bars = ranked(top_level(result["buckets"]), folder_label, ("folder", "folders"))
+    bars = ranked(result["buckets"], folder_label, ("folder", "folders"))
     out.add(
-        "<p>Pages under each top-level folder of the docs, subfolders included; "
-        "(root) is the pages at the top of the docs.</p>"
+        "<p>Pages in each folder of the docs, as <code>aggregate_documents</code> counts them: a page counts in "
+        "its own folder, not in the folders above it; (root) is the pages at the top of the docs.</p>"
     )
-    note = f"Counted from the {number(len(result['buckets']))} largest folders." if result["truncated"] else ""
-    bar_chart(out, "folders", bars, "Pages by top-level folder", ("Folder", "Pages"), note)
+    shown = number(len(result["buckets"]))
+    note = f"Only the {shown} largest folders are in the snapshot." if result["truncated"] else ""
+    bar_chart(out, "folders", bars, "Pages by folder", ("Folder", "Pages"), note)
 
 
-def tags(out: Builder, snapshot: dict[str, Any]) -> None:
+def tags(out: PageHtml, snapshot: dict[str, Any]) -> None:
     if not snapshot["by_tag"]:
         out.heading("Most used tags")
         out.add("<p>No page of this site has a tag field (plugin option <code>tag_fields</code>).</p>")
@@ -288,7 +290,7 @@ def tags(out: Builder, snapshot: dict[str, Any]) -> None:
         bar_chart(out, f"tag:{name}", bars, title, columns, " ".join(notes))
 
 
-def most_linked(out: Builder, snapshot: dict[str, Any]) -> None:
+def most_linked(out: PageHtml, snapshot: dict[str, Any]) -> None:
     links = snapshot.get("links")
     if links is None:
         return
@@ -309,37 +311,37 @@ def most_linked(out: Builder, snapshot: dict[str, Any]) -> None:
 
 
 def bar_chart(
-    out: Builder, chart: str, bars: list[Bar], title: str, columns: tuple[str, str], note: str = ""
+    out: PageHtml, chart: str, bars: list[Bar], title: str, columns: tuple[str, str], note: str = ""
 ) -> None:
     top = max(bar.count for bar in bars) or 1
     spoken = "; ".join(f"{bar.label}: {number(bar.count)}" for bar in bars)
     out.add(
-        f'<div class="vm-chart" data-chart="{e(chart)}">',
-        f'<div class="vm-bars" role="img" aria-label="{e(f"Bar chart, {title}. {spoken}.")}">',
+        f'<div class="vm-chart" data-chart="{escaped(chart)}">',
+        f'<div class="vm-bars" role="img" aria-label="{escaped(f"Bar chart, {title}. {spoken}.")}">',
     )
     for bar in bars:
         width = max(round(BAR_UNITS * bar.count / top, 1), 3 if bar.count else 0)
-        data = f'data-key="{e(bar.key)}"' if bar.key is not None else f'data-other="{bar.members}"'
+        data = f'data-key="{escaped(bar.key)}"' if bar.key is not None else f'data-other="{bar.members}"'
         kind = " vm-row--other" if bar.key is None else ""
         out.add(
             f'<div class="vm-row{kind}" {data} data-count="{bar.count}">'
-            f'<span class="vm-label" title="{e(bar.label)}">{e(bar.label)}</span>'
+            f'<span class="vm-label" title="{escaped(bar.label)}">{escaped(bar.label)}</span>'
             f'<svg class="vm-bar" viewBox="0 0 {BAR_UNITS} 10" preserveAspectRatio="none" aria-hidden="true"'
             f' focusable="false"><rect width="{width:g}" height="10"></rect></svg>'
             f'<span class="vm-value">{number(bar.count)}</span></div>'
         )
     out.add("</div>")
     if note:
-        out.add(f'<p class="vm-note">{e(note)}</p>')
-    rows = "".join(f"<tr><td>{e(bar.label)}</td><td>{number(bar.count)}</td></tr>" for bar in bars)
+        out.add(f'<p class="vm-note">{escaped(note)}</p>')
+    rows = "".join(f"<tr><td>{escaped(bar.label)}</td><td>{number(bar.count)}</td></tr>" for bar in bars)
     table(out, title, columns, rows)
     out.add("</div>")
 
 
-def table(out: Builder, title: str, columns: tuple[str, str], rows: str) -> None:
+def table(out: PageHtml, title: str, columns: tuple[str, str], rows: str) -> None:
     out.add(
-        f'<details class="vm-numbers"><summary>{e(title)}: the numbers</summary>'
-        f"<table><thead><tr><th>{e(columns[0])}</th><th>{e(columns[1])}</th></tr></thead>"
+        f'<details class="vm-numbers"><summary>{escaped(title)}: the numbers</summary>'
+        f"<table><thead><tr><th>{escaped(columns[0])}</th><th>{escaped(columns[1])}</th></tr></thead>"
         f"<tbody>{rows}</tbody></table></details>"
     )
 
@@ -364,7 +366,7 @@ def label_step(first: int, last: int) -> int:
     return LABEL_STEPS[-1]
 
 
-def months(out: Builder, snapshot: dict[str, Any]) -> None:
+def months(out: PageHtml, snapshot: dict[str, Any]) -> None:
     out.heading("Changes by month")
     buckets = snapshot["by_month"]["buckets"]
     if not buckets:
@@ -385,7 +387,7 @@ def months(out: Builder, snapshot: dict[str, Any]) -> None:
     last = max(counts)
     first = min(min(counts), last - 11)  # at least a year, so a young site's columns are not slabs
     out.add(
-        f'<div class="vm-chart" data-chart="months"><div class="vm-months" role="img" aria-label="{e(summary)}">',
+        f'<div class="vm-chart" data-chart="months"><div class="vm-months" role="img" aria-label="{escaped(summary)}">',
         f'<div class="vm-ymax" aria-hidden="true">{plural(top, "page", "pages")}</div>',
         month_columns(counts, first, last),
         month_axis(first, last),

@@ -14,7 +14,8 @@ from mkdocs_vault_mcp.index.filters import (
     normalize_folder,
     parse_instant,
 )
-from mkdocs_vault_mcp.index.store import TOKENIZER, to_micros
+from mkdocs_vault_mcp.index.schema import TOKENIZER
+from mkdocs_vault_mcp.instants import to_micros
 
 UTC = UTC
 

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-import mkdocs_vault_mcp.index.store as store
 from conftest import Site
+from mkdocs_vault_mcp.index import publish, schema, writer
+from mkdocs_vault_mcp.index.search import section_count
 
 SUMMARY = re.compile(
     r"^vault-mcp: Indexed (\d+) pages, (\d+) sections: (\d+) changed, (\d+) unchanged, (\d+) removed"
@@ -153,13 +154,28 @@ def test_an_option_that_does_not_touch_the_index_keeps_it(five):
 
 def test_a_new_index_format_version_indexes_everything_again(five, monkeypatch):
     before = row_ids(five)
-    monkeypatch.setattr(store, "FORMAT_VERSION", store.FORMAT_VERSION + "-next")
+    monkeypatch.setattr(writer, "FORMAT_VERSION", schema.FORMAT_VERSION + "-next")
     five.build()
     assert summary(five) == (5, 10, 5, 0, 0)
     assert set(row_ids(five)) == set(before)
     with five.db() as conn:
         options = conn.execute("SELECT value FROM info WHERE key = 'options'").fetchone()[0]
-    assert options.startswith(store.FORMAT_VERSION + ":")
+    assert options.startswith(writer.FORMAT_VERSION + ":")
+
+
+
+def test_the_section_count_that_search_weighs_words_by_stays_exact_as_pages_change_and_go(five):
+    """search leaves out of its relaxed form the words in over 40% of sections: of the sections there are, not of
+    every section id ever given out, which grows with each rewrite during a long `mkdocs serve`."""
+    for text in ("# Page 1\n\n## A\n\nOne.\n\n## B\n\nTwo.\n", "# Page 1\n\nShorter.\n"):
+        five.write("page-1.md", text)
+        five.build()
+    (five.docs / "page-2.md").unlink()
+    five.build()
+    with five.db() as conn:
+        counted = conn.execute("SELECT count(*) FROM sections").fetchone()[0]
+        assert counted == 7 < conn.execute("SELECT max(rowid) FROM sections").fetchone()[0]
+        assert section_count(conn) == counted
 
 
 # --- The copy in site_dir --------------------------------------------------------------------------------
@@ -199,7 +215,7 @@ def test_publish_that_fails_leaves_the_destination_and_no_temporary_file(tmp_pat
     not_a_database = tmp_path / "working.sqlite"
     not_a_database.write_bytes(b"this is not a database" * 100)
     with pytest.raises(sqlite3.DatabaseError):
-        store.publish(not_a_database, destination)
+        publish.publish(not_a_database, destination)
     assert destination.read_bytes() == b"previous copy"
     assert [p.name for p in destination.parent.iterdir()] == ["index.sqlite"]
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..documents import normalize_value
+from ..instants import to_micros
 from . import cjk
-from .store import to_micros
 
 SCOPES = {
     "all": None,

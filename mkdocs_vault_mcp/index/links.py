@@ -12,8 +12,9 @@ import json
 import sqlite3
 from typing import Any
 
+from ..limits import ROWS, SEARCH_RESULTS
 from .filters import Filters, InvalidArgument, check_choice, check_range, compile_filters, no_document
-from .related import MOST_RESULTS, related
+from .related import related
 
 SHOWS = ("backlinks", "outlinks", "broken", "orphans", "most_linked", "related", "history")
 WITH_TARGET = ("backlinks", "related", "history")
@@ -55,7 +56,7 @@ def _links(
     offset: int = 0,
 ) -> dict[str, Any]:
     check_choice("show", show, SHOWS)
-    check_range("limit", limit, 1, 1000)
+    check_range("limit", limit, 1, ROWS)
     check_range("offset", offset, 0)
     if (target is None) == (show in WITH_TARGET):
         raise InvalidArgument(
@@ -66,7 +67,7 @@ def _links(
     if show == "history":
         return history(conn, target, limit, offset)
     if show == "related":
-        check_range("limit", limit, 1, MOST_RESULTS)
+        check_range("limit", limit, 1, SEARCH_RESULTS)
         return related(conn, target, filters, limit=limit, offset=offset)
     compiled = compile_filters(conn, filters)
     where, params = compiled.where, list(compiled.params)
@@ -127,7 +128,7 @@ def history(conn: sqlite3.Connection, target: str, limit: int, offset: int) -> d
 
 
 def _pages(conn: sqlite3.Connection, show: str, where: str, params: list, limit: int, offset: int) -> dict[str, Any]:
-    # pages.linked_from: how many other pages link to the page, kept by every commit (index/store.py).
+    # pages.linked_from: how many other pages link to the page, kept by every commit (index/resolve.py).
     sql = f" FROM documents d JOIN pages p ON p.document_id = d.id WHERE {where}"
     if show == "orphans":
         sql += f" AND p.in_nav = 0 AND p.linked_from = 0 AND d.path NOT IN ({', '.join('?' * len(HOME_PAGES))})"

@@ -6,25 +6,16 @@ JSON-ready data; `InvalidArgument` says what was wrong with an argument.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import sqlite3
 from typing import Any
 
+from ..instants import rfc3339
+from ..limits import ROWS
 from .filters import Compiled, Filters, InvalidArgument, check_choice, check_field, check_range, compile_filters
 from .filters import indexed_fields, site_languages
-from .store import EPOCH
 
 DOCUMENT_COLUMNS = "d.path, d.title, d.folder, d.url, d.modified, d.summary, d.meta, d.language, d.fallback_of"
-
-
-def rfc3339(micros: int) -> str:
-    """UTC with `Z`, to the microsecond, the fraction left out when zero and trailing zeros dropped."""
-    instant = EPOCH + dt.timedelta(microseconds=micros)
-    text = instant.strftime("%Y-%m-%dT%H:%M:%S")
-    if instant.microsecond:
-        text += f".{instant.microsecond:06d}".rstrip("0")
-    return text + "Z"
 
 
 def document_row(row: tuple) -> dict[str, Any]:
@@ -69,7 +60,7 @@ def aggregate_documents(
     conn: sqlite3.Connection, by: str, filters: Filters, field: str = "tags", limit: int = 100
 ) -> dict[str, Any]:
     check_choice("by", by, AGGREGATIONS)
-    check_range("limit", limit, 1, 1000)
+    check_range("limit", limit, 1, ROWS)
     compiled = compile_filters(conn, filters)
     where, params = compiled.where, compiled.params
     total = count_matching(conn, compiled)
@@ -95,7 +86,7 @@ def aggregate_documents(
 def get_recent(
     conn: sqlite3.Connection, limit: int = 20, folder: str | None = None, language: str | None = None
 ) -> list[dict[str, Any]]:
-    check_range("limit", limit, 1, 1000)
+    check_range("limit", limit, 1, ROWS)
     compiled = compile_filters(conn, Filters(folder=folder, language=language))
     rows = conn.execute(
         f"SELECT {DOCUMENT_COLUMNS} FROM documents d WHERE {compiled.where}"
@@ -119,7 +110,7 @@ def query_documents(
 ) -> dict[str, Any]:
     check_choice("sort", sort, tuple(SORT_COLUMNS))
     order = DEFAULT_ORDER[sort] if order is None else check_choice("order", order, ("asc", "desc"))
-    check_range("limit", limit, 1, 1000)
+    check_range("limit", limit, 1, ROWS)
     check_range("offset", offset, 0)
     compiled = compile_filters(conn, filters)
     total = count_matching(conn, compiled)

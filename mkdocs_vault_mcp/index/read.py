@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..documents import FRONT_MATTER, fenced_code_languages, markdown_headings
+from ..instants import rfc3339
+from ..limits import READ_CHARS
 from .filters import InvalidArgument, check_choice, check_range, no_document
-from .queries import rfc3339
 
 VIEWS = ("markdown", "outline", "source")
 SEPARATOR = "\n\n"  # between the parts of a page
@@ -206,7 +207,7 @@ def read_document(
 ) -> dict[str, Any]:
     check_choice("view", view, VIEWS)
     check_range("offset", offset, 0)
-    check_range("max_chars", max_chars, 1, 100_000)
+    check_range("max_chars", max_chars, 1, READ_CHARS)
     row = conn.execute(
         "SELECT id, path, title, url, modified, meta, fingerprint FROM documents WHERE path = ?", [path]
     ).fetchone()

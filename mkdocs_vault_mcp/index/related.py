@@ -15,13 +15,13 @@ import re
 import sqlite3
 from typing import Any
 
+from ..limits import SEARCH_RESULTS
 from .filters import Filters, InvalidArgument, no_document
+from .schema import TOKENIZER
 from .search import is_stop_word, search
-from .store import TOKENIZER
 
 TERMS = 25  # distinctive terms searched for
 TITLE_WEIGHT = 3  # the title and headings count as this many uses of their words
-MOST_RESULTS = 100  # what search ranks at most
 _PLAIN_TERM = re.compile(r"^[a-z][a-z0-9]*$")
 
 
@@ -80,7 +80,7 @@ def related(
     if not terms:
         return {"result": [], "total": 0, "next_offset": None}
     expression = " OR ".join(f'"{term}"' for term in terms)
-    wanted = min(MOST_RESULTS, offset + limit + 1)
+    wanted = min(SEARCH_RESULTS, offset + limit + 1)
     hits = [hit for hit in search(conn, expression, dataclasses.replace(filters, query=None), limit=wanted)
             if hit["path"] != path]
     result = hits[offset : offset + limit]

@@ -88,10 +88,11 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..limits import SEARCH_RESULTS, SECTIONS_PER_PAGE
 from . import cjk
 from .filters import Compiled, Filters, InvalidArgument, check_range, compile_filters, fts_expression
 from .filters import literal_words, scoped
-from .store import FTS_COLUMNS
+from .schema import FTS_COLUMNS
 
 # BM25 column weights, in FTS column order: path, title, headings, summary, body.
 COLUMN_WEIGHTS = (2.0, 10.0, 5.0, 1.5, 1.0)
@@ -227,7 +228,14 @@ def document_frequency(conn: sqlite3.Connection, expression: str, enough: int) -
 
 
 def section_count(conn: sqlite3.Connection) -> int:
-    return conn.execute("SELECT max(rowid) FROM sections").fetchone()[0] or 0
+    """How many sections the index holds, as its last commit counted them (one lookup, whatever the site's size).
+
+    An index written before the count was kept is counted here instead.
+    """
+    row = conn.execute("SELECT value FROM info WHERE key = 'section_count'").fetchone()
+    if row is not None:
+        return int(row[0])
+    return conn.execute("SELECT count(*) FROM sections").fetchone()[0]
 
 
 # --- search ------------------------------------------------------------------
@@ -240,8 +248,8 @@ def search(
         raise InvalidArgument(
             "query must not be blank; give keywords, a question, a code name or an FTS5 expression."
         )
-    check_range("limit", limit, 1, 100)
-    check_range("sections_per_page", sections_per_page, 1, 10)
+    check_range("limit", limit, 1, SEARCH_RESULTS)
+    check_range("sections_per_page", sections_per_page, 1, SECTIONS_PER_PAGE)
     base = compile_filters(conn, dataclasses.replace(filters, query=None))
     if filters.language is None:
         base = without_repeated_text(conn, base)

@@ -1,0 +1,396 @@
+"""Our MCP tools beside the peer's nearest ones: same Markdown files, same SDK client, same run.
+
+The peer is markdown-vault-mcp (PyPI), a standalone MCP server that indexes a folder of Markdown files
+itself. It is installed into a bench-only venv, `bench/out/peer-venv/` (never a project
+dependency), and pointed at the FastAPI corpus' 13 languages as `bench/build_overhead.py` copies them to
+`bench/out/fastapi/docs` (1,643 pages), read in place: read-only mode, no file watcher, its index and
+state under `bench/out/side-by-side/peer/`, no embeddings provider installed (so its search is keyword,
+FTS5, like ours). Ours serves the index that the vault-mcp plugin built from the same files
+(`bench/out/fastapi/sites/vault-warm`, the site `build_overhead.py` and `tool_latency.py` use).
+
+One `mcp.Client` session per server over stdio, both under the initialize handshake (protocol 2025-11-25)
+because MCP `ping` exists only there; each round sends, to each server in turn (ours first in even rounds,
+the peer first in odd ones), a ping then every case, so load drift hits both servers and both baselines
+alike. Per case: p50 and p95, the answer's size (the
+JSON of the CallToolResult as the client holds it), and ours/peer. Ping's p50 on each server is the
+transport baseline. Then start-up to first answer: from spawning the server to the first answer of the
+keyword search, each server started `--starts` times, alternately, its index already built.
+
+    .venv/bin/python bench/side_by_side.py [--calls 100] [--warmup 10] [--starts 5] [--peer-version 5.1.0]
+
+Writes bench/results/side_by_side.txt. The first run installs the peer and lets it index the corpus once
+(a few minutes on 2 CPUs); the corpus files are checked unchanged at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any, cast
+
+import mcp
+
+from report import table, write_results  # bench/ is on sys.path when a script runs
+from tool_latency import DEFAULT_SITE, SERVER_COMMAND, ensure_site, percentile
+
+BENCH = Path(__file__).resolve().parent
+OUT = BENCH / "out" / "side-by-side"
+CORPUS = BENCH / "out" / "fastapi" / "docs"  # what build_overhead.copy_corpus lays out (all 13 languages)
+PEER_PACKAGE = "markdown-vault-mcp"
+DEFAULT_PEER_VERSION = "5.1.0"  # the newest on PyPI when this was written, and the one issue 11 measured
+READ_PAGE = "en/tutorial/path-params.md"
+
+# (label, our tool and arguments, the peer's nearest tool and arguments). The peer has no count tool:
+# the nearest way to learn how many pages a folder holds is listing it.
+CASES: list[tuple[str, str, dict[str, Any], str, dict[str, Any]]] = [
+    ("search keyword `dependencies`",
+     "search", {"query": "dependencies"}, "search", {"query": "dependencies"}),
+    ("search `path parameters` in folder en",
+     "search", {"query": "path parameters", "folder": "en"}, "search", {"query": "path parameters", "folder": "en"}),
+    ("stats", "stats", {}, "stats", {}),
+    ("get_recent, 20 rows", "get_recent", {"limit": 20}, "get_recent", {"limit": 20}),
+    ("list folder en (155 rows)",
+     "query_documents", {"folder": "en", "limit": 200}, "list_documents", {"folder": "en"}),
+    (f"read {READ_PAGE}", "read", {"path": READ_PAGE}, "read", {"path": READ_PAGE}),
+    ("count folder en", "count_documents", {"folder": "en"}, "list_documents", {"folder": "en"}),
+]
+FIRST_ANSWER = ("search", {"query": "dependencies"})
+PING = "ping (baseline)"
+
+
+def peer_venv(version: str) -> Path:
+    """The peer installed into its own venv under bench/out (once per version); returns its server command."""
+    venv = BENCH / "out" / "peer-venv"
+    if not (venv / "bin" / "python").exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    shown = subprocess.run([str(venv / "bin" / "pip"), "show", PEER_PACKAGE], capture_output=True, text=True).stdout
+    if f"Version: {version}\n" not in shown:
+        print(f"installing {PEER_PACKAGE}=={version} into {venv} (bench only) ...", flush=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", f"{PEER_PACKAGE}=={version}"], check=True)
+    return venv / "bin" / PEER_PACKAGE
+
+
+def peer_params(command: Path) -> mcp.StdioServerParameters:
+    OUT.joinpath("peer").mkdir(parents=True, exist_ok=True)
+    env = dict(
+        os.environ,
+        MARKDOWN_VAULT_MCP_SOURCE_DIR=str(CORPUS),
+        MARKDOWN_VAULT_MCP_READ_ONLY="true",  # read in place: it must never write to the corpus
+        MARKDOWN_VAULT_MCP_FILE_WATCHER="false",  # ours does not watch files either when serving an index
+        MARKDOWN_VAULT_MCP_INDEX_PATH=str(OUT / "peer" / "index.sqlite"),
+        MARKDOWN_VAULT_MCP_STATE_PATH=str(OUT / "peer" / "state.json"),
+        MARKDOWN_VAULT_MCP_EMBEDDINGS_PATH=str(OUT / "peer" / "embeddings"),
+    )
+    return mcp.StdioServerParameters(command=str(command), args=["serve"], env=env)
+
+
+def our_params(site: Path) -> mcp.StdioServerParameters:
+    return mcp.StdioServerParameters(command=str(SERVER_COMMAND), args=["serve", str(site)])
+
+
+def corpus_digest() -> str:
+    """Path, size and modification time of every file under the corpus: it must not change."""
+    digest = hashlib.sha256()
+    for path in sorted(CORPUS.rglob("*")):
+        stat = path.stat()
+        digest.update(f"{path.relative_to(CORPUS)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:12]
+
+
+class QuietServers:
+    """Both servers' stderr into one log file (the peer logs every start-up step as JSON)."""
+
+    def __init__(self) -> None:
+        OUT.mkdir(parents=True, exist_ok=True)
+        self.path = OUT / "servers.log"
+
+    def __enter__(self) -> Any:
+        self.file = self.path.open("a")
+        return self.file
+
+    def __exit__(self, *exc: object) -> None:
+        self.file.close()
+
+
+def client(params: mcp.StdioServerParameters, errlog: Any) -> mcp.Client:
+    # mcp.Client takes the transport; stdio_client is where stderr goes. Legacy mode: the initialize
+    # handshake of 2025-11-25, the protocol that still has ping.
+    from mcp.client.stdio import stdio_client
+
+    return mcp.Client(stdio_client(params, errlog=errlog), mode="legacy")
+
+
+async def wait_until_peer_indexed(params: mcp.StdioServerParameters, errlog: Any) -> int:
+    """Start the peer once and wait until its index holds the corpus and no job runs; returns its page count."""
+    async with client(params, errlog) as peer:
+        for _ in range(600):
+            status = (await peer.call_tool("get_index_status", {})).structured_content or {}
+            if status.get("status") == "queryable" and not status.get("in_flight") and not status.get("queue_depth"):
+                return int(status.get("documents_indexed", 0))
+            await asyncio.sleep(1)
+    raise SystemExit("side_by_side: the peer did not finish indexing in 10 minutes")
+
+
+def answer_size(result: Any) -> int:
+    """Characters of the answer as JSON: what the client received, give or take the JSON-RPC envelope."""
+    return len(json.dumps(result.model_dump(mode="json", by_alias=True, exclude_none=True), ensure_ascii=False))
+
+
+def rows_in(result: Any) -> int | None:
+    data = result.structured_content or {}
+    for key in ("result", "documents", "notes", "results", "pages"):
+        if isinstance(data.get(key), list):
+            return len(data[key])
+    return None
+
+
+async def measure(ours: mcp.StdioServerParameters, peer: mcp.StdioServerParameters, calls: int, warmup: int,
+                  errlog: Any) -> tuple[dict[str, dict[str, list[float]]], dict[str, dict[str, tuple[int, Any]]]]:
+    """Round robin over both servers; returns server -> label -> samples (ms), and each first answer's size."""
+    samples: dict[str, dict[str, list[float]]] = {
+        side: {label: [] for label in (PING, *(c[0] for c in CASES))} for side in ("ours", "peer")
+    }
+    sizes: dict[str, dict[str, tuple[int, Any]]] = {"ours": {}, "peer": {}}
+    clock = time.perf_counter_ns
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        async with client(ours, errlog) as our_client, client(peer, errlog) as peer_client:
+            sides = (("ours", our_client, 1, 2), ("peer", peer_client, 3, 4))
+            for round_ in range(warmup + calls):
+                timed: list[tuple[str, str, float]] = []
+                # Each server goes first every other round: the one called second may find the CPU still
+                # busy with the other's answer, or the other's background work.
+                for side, session, tool_at, arguments_at in sides if round_ % 2 == 0 else sides[::-1]:
+                    start = clock()
+                    await session.send_ping()
+                    timed.append((side, PING, (clock() - start) / 1e6))
+                    for case in CASES:
+                        tool, arguments = cast(str, case[tool_at]), cast(dict[str, Any], case[arguments_at])
+                        start = clock()
+                        result = await session.call_tool(tool, arguments)
+                        timed.append((side, case[0], (clock() - start) / 1e6))
+                        if result.is_error:
+                            raise SystemExit(f"side_by_side: {side} {tool} {arguments} failed: {result.content}")
+                        if case[0] not in sizes[side]:
+                            sizes[side][case[0]] = (answer_size(result), rows_in(result))
+                if round_ >= warmup:
+                    for side, label, elapsed in timed:
+                        samples[side][label].append(elapsed)
+    return samples, sizes
+
+
+async def first_answer(params: mcp.StdioServerParameters, errlog: Any) -> tuple[float, int | None]:
+    """Seconds from spawning the server to the first keyword search's answer, and its result count."""
+    start = time.perf_counter()
+    async with client(params, errlog) as session:
+        result = await session.call_tool(*FIRST_ANSWER)
+        elapsed = time.perf_counter() - start
+        if result.is_error:
+            raise SystemExit(f"side_by_side: first search failed: {result.content}")
+    return elapsed, rows_in(result)
+
+
+SPLIT_CALLS = 100
+
+
+def required_only(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with every list of rows' item schema cut to its type and `required` field names."""
+    if not isinstance(schema, dict):
+        return schema
+    cut = {key: required_only(value) if isinstance(value, dict) else value for key, value in schema.items()}
+    if cut.get("type") == "array" and isinstance(schema.get("items"), dict) and "properties" in schema["items"]:
+        item = schema["items"]
+        cut["items"] = {"type": "object", "required": item.get("required", [])}
+    if "properties" in schema:
+        cut["properties"] = {name: required_only(rule) for name, rule in schema["properties"].items()}
+    return cut
+
+
+def sql_alone(tool: str, arguments: dict[str, Any]) -> Any:
+    """The query function our tool adapts, with the same arguments (no MCP, no JSON, no pydantic)."""
+    from mkdocs_vault_mcp.index import queries
+    from mkdocs_vault_mcp.index import search as ranked
+    from mkdocs_vault_mcp.server import filters_from
+
+    folder = filters_from(folder=arguments.get("folder"))
+    return {
+        "stats": lambda conn: queries.index_stats(conn),
+        "get_recent": lambda conn: queries.get_recent(conn, limit=arguments.get("limit", 20)),
+        "query_documents": lambda conn: queries.query_documents(conn, folder, limit=arguments.get("limit", 50)),
+        "count_documents": lambda conn: queries.count_documents(conn, folder),
+        "search": lambda conn: ranked.search(conn, arguments.get("query", ""), folder),
+    }.get(tool)
+
+
+async def where_time_goes(index: Path) -> list[list[str]]:
+    """Our cases in-process (no transport): the call with and without the SDK client's output-schema check,
+    the check alone, the check alone with row items cut to their required names, and the SQL alone.
+
+    In CPU time of this process (all threads: client, server and its reader thread), not wall time: the
+    client and the server are one process here, and CPU time does not grow when other work on the machine
+    holds the CPUs, which on a shared 2-CPU machine moves wall medians by several times.
+    """
+    from jsonschema.validators import validator_for
+    from mcp.client.session import ClientSession
+    from referencing import Registry
+
+    from mkdocs_vault_mcp.index.publish import open_read_only
+    from mkdocs_vault_mcp.server import IndexReader, create_server
+    def p50_of(function: Any) -> float:
+        function()
+        samples = []
+        for _ in range(SPLIT_CALLS):
+            start = time.process_time_ns()
+            function()
+            samples.append((time.process_time_ns() - start) / 1e6)
+        return statistics.median(samples)
+
+    rows = [["our call, in-process (CPU ms)", "p50", "without client check", "client check alone",
+             "check, rows cut to required names", "sql alone"]]
+    conn = open_read_only(index)
+    checked = ClientSession.validate_tool_result
+    async with mcp.Client(create_server(IndexReader(index)), mode="legacy") as session:
+        schemas = {tool.name: tool.output_schema for tool in (await session.list_tools()).tools}
+        for label, tool, arguments, _, _ in CASES:
+            async def call_p50(tool: str = tool, arguments: dict[str, Any] = arguments) -> float:
+                samples = []
+                for round_ in range(10 + SPLIT_CALLS):
+                    start = time.process_time_ns()
+                    await session.call_tool(tool, arguments)
+                    if round_ >= 10:
+                        samples.append((time.process_time_ns() - start) / 1e6)
+                return statistics.median(samples)
+
+            whole = await call_p50()
+
+            async def unchecked(self: Any, name: str, result: Any) -> None:
+                return None
+
+            ClientSession.validate_tool_result = unchecked  # type: ignore[method-assign]
+            try:
+                without = await call_p50()
+            finally:
+                ClientSession.validate_tool_result = checked  # type: ignore[method-assign]
+            answer = (await session.call_tool(tool, arguments)).structured_content
+            schema = schemas[tool]
+            assert schema is not None, f"{tool} publishes no output schema"
+            full = validator_for(schema)(schema, registry=Registry())
+            light_schema = required_only(schema)
+            light = validator_for(light_schema)(light_schema, registry=Registry())
+            if list(light.iter_errors(answer)):
+                raise SystemExit(f"side_by_side: the cut schema of {tool} rejects its own answer")
+            query = sql_alone(tool, arguments)
+            sql = f"{p50_of(lambda query=query: query(conn)):.2f}" if query else "-"
+            rows.append([f"{label} ({tool})", f"{whole:.2f}", f"{without:.2f}",
+                         f"{p50_of(lambda full=full, answer=answer: list(full.iter_errors(answer))):.2f}",
+                         f"{p50_of(lambda light=light, answer=answer: list(light.iter_errors(answer))):.2f}", sql])
+    conn.close()
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=100, help="timed rounds (default 100)")
+    parser.add_argument("--warmup", type=int, default=10, help="untimed rounds first (default 10)")
+    parser.add_argument("--starts", type=int, default=5, help="starts of each server for the first answer")
+    parser.add_argument("--peer-version", default=DEFAULT_PEER_VERSION, help=f"default {DEFAULT_PEER_VERSION}")
+    args = parser.parse_args()
+
+    ensure_site(DEFAULT_SITE)
+    if not CORPUS.is_dir():
+        sys.exit(f"side_by_side: no corpus at {CORPUS}; run bench/build_overhead.py (or tool_latency.py) once")
+    before = corpus_digest()
+    ours, peer = our_params(DEFAULT_SITE), peer_params(peer_venv(args.peer_version))
+    with QuietServers() as errlog:
+        peer_pages = asyncio.run(wait_until_peer_indexed(peer, errlog))
+        samples, sizes = asyncio.run(measure(ours, peer, args.calls, args.warmup, errlog))
+        load_during = os.getloadavg()[0]
+        starts: dict[str, list[tuple[float, int | None]]] = {"ours": [], "peer": []}
+        for _ in range(args.starts):
+            for side, params in (("ours", ours), ("peer", peer)):
+                starts[side].append(asyncio.run(first_answer(params, errlog)))
+    split = asyncio.run(where_time_goes(DEFAULT_SITE / "vault-mcp" / "index.sqlite"))
+    after = corpus_digest()
+    if after != before:
+        sys.exit(f"side_by_side: the corpus changed during the run ({before} -> {after})")
+
+    p50 = {side: {label: statistics.median(values) for label, values in by_label.items()}
+           for side, by_label in samples.items()}
+    rows = [["call", "our tool", "peer's tool", "ours p50 ms", "p95", "peer p50 ms", "p95", "ours/peer",
+             "ours/our ping", "peer/peer ping", "ours chars (rows)", "peer chars (rows)"]]
+
+    def size_cell(side: str, label: str) -> str:
+        chars, count = sizes[side][label]
+        return f"{chars:,}" + (f" ({count})" if count is not None else "")
+
+    rows.append([PING, "ping", "ping", f"{p50['ours'][PING]:.2f}", f"{percentile(samples['ours'][PING], 0.95):.2f}",
+                 f"{p50['peer'][PING]:.2f}", f"{percentile(samples['peer'][PING], 0.95):.2f}",
+                 f"{p50['ours'][PING] / p50['peer'][PING]:.2f}", "1.00", "1.00", "", ""])
+    slower = []
+    for label, our_tool, _, peer_tool, _ in CASES:
+        ratio = p50["ours"][label] / p50["peer"][label]
+        if ratio > 1:
+            slower.append(f"{label}: ours {ratio:.2f}x the peer's {peer_tool}")
+        rows.append([label, our_tool, peer_tool,
+                     f"{p50['ours'][label]:.2f}", f"{percentile(samples['ours'][label], 0.95):.2f}",
+                     f"{p50['peer'][label]:.2f}", f"{percentile(samples['peer'][label], 0.95):.2f}",
+                     f"{ratio:.2f}", f"{p50['ours'][label] / p50['ours'][PING]:.2f}",
+                     f"{p50['peer'][label] / p50['peer'][PING]:.2f}",
+                     size_cell("ours", label), size_cell("peer", label)])
+    first = {side: statistics.median(s for s, _ in values) for side, values in starts.items()}
+    first_rows = [["start-up to first answer (spawn -> first search result)", "ours s", "peer s", "ours/peer"],
+                  [f"median of {args.starts} starts each, alternating", f"{first['ours']:.2f}", f"{first['peer']:.2f}",
+                   f"{first['ours'] / first['peer']:.2f}"],
+                  ["min", f"{min(s for s, _ in starts['ours']):.2f}", f"{min(s for s, _ in starts['peer']):.2f}", ""],
+                  ["max", f"{max(s for s, _ in starts['ours']):.2f}", f"{max(s for s, _ in starts['peer']):.2f}", ""]]
+    from importlib.metadata import version
+
+    report = "\n".join([
+        f"corpus: {os.path.relpath(CORPUS, BENCH.parent)} (1,643 Markdown pages, 13 languages; digest {before},"
+        " unchanged after the run)",
+        f"ours: mkdocs-vault-mcp serve {os.path.relpath(DEFAULT_SITE, BENCH.parent)} (the index the plugin built"
+        " from those files)",
+        f"peer: {PEER_PACKAGE} {args.peer_version} (bench-only venv), read-only, no file watcher, no embeddings"
+        f" provider; its own index of the same folder ({peer_pages} notes)",
+        f"client: mcp {version('mcp')} mcp.Client over stdio, one session per server, protocol 2025-11-25"
+        f" (ping exists only there); {args.calls} timed rounds after {args.warmup} warm-up rounds; each round"
+        " pings then calls every case on one server, then on the other (each first every other round)",
+        "ratio: ours/peer is our p50 over the peer's p50 in the same rounds (below 1: ours faster);"
+        " x/ping is each server's p50 over its own ping p50",
+        "chars: the answer's CallToolResult as JSON (content and structured content), first call; rows where it"
+        " lists rows",
+        f"load average {load_during:.1f} after the rounds (other work on the machine inflates every number;"
+        " the ratios less so)",
+        "",
+        table(rows),
+        "",
+        table(first_rows),
+        "",
+        "ours slower than the peer's nearest tool: " + ("; ".join(slower) if slower else "none"),
+        "",
+        f"where our time goes: each of our cases in-process (mcp.Client on create_server, no transport),"
+        f" {SPLIT_CALLS} calls each, p50 of the process's CPU time per call (client, server and reader thread"
+        " together; unlike wall time, not inflated by other work on the machine); 'client check' is the SDK client's"
+        " jsonschema check of the answer against"
+        " the tool's published output schema (mcp.ClientSession.validate_tool_result, switched off for the"
+        " second column); 'rows cut to required names' is the same check with each row's item schema reduced"
+        " to type object and its required field names",
+        "",
+        table(split),
+    ])
+    print(report)
+    path = write_results("side_by_side", report)
+    print(f"written to {os.path.relpath(path, BENCH.parent)}")
+
+
+if __name__ == "__main__":
+    main()

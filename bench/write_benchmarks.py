@@ -1,0 +1,123 @@
+"""Regenerate BENCHMARKS.md's figures from bench/results/, each with the commit it was measured on.
+
+BENCHMARKS.md is prose written by hand around marker comments; between each pair of markers this script
+writes one results file's report as it stands, under a line naming the file, the commit it measured,
+the date, the machine and the command:
+
+    <!-- results: tool_latency -->            whole report of bench/results/tool_latency.txt
+    <!-- results: link_check first=12 -->     its first 12 lines (the rest stays in the file)
+    <!-- /results -->
+
+Everything outside the markers is kept as written, so the prose explains the figures and the figures come
+only from results files. The commit comes from the header that `report.write_results` puts on each file;
+a file written before those headers carries the header added by hand, saying the commit was not recorded.
+
+    .venv/bin/python bench/write_benchmarks.py            # rewrite BENCHMARKS.md
+    .venv/bin/python bench/write_benchmarks.py --check    # exit 1 if BENCHMARKS.md is not what it would write
+
+`--check` only reads files, for CI; `--check --rev HEAD` reads BENCHMARKS.md and bench/results/ as committed
+at HEAD (through git), so a bench run that has not been committed yet cannot make it fail.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+
+from report import REPO, RESULTS, read_header
+
+BENCHMARKS = REPO / "BENCHMARKS.md"
+MARKER = re.compile(
+    r"(?P<open><!-- results: (?P<name>[\w-]+)(?: first=(?P<first>\d+))? -->\n)"
+    r"(?P<generated>.*?)"
+    r"(?P<close><!-- /results -->)",
+    re.DOTALL,
+)
+
+
+Reader = Callable[[str], "str | None"]  # a path relative to the repository -> its text, None if absent
+
+
+def working_tree(path: str) -> str | None:
+    file = REPO / path
+    return file.read_text(encoding="utf-8") if file.is_file() else None
+
+
+def committed_at(rev: str) -> Reader:
+    def read(path: str) -> str | None:
+        done = subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:{path}"], capture_output=True)
+        return done.stdout.decode("utf-8") if done.returncode == 0 else None
+
+    return read
+
+
+def block(name: str, first: int | None, read: Reader = working_tree) -> str:
+    """What goes between one pair of markers: where the figures come from, then the report."""
+    path = f"{RESULTS.relative_to(REPO)}/{name}.txt"
+    text = read(path)
+    if text is None:
+        raise SystemExit(f"write_benchmarks: BENCHMARKS.md names {path}, which does not exist")
+    values, body = read_header(text)
+    missing = [key for key in ("command", "commit") if key not in values]
+    if missing:
+        raise SystemExit(f"write_benchmarks: {path} has no {' or '.join(missing)} in its header;"
+                         " write it with report.write_results (or add the header by hand for an old run)")
+    lines = body.rstrip("\n").splitlines()
+    shown = lines if first is None else lines[:first]
+    source = f"[`bench/results/{name}.txt`](bench/results/{name}.txt)"
+    commit = values["commit"]
+    hash_ = re.match(r"[0-9a-f]{7,40}\b", commit)
+    measured = f", measured at commit `{hash_[0]}`{commit[hash_.end():]}" if hash_ else f"; commit {commit}"
+    facts = [f"From {source}{measured}"]
+    if values.get("date"):
+        facts.append(f"on {values['date']}")
+    head = " ".join(facts) + "." + (f" Machine: {values['machine']}." if values.get("machine") else "")
+    rest = (f"\n\n(First {len(shown)} of its {len(lines)} lines; the rest is in the file.)"
+            if len(shown) < len(lines) else "")
+    return (f"{head}\nCommand: `{values['command']}`\n\n```text\n" + "\n".join(shown) + "\n```" + rest + "\n")
+
+
+def generate(text: str, read: Reader = working_tree) -> str:
+    """BENCHMARKS.md's text with every marked block written anew from its results file."""
+    def replace(match: re.Match[str]) -> str:
+        first = int(match["first"]) if match["first"] else None
+        return match["open"] + block(match["name"], first, read) + match["close"]
+
+    return MARKER.sub(replace, text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 (with a diff) if BENCHMARKS.md differs from what would be written")
+    parser.add_argument("--rev", help="with --check: read the files as committed at this git revision")
+    args = parser.parse_args()
+    if args.rev and not args.check:
+        parser.error("--rev goes with --check (the page is written from the working tree)")
+    read = committed_at(args.rev) if args.rev else working_tree
+    current = read(BENCHMARKS.name)
+    if current is None:
+        raise SystemExit(f"write_benchmarks: no {BENCHMARKS.name}" + (f" at {args.rev}" if args.rev else ""))
+    wanted = generate(current, read)
+    names = [match["name"] for match in MARKER.finditer(current)]
+    unused = sorted(p.stem for p in RESULTS.glob("*.txt") if p.stem not in names)
+    if args.check:
+        if wanted != current:
+            sys.stdout.writelines(difflib.unified_diff(current.splitlines(True), wanted.splitlines(True),
+                                                       "BENCHMARKS.md", "BENCHMARKS.md as generated"))
+            raise SystemExit("write_benchmarks: BENCHMARKS.md is not what bench/write_benchmarks.py writes;"
+                             " run it and commit the result")
+        print(f"BENCHMARKS.md is up to date with bench/results/ ({len(names)} blocks)")
+        return
+    if wanted != current:
+        BENCHMARKS.write_text(wanted, encoding="utf-8")
+    print(f"BENCHMARKS.md: {len(names)} blocks from bench/results/"
+          + (f"; results files not shown: {', '.join(unused)}" if unused else ""))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,120 @@
+"""Incremental indexing: a build writes only the pages that changed since the working index last held them, and
+removes the pages it no longer has.
+
+- Fingerprints. A page's fingerprint (documents.page_fingerprint) covers everything its document is made of: the
+  HTML, title, URL, front matter, modification time, Markdown, language, what it is a fallback of and its git
+  history. A page whose fingerprint the index holds is not written again.
+- Late content. Some plugins complete a page after on_page_content (material/tags fills its tag listings in
+  on_env), so what a reader sees is known only when the build commits. Such a page is indexed again then, and its
+  fingerprint is `rendered/late`: the fingerprint of the page as on_page_content saw it and that of its final
+  content. The next build recognises the page as unchanged from the first half and checks the second at commit.
+- Removals. A page the build did not render is gone, unless `mkdocs build --dirty` kept it in the site without
+  rendering it. With mkdocs-static-i18n each language's build removes only pages of its own language, and the
+  last one of the run removes the pages of languages the site no longer builds.
+- Damage. The index layer recovers from a damaged working index (IndexWriter.commit_with); `last_writes` puts
+  every page whose fingerprint the index does not hold, so after the writer started an empty index it writes
+  every page of this build again, with no path of its own for that.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mkdocs.structure.pages import Page
+
+from .documents import build_document, fingerprint, page_fingerprint
+from .index.writer import IndexWriter
+
+
+@dataclass
+class RenderedPage:
+    """One page as on_page_content saw it, kept until the commit checks whether a plugin changed it since."""
+
+    page: Page
+    html: str
+    digest: str
+    unchanged: bool  # its document in the index is kept as it was
+    fields: dict[str, Any]  # build_document's arguments other than the HTML and the fingerprint
+
+    def final(self) -> tuple[str, str]:
+        """The content a reader sees and its fingerprint, once every plugin is done with the page."""
+        content = self.page.content
+        if isinstance(content, str) and content is not self.html and content != self.html:
+            return content, f"{self.digest}/{fingerprint(content)}"
+        return self.html, self.digest
+
+
+class IncrementalBuild:
+    """One build's indexing into its working index, in the writer's one transaction."""
+
+    def __init__(self, path: Path, options_json: str) -> None:
+        self.writer = IndexWriter(path, options_json)
+        self.rendered: dict[str, RenderedPage] = {}  # path -> what on_page_content saw
+        self.removed = 0
+
+    @property
+    def unchanged(self) -> int:
+        return sum(seen.unchanged for seen in self.rendered.values())
+
+    @property
+    def changed(self) -> int:
+        return len(self.rendered) - self.unchanged
+
+    def page_rendered(self, page: Page, html: str, fields: dict[str, Any]) -> None:
+        """Write the page's document unless the index holds it as it is (`fields`: page_facts.document_fields)."""
+        digest = page_fingerprint(
+            html, fields["title"], fields["url"], fields["meta"], fields["modified"], fields["modified_source"],
+            fields["markdown"], fields["language"], fields["fallback_of"], json.dumps(fields["history"]),
+        )
+        path = fields["path"]
+        stored = self.writer.fingerprints.get(path, "")
+        unchanged = stored == digest or stored.startswith(digest + "/")  # the rest is checked at commit
+        self.rendered[path] = RenderedPage(page, html, digest, unchanged, fields)
+        if not unchanged:
+            self.writer.put(build_document(**fields, html_content=html, fingerprint=digest))
+
+    def commit(
+        self,
+        *,
+        kept_unrendered: Iterable[str] = (),
+        language: str | None = None,
+        site_languages: set[str] | None = None,
+        **facts: Any,
+    ) -> None:
+        """Write the late content, remove the pages gone, commit (`facts`: IndexWriter.commit's arguments).
+
+        `kept_unrendered`: the paths of pages `--dirty` left in the site without rendering them. `language`: on a
+        multilingual site, the language this build indexes (the others' pages stay); `site_languages`: every
+        language the site builds, given by the last build of the run.
+        """
+        kept = list(kept_unrendered)
+
+        def last_writes() -> None:
+            self._write_final_content()
+            self._remove_gone(kept, language, site_languages)
+
+        self.writer.commit_with(last_writes, **facts)
+
+    def _write_final_content(self) -> None:
+        for path, seen in self.rendered.items():
+            content, digest = seen.final()
+            if self.writer.fingerprints.get(path) != digest:
+                seen.unchanged = False
+                self.writer.put(build_document(**seen.fields, html_content=content, fingerprint=digest))
+
+    def _remove_gone(self, kept: list[str], language: str | None, site_languages: set[str] | None) -> None:
+        keep = set(self.rendered) | {path for path in kept if path in self.writer.fingerprints}
+        if language is None:
+            self.removed = self.writer.keep_only(keep)
+            return
+        # The other languages' pages were indexed by their own builds (or will be, later in this run).
+        self.removed = self.writer.keep_only(keep, {language})
+        if site_languages is not None:
+            self.removed += self.writer.keep_languages(site_languages)
+
+    def close(self) -> None:
+        self.writer.close()

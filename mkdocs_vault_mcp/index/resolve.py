@@ -1,0 +1,99 @@
+"""What a commit works out against the whole site as the build has it: each link's target and whether it is
+broken, how many pages link to each page, which pages the nav lists. Each touches only what may have changed."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+
+
+def set_digest(items: dict[str, str] | set[str]) -> str:
+    """A digest of the site's files (in MkDocs' own order, which is stable) or of the nav's pages (sorted)."""
+    text = repr(items) if isinstance(items, dict) else "\n".join(sorted(items))
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def resolve_links(
+    conn: sqlite3.Connection, site_files: dict[str, str], changed: set[str], same_files: bool = False
+) -> set[str]:
+    """Each link's target page and whether it is broken, against the site as this build has it; returns the
+    pages that gained or lost a link.
+
+    Only the links that may have changed are looked at: those of the pages put in this build, those whose
+    target address now holds another file or none (or holds one again), and those to a page put or removed in
+    this build (its anchors may differ). So the links of unchanged pages break when their target goes, under
+    `mkdocs serve --dirty` too, and a rebuild of one page costs a few lookups, not one per link of the site.
+    """
+    stored = {} if same_files else dict(conn.execute("SELECT url, path FROM site_files"))
+    moved = [] if same_files else [url for url in stored.keys() | site_files.keys()
+                                   if stored.get(url) != site_files.get(url)]
+    conn.executemany("DELETE FROM site_files WHERE url = ?", [[url] for url in moved if url in stored])
+    conn.executemany("INSERT INTO site_files (url, path) VALUES (?, ?)",
+                     [(url, site_files[url]) for url in moved if url in site_files])
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS changed_keys (kind TEXT, key TEXT, PRIMARY KEY (kind, key))")
+    conn.execute("DELETE FROM temp.changed_keys")
+    conn.executemany("INSERT OR IGNORE INTO temp.changed_keys VALUES ('url', ?)", [[url] for url in moved])
+    conn.executemany("INSERT OR IGNORE INTO temp.changed_keys VALUES ('path', ?)", [[path] for path in changed])
+    columns = "SELECT l.rowid, l.target, l.anchor, l.target_path, l.broken FROM links l"
+    rows = {}
+    for sql in (
+        f"{columns} JOIN documents d ON d.id = l.document_id"
+        " WHERE d.path IN (SELECT key FROM temp.changed_keys WHERE kind = 'path') AND l.target IS NOT NULL",
+        f"{columns} WHERE l.target IN (SELECT key FROM temp.changed_keys WHERE kind = 'url')",
+        f"{columns} WHERE l.target_path IN (SELECT key FROM temp.changed_keys WHERE kind = 'path')",
+    ):
+        rows.update((row[0], row) for row in conn.execute(sql))
+    documents: dict[str, int] = {}
+    anchors: dict[int, set[str]] = {}
+
+    def has_anchor(path: str, anchor: str) -> bool | None:
+        """None when the target is not an indexed page (a static file, an excluded or generated page)."""
+        if path not in documents:
+            row = conn.execute(
+                "SELECT p.document_id, p.anchors FROM pages p JOIN documents d ON d.id = p.document_id"
+                " WHERE d.path = ?", [path]).fetchone()
+            documents[path] = row[0] if row else -1
+            if row:
+                anchors[row[0]] = set(row[1].split("\n"))
+        document_id = documents[path]
+        return None if document_id < 0 else anchor in anchors[document_id]
+
+    changes = []
+    touched: set[str] = set()
+    for rowid, target, anchor, stored_path, stored_broken in rows.values():
+        path = site_files.get(target)
+        broken = None
+        if path is None:
+            broken = "page"
+        elif anchor and has_anchor(path, anchor) is False:
+            broken = "anchor"
+        if (path, broken) != (stored_path, stored_broken):
+            changes.append((path, broken, rowid))
+            touched.update(p for p in (path, stored_path) if p is not None)
+    conn.executemany("UPDATE links SET target_path = ?, broken = ? WHERE rowid = ?", changes)
+    return touched
+
+
+def count_linking_pages(conn: sqlite3.Connection, paths: set[str]) -> None:
+    """`pages.linked_from` (how many other pages link to the page) for the pages whose links changed."""
+    conn.executemany(
+        "UPDATE pages SET linked_from = (SELECT count(DISTINCT l.document_id) FROM links l"
+        " WHERE l.target_path = ?1 AND l.document_id != pages.document_id)"
+        " WHERE document_id = (SELECT id FROM documents WHERE path = ?1)",
+        [[path] for path in paths],
+    )
+
+
+def mark_nav(conn: sqlite3.Connection, nav: set[str], only: set[str] | None = None) -> None:
+    """`pages.in_nav` as the nav of this build says, touching only the pages whose membership changed; with
+    `only` (the nav is the one of the last build), looking at those pages alone (the ones put in this build)."""
+    if only is not None:
+        conn.executemany(
+            "UPDATE pages SET in_nav = 1 WHERE document_id = (SELECT id FROM documents WHERE path = ?)",
+            [[path] for path in only if path in nav])
+        return
+    listed = dict(conn.execute(
+        "SELECT d.path, p.in_nav FROM pages p JOIN documents d ON d.id = p.document_id"))
+    flips = [(int(path in nav), path) for path, in_nav in listed.items() if bool(in_nav) != (path in nav)]
+    conn.executemany(
+        "UPDATE pages SET in_nav = ? WHERE document_id = (SELECT id FROM documents WHERE path = ?)", flips)

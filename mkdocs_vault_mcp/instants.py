@@ -1,0 +1,33 @@
+"""Instants as the index stores them: integer microseconds since the Unix epoch, UTC.
+
+A leaf module: documents (fingerprints), the index (rows, filters) and the answers (RFC 3339 text) all encode
+time the same way, and none of them has to import another layer for it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def to_micros(instant: dt.datetime) -> int:
+    """Microseconds since the epoch of an aware instant, as the index stores `modified`.
+
+    Exact, and without converting to UTC first: that overflows near year 1 and year 9999.
+    """
+    return (instant - EPOCH) // dt.timedelta(microseconds=1)
+
+
+def rfc3339(micros: int) -> str:
+    """UTC with `Z`, to the microsecond, the fraction left out when zero and trailing zeros dropped."""
+    instant = EPOCH + dt.timedelta(microseconds=micros)
+    text = instant.strftime("%Y-%m-%dT%H:%M:%S")
+    if instant.microsecond:
+        text += f".{instant.microsecond:06d}".rstrip("0")
+    return text + "Z"
+
+
+def now_micros() -> int:
+    """The current instant, encoded."""
+    return to_micros(dt.datetime.now(dt.UTC))

@@ -1,0 +1,134 @@
+"""What MkDocs' pages and files say, as plain data: a rendered page's `build_document` arguments (but for its
+HTML and fingerprint), the paths its pages take in the index, and the site's files by the URL links point at.
+
+The plugin hands pages and files over as MkDocs and the other plugins left them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from html import unescape
+from typing import Any
+from urllib.parse import urlsplit
+
+from mkdocs.plugins import get_plugin_logger
+from mkdocs.structure.files import File, Files, InclusionLevel
+from mkdocs.structure.pages import Page
+
+from .config import VaultMcpConfig
+from .documents import excluded_by, join_url, yaml_problem
+from .i18n import I18nBuild, document_identity
+from .instants import rfc3339
+from .links import server_path
+from .modified import GitTimes, modified_instant
+
+log = get_plugin_logger("vault-mcp")
+
+
+def is_candidate(file: File, options: VaultMcpConfig) -> bool:
+    """Whether a page may be a document before its front matter is known (plugin options `include_generated`,
+    `exclude`)."""
+    if file.generated_by is not None and not options.include_generated:
+        return False
+    return not excluded_by(file.src_uri, options.exclude)
+
+
+def page_paths(files: Files, included: Callable[[InclusionLevel], bool], options: VaultMcpConfig,
+               i18n: I18nBuild | None) -> list[str]:
+    """The index paths of every page of the site that may be a document, rendered by this build or not."""
+    pages = files.documentation_pages(inclusion=included)
+    return [document_identity(file, i18n)[0] for file in pages if is_candidate(file, options)]
+
+
+def site_files(files: Files, included: Callable[[InclusionLevel], bool], config: Any) -> dict[str, str]:
+    """Every file of the site (pages, generated pages, static files) by its server path: what links resolve to."""
+    base = base_path(config)
+    return {server_path(base + file.url): file.src_uri for file in files if included(file.inclusion)}
+
+
+def document_fields(
+    page: Page,
+    config: Any,
+    options: VaultMcpConfig,
+    *,
+    git: GitTimes | None,
+    authored_keys: set | None,
+    language: str,
+    i18n: I18nBuild | None,
+) -> dict[str, Any]:
+    """`authored_keys`: the front matter keys the page had right after material/meta (None: all of them)."""
+    if (page.markdown or "").startswith("---"):  # MkDocs removes front matter it could read
+        warn_broken_front_matter(page)
+    meta = authored_meta(page.meta, authored_keys)
+    path, fallback_of = document_identity(page.file, i18n)
+    modified, source = modified_instant(
+        page.file.src_uri, page.file.abs_src_path, options.modified, git, meta, options.modified_meta
+    )
+    return dict(
+        path=path,
+        url=join_url(config.site_url, page.url),
+        # MkDocs keeps a title taken from the H1 as HTML (`Tom &amp; Jerry`) and themes write every title into
+        # the page as it is: a reader sees it unescaped, as the section headings are
+        title=unescape(page.title or ""),
+        meta=meta,
+        markdown=source_text(page),
+        modified=modified,
+        modified_source=source,
+        indexed_fields=options.indexed_fields,
+        language=language,
+        fallback_of=fallback_of,
+        page_path=base_path(config) + page.url,
+        site_url=config.site_url,
+        history=page_history(page.file.src_uri, git),
+    )
+
+
+def authored_meta(meta: dict, authored_keys: set | None) -> dict:
+    """The front matter the author wrote (the file's own, and `.meta.yml` through material/meta), as other
+    plugins left its values: without the keys that plugins add (git-revision-date-localized's `git_*`) and
+    those they keep for themselves (material/meta's `__extends`)."""
+    return {
+        key: value
+        for key, value in meta.items()
+        if (authored_keys is None or key in authored_keys) and not (isinstance(key, str) and key.startswith("__"))
+    }
+
+
+def source_text(page: Page) -> str:
+    """The page's file as its author wrote it, front matter included (what an agent that edits it needs)."""
+    try:
+        return page.file.content_string
+    except (OSError, ValueError):  # gone or not UTF-8 since MkDocs read it: what MkDocs read is the best left
+        return page.markdown or ""
+
+
+def base_path(config: Any) -> str:
+    """The path the site is served under (`/docs/` for site_url https://example.org/docs/), else `/`."""
+    path = urlsplit(config.site_url).path if config.site_url else "/"
+    return path if path.endswith("/") else path + "/"
+
+
+def page_history(path: str, git: GitTimes | None) -> list[dict[str, Any]]:
+    """The page's last commits as the index keeps them (modified.py reads them with the modification times)."""
+    if git is None:
+        return []
+    return [{"time": rfc3339(seconds * 1_000_000), "author": author, "subject": subject}
+            for seconds, author, subject in git.history.get(path, ())]
+
+
+def warn_broken_front_matter(page: Page) -> None:
+    """MkDocs drops front matter that is not valid YAML without a word (and renders it as text); say which file
+    and why. MkDocs leaves such a page's Markdown as it was, so its own pattern and loader find the problem again."""
+    import yaml
+    from mkdocs.utils.meta import YAML_RE, SafeLoader
+
+    match = YAML_RE.match(page.markdown or "")
+    if match is None:
+        return
+    try:
+        yaml.load(match.group(1), SafeLoader)
+    except yaml.YAMLError as error:
+        log.warning(
+            f"Front matter of '{page.file.src_uri}' is not valid YAML ({yaml_problem(error)}); "
+            "the page is indexed without it"
+        )
