@@ -12,6 +12,7 @@ if GENERATOR == "properdocs":
 
 import json
 import logging
+import signal
 import socket
 import sqlite3
 import sys
@@ -26,6 +27,12 @@ from mkdocs.commands.build import build
 from mkdocs.config import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# A suite started in the background by a non-interactive shell (as .ci/other-pythons starts them) begins with Ctrl-C
+# ignored, and every process it starts would inherit that: the serve tests stop `mkdocs serve` with SIGINT, as a user
+# does. Python's own handler, put back, is reset to the default in each child process.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 # The command line of the generator: `mkdocs` or `properdocs`, beside this Python.
 GENERATOR_COMMAND = Path(sys.executable).with_name(GENERATOR)
 CORPORA = ROOT.parent / "shared" / "corpora"
