@@ -163,7 +163,7 @@ def main() -> None:
     shutil.rmtree(sites / "warmup", ignore_errors=True)
 
     def ratio(samples: dict[str, list[float]], name: str) -> float:
-        return statistics.median(r / b for r, b in zip(samples[name], samples["none"]))
+        return statistics.median(r / b for r, b in zip(samples[name], samples["none"], strict=True))
 
     rows = [["configuration", "median s", "min s", "runs (wall s)", "ratio vs none", "added",
              "CPU median s", "CPU ratio", "CPU added"]]

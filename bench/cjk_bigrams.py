@@ -28,13 +28,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from report import results_from_output  # noqa: E402  (bench/ is on sys.path when a script runs)
-
 from mkdocs_vault_mcp.index import cjk  # noqa: E402
 from mkdocs_vault_mcp.index.filters import literal_words  # noqa: E402
-from mkdocs_vault_mcp.index.search import COLUMN_WEIGHTS  # noqa: E402
 from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
 from mkdocs_vault_mcp.index.schema import TOKENIZER  # noqa: E402
+from mkdocs_vault_mcp.index.search import COLUMN_WEIGHTS  # noqa: E402
+from report import results_from_output  # noqa: E402  (bench/ is on sys.path when a script runs)
 
 OUT = ROOT / "bench" / "out"
 QUERY_FILES = [ROOT / "bench" / "cjk_queries.json", ROOT / "bench" / "cjk_queries_inside.json"]

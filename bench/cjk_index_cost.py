@@ -18,10 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from report import results_from_output  # noqa: E402  (bench/ is on sys.path when a script runs)
-
 from mkdocs_vault_mcp.index import cjk  # noqa: E402
 from mkdocs_vault_mcp.index.schema import TOKENIZER  # noqa: E402
+from report import results_from_output  # noqa: E402  (bench/ is on sys.path when a script runs)
 
 INDEX = ROOT / "bench" / "out" / "fastapi-all" / "site" / "vault-mcp" / "index.sqlite"
 

@@ -48,12 +48,12 @@ def main() -> None:
     sys.path.insert(0, str(package_root))
     sys.path.insert(1, str(ROOT / "bench"))
     # The package first: search_quality puts this repository first on the path when it is imported.
-    from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
-    from mkdocs_vault_mcp.index.search import search  # noqa: E402
-    from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
-    from search_quality import CONFIG, CORPORA, MKDOCS, OUT, recall, reciprocal_rank  # noqa: E402
+    from mkdocs_vault_mcp.index.filters import Filters
+    from mkdocs_vault_mcp.index.publish import open_read_only
+    from mkdocs_vault_mcp.index.search import search
+    from search_quality import CONFIG, CORPORA, MKDOCS, OUT, recall, reciprocal_rank
 
-    assert Path(sys.modules["mkdocs_vault_mcp"].__file__).is_relative_to(package_root)
+    assert Path(sys.modules["mkdocs_vault_mcp"].__file__ or "").is_relative_to(package_root)
     queries = json.loads(args.queries.read_text())["queries"]
     lines = []
     per_query_lines = []

@@ -34,9 +34,9 @@ DEFAULT_OUT = BENCH / "out" / "large-site"
 RESULTS = BENCH / "results"
 
 TAG_COUNT = 200
-FIRST_DAY = dt.datetime(2021, 1, 1, tzinfo=dt.timezone.utc)
+FIRST_DAY = dt.datetime(2021, 1, 1, tzinfo=dt.UTC)
 SPAN_SECONDS = 5 * 365 * 86_400
-OFFSETS = [dt.timezone.utc, dt.timezone.utc, dt.timezone(dt.timedelta(hours=2)), dt.timezone(dt.timedelta(hours=-7)),
+OFFSETS = [dt.UTC, dt.UTC, dt.timezone(dt.timedelta(hours=2)), dt.timezone(dt.timedelta(hours=-7)),
            dt.timezone(dt.timedelta(hours=9))]
 # Folder fan-out per level (10 x 8 x 6 x 5 = 2,400 leaf folders, ~42 pages each at 100,000 pages).
 FAN_OUT = (10, 8, 6, 5)

@@ -59,7 +59,7 @@ def main() -> None:
     rows = [["step", "median wall", "vs the build"]]
     for name, label in (("build", "`mkdocs build -q`, search only (baseline)"),
                         ("cold", "`mkdocs-vault-mcp index`, cold"), ("warm", "`mkdocs-vault-mcp index`, warm")):
-        ratios = [t / b for t, b in zip(times[name], times["build"])]
+        ratios = [t / b for t, b in zip(times[name], times["build"], strict=True)]
         rows.append([label, f"{statistics.median(times[name]):.2f} s", f"{statistics.median(ratios):.3f}"])
     report = f"$ .venv/bin/python bench/index_built_site.py --runs {args.runs}\n\n{table(rows)}\n"
     print(report)

@@ -23,12 +23,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(1, str(ROOT / "bench"))
 
+from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
+from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
+from mkdocs_vault_mcp.index.search import search  # noqa: E402
 from report import write_results  # noqa: E402
 from search_quality import CORPORA, build_fastapi_site  # noqa: E402
-
-from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
-from mkdocs_vault_mcp.index.search import search  # noqa: E402
-from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "languages_one_site.txt"
 # A word (or two) from the running text of each language's tutorial/cors.md: "combination of protocol ...".
@@ -68,7 +67,7 @@ def main() -> None:
         anywhere = [hit["path"] for hit in search(conn, query, Filters(), limit=10)]
         top = anywhere[0] if anywhere else "(nothing)"
         own_language_first += top.startswith(language + "/")
-        lines.append(f"{language:<8} {query:<24} {str(rank or 'not found'):>26}  {top:<40}")
+        lines.append(f"{language:<8} {query:<24} {rank or 'not found'!s:>26}  {top:<40}")
     report = (
         f"13 languages as one site: {pages} pages.\n"
         f"command: .venv/bin/python bench/languages_one_site.py {' '.join(sys.argv[1:])}".rstrip() + "\n\n"

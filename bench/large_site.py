@@ -34,8 +34,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import markdown
 import mcp
@@ -57,8 +58,7 @@ RESULTS = BENCH / "results"
 sys.path.insert(0, str(BENCH))
 
 import generate_site  # noqa: E402
-
-from report import table, write_results  # bench/ is on sys.path when a script runs
+from report import table, write_results  # noqa: E402  (bench/ is on sys.path when a script runs)
 
 OPTIONS = {"indexed_fields": "auto", "modified": "auto", "modified_meta": "updated", "exclude": [],
            "respect_search_exclude": True, "include_generated": False}
@@ -136,7 +136,8 @@ def table_rows(path: Path) -> dict[str, list[tuple]]:
         return {
             "documents": conn.execute(
                 "SELECT d.path, d.folder, d.url, d.title, d.summary, d.meta, d.headings, s.markdown, d.modified,"
-                " d.modified_source FROM documents d JOIN sources s ON s.document_id = d.id ORDER BY d.path").fetchall(),
+                " d.modified_source FROM documents d JOIN sources s ON s.document_id = d.id ORDER BY d.path",
+            ).fetchall(),
             "sections": conn.execute(
                 "SELECT d.path, s.position, s.level, s.anchor, s.title, s.headings, s.summary, s.body"
                 " FROM sections s JOIN documents d ON d.id = s.document_id ORDER BY d.path, s.position").fetchall(),
@@ -162,11 +163,12 @@ def verify_shortcut(pages: int) -> str:
     build_index(site, site / "shortcut" / "working.sqlite", shortcut_file)
     by_shortcut = table_rows(shortcut_file)
     differences = []
-    for table, rows in by_mkdocs.items():
-        other = by_shortcut[table]
+    for name, rows in by_mkdocs.items():
+        other = by_shortcut[name]
         if rows != other:
-            first = next((i for i, (a, b) in enumerate(zip(rows, other)) if a != b), min(len(rows), len(other)))
-            differences.append(f"{table}: {len(rows)} rows by mkdocs, {len(other)} by the shortcut; first "
+            first = next((i for i, (a, b) in enumerate(zip(rows, other, strict=False)) if a != b),
+                         min(len(rows), len(other)))
+            differences.append(f"{name}: {len(rows)} rows by mkdocs, {len(other)} by the shortcut; first "
                                f"difference at row {first}: {rows[first:first + 1]} vs {other[first:first + 1]}")
     if differences:
         sys.exit("large_site: the shortcut does not index like `mkdocs build`:\n" + "\n".join(differences))
@@ -180,7 +182,7 @@ def verify_shortcut(pages: int) -> str:
 @dataclasses.dataclass
 class Case:
     label: str
-    run: Callable[[sqlite3.Connection], Any]  # the query function on a connection
+    run: Callable[..., Any]  # the query function on a connection (a lambda binding its case's values as defaults)
     tool: str | None  # the MCP tool and arguments doing the same, or None
     arguments: dict[str, Any]
     target_ms: float | None = None
@@ -209,7 +211,7 @@ def pick_workload(conn: sqlite3.Connection) -> dict[str, Any]:
     return {
         "top_folder": top, "second_folder": second,
         "tag_common": tags[0][0], "tag_middle": tags[len(tags) // 10][0], "tag_rare": tags[-1][0],
-        "tag_counts": {value: count for value, count in tags},
+        "tag_counts": dict(tags),
         "word_common": frequencies[0][1], "word_middle": frequencies[len(frequencies) // 2][1],
         "word_rare": frequencies[-1][1],
         "word_counts": {word: count for count, word in frequencies},
@@ -349,6 +351,7 @@ async def measure_mcp(path: Path, cases: list[Case], calls: int) -> dict[str, li
 def explain(path: Path, case: Case) -> list[str]:
     conn = open_read_only(path)
     lines = [f"EXPLAIN QUERY PLAN for {case.label}:"]
+    assert case.sql is not None, case.label
     try:
         for sql, params in case.sql(conn):
             lines.append(f"  {sql}")
@@ -420,15 +423,16 @@ def main() -> None:
             verdict = "ok" if worst <= case.target_ms else "MISSED"
             if verdict == "MISSED":
                 missed.append(case)
-        rows.append([case.label, f"{p50:.2f}", f"{percentile(fn, .95):.2f}", f"{p50 / base:.1f}" if p50 < 10 * base else f"{p50 / base:.0f}",
+        ratio = f"{p50 / base:.1f}" if p50 < 10 * base else f"{p50 / base:.0f}"
+        rows.append([case.label, f"{p50:.2f}", f"{percentile(fn, .95):.2f}", ratio,
                      f"{statistics.median(via):.2f}" if via else "-", f"{percentile(via, .95):.2f}" if via else "-",
                      f"<= {case.target_ms:g} ms" if case.target_ms else "-", verdict])
 
     size = published.stat().st_size
     load = phases.pop("load average (1 min) at the end", None)
     build_lines = [f"  {name:<24} {seconds:8.1f} s" for name, seconds in phases.items()]
-    build_lines.append(f"  (load average at the end of the build: {load:.2f} on {os.cpu_count()} CPUs)" if load is not None
-                       else "  (load average during the build not recorded)")
+    build_lines.append(f"  (load average at the end of the build: {load:.2f} on {os.cpu_count()} CPUs)"
+                       if load is not None else "  (load average during the build not recorded)")
     lines += [
         f"site: {os.path.relpath(site, REPO)} ({facts['pages']} pages, {facts['leaf_folders']} leaf folders 4 deep,"
         f" {facts['tags']} tags Zipf-like, dates over 5 years); index: {documents} documents, {sections} sections,"
@@ -448,7 +452,7 @@ def main() -> None:
         "",
     ]
     for case in missed:
-        lines += explain(published, case) + [""]
+        lines += [*explain(published, case), ""]
     report = "\n".join(lines)
     print(report)
     write_results("large_site", report)

@@ -21,12 +21,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-from read_coverage import OUT, build_corpus  # noqa: E402
-from report import table, write_results  # noqa: E402
-
 from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
 from mkdocs_vault_mcp.index.links import links  # noqa: E402
 from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
+from read_coverage import OUT, build_corpus  # noqa: E402
+from report import table, write_results  # noqa: E402
 
 WARNING = re.compile(r"Doc file '([^']+)' contains a link '([^']+)', but (?:the target|the doc|there is no such)")
 VALIDATION = {"validation": {"links": {"not_found": "warn", "anchors": "warn"}}}
@@ -72,7 +71,8 @@ def main() -> None:
     both = sorted(set(theirs) & set(ours))
     shown = lambda key: f"{key[0]} -> {key[1]}" + (f"#{key[2]}" if key[2] else "")  # noqa: E731
     lines = [f"MkDocs warns ({len(theirs)}):", *map(shown, theirs), "", f"links show=broken ({len(ours)}):",
-             *map(shown, ours), "", "only MkDocs: " + (", ".join(map(shown, sorted(set(theirs) - set(ours)))) or "none"),
+             *map(shown, ours), "",
+             "only MkDocs: " + (", ".join(map(shown, sorted(set(theirs) - set(ours)))) or "none"),
              "only ours: " + (", ".join(map(shown, sorted(set(ours) - set(theirs)))) or "none")]
     report = (
         "link check: the index's broken links against MkDocs' own link warnings, one build\n"

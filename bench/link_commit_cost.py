@@ -17,17 +17,18 @@ import datetime as dt
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-
-from report import results_from_output  # bench/ is on sys.path when a script runs
+from typing import Any
 
 from mkdocs_vault_mcp.documents import build_document
 from mkdocs_vault_mcp.index.filters import Filters
 from mkdocs_vault_mcp.index.links import link_summary, links
 from mkdocs_vault_mcp.index.publish import open_read_only
 from mkdocs_vault_mcp.index.writer import IndexWriter
+from report import results_from_output  # bench/ is on sys.path when a script runs
 
-NOW = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
 
 
 def page(i: int, pages: int, extra: str = ""):
@@ -64,7 +65,7 @@ def main() -> None:
             times[label].append(time.perf_counter() - started)
             writer.close()
     conn = open_read_only(path)
-    queries = {"link_summary (snapshot)": lambda: link_summary(conn)}
+    queries: dict[str, Callable[..., Any]] = {"link_summary (snapshot)": lambda: link_summary(conn)}
     for show in ("broken", "orphans", "most_linked"):
         queries[f"links show={show}"] = lambda show=show: links(conn, show, Filters(), limit=50)
     queries["links show=backlinks"] = lambda: links(conn, "backlinks", Filters(), target="p5.md", limit=50)

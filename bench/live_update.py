@@ -54,9 +54,8 @@ RESULTS = BENCH / "results"
 sys.path.insert(0, str(BENCH))
 
 import generate_site  # noqa: E402
-from report import table, write_results  # noqa: E402
-
 from mkdocs_vault_mcp.live import changed_since  # noqa: E402
+from report import table, write_results  # noqa: E402
 
 MKDOCS = REPO / ".venv" / "bin" / "mkdocs"
 SEED = 7
@@ -184,6 +183,7 @@ class Serve:
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
+        assert self.process.stdout is not None
         for line in self.process.stdout:
             self.lines.append((time.monotonic(), line.rstrip("\n")))
 
@@ -281,13 +281,11 @@ def sum_events(record: dict) -> float:
 def breakdown(record: dict) -> dict[str, float]:
     """Milliseconds of one rebuild, split where they go (the parts add up to the plugin's total)."""
     s = {key: value * 1000 for key, value in record["seconds"].items()}
-    n = record["calls"]
     page = s.get("saved page: on_page_content", 0.0)
     git = s.get("read_git_times", 0.0)
     opened = s.get("IndexWriter.__init__", 0.0)
     keep = s.get("IndexWriter.keep_only", 0.0)
     commit = s.get("IndexWriter.commit", 0.0)
-    snapshot = s.get("build_snapshot", 0.0)
     stats = s.get("on_page_context", 0.0)
     publish = s.get("publish", 0.0)
     write_snapshot = s.get("write_snapshot", 0.0)
@@ -387,9 +385,9 @@ def main() -> None:
                   f"docs/, nothing changed): {probe * 1000:.1f} ms")
     update = [median([breakdown(r["plugin"])["index update for the page (the four above)"] for r in measured[name]])
               for name in measured]
-    report.append(f"target: index update for the page <= 50 ms: "
+    report.append("target: index update for the page <= 50 ms: "
                   + ", ".join(f"{name} {value:.1f} ms {'ok' if value <= 50 else 'MISSED'}"
-                              for name, value in zip(measured, update)))
+                              for name, value in zip(measured, update, strict=True)))
     text = "\n".join(report) + "\n"
     print("\n" + text)
     write_results("live_update", text)

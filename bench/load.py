@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from report import table, write_results  # bench/ is on sys.path when a script runs
-from tool_latency import DEFAULT_SITE, RESULTS, SERVER_COMMAND, ensure_site, percentile
+from tool_latency import DEFAULT_SITE, SERVER_COMMAND, ensure_site, percentile
 
 CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("search keywords", "search", {"query": "dependencies yield"}),
@@ -143,6 +143,7 @@ def start_server(site: Path, workers: int) -> tuple[subprocess.Popen, int]:
          "--workers", str(workers)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
+    assert server.stdout is not None and server.stderr is not None
     line = server.stdout.readline()
     if not line.startswith("MCP server at"):
         server.kill()

@@ -37,6 +37,7 @@ def build(package: Path, config: Path) -> tuple[float, float, str]:
     ).stderr
     plugin = re.search(r"vault-mcp: (Indexed .* in ([\d.]+) seconds)", log)
     total = re.search(r"Documentation built in ([\d.]+) seconds", log)
+    assert plugin and total, log
     return float(plugin.group(2)), float(total.group(1)), plugin.group(1)
 
 

@@ -17,19 +17,18 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import sqlite3
 import sys
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-from report import table, write_results  # noqa: E402
-
 from mkdocs_vault_mcp.index.filters import InvalidArgument  # noqa: E402
-from mkdocs_vault_mcp.index.read import read_document  # noqa: E402
 from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
+from mkdocs_vault_mcp.index.read import read_document  # noqa: E402
+from report import table, write_results  # noqa: E402
 
 CORPORA = ROOT.parent / "shared" / "corpora"
 OUT = ROOT / "bench" / "out" / "read-coverage"
@@ -72,7 +71,8 @@ def corpus_site(name: str) -> tuple[Path, dict]:
     if name == "material":
         return CORPORA / "material-docs", {
             "site_name": "Material for MkDocs", "theme": {"name": "material", "custom_dir": "overrides"},
-            "plugins": [{"blog": {"authors": False}}, "search", "vault-mcp"], "markdown_extensions": MATERIAL_EXTENSIONS,
+            "plugins": [{"blog": {"authors": False}}, "search", "vault-mcp"],
+            "markdown_extensions": MATERIAL_EXTENSIONS,
         }
     languages = ["en"] if name == "fastapi-en" else sorted(
         p.name for p in (CORPORA / "fastapi-docs").iterdir() if (p / "docs").is_dir()
@@ -116,7 +116,7 @@ def build_corpus(name: str, root: Path, overrides: dict | None = None) -> Path:
     return root / "site" / "vault-mcp" / "index.sqlite"
 
 
-def read_coverage(index: Path) -> dict[str, object]:
+def read_coverage(index: Path) -> dict[str, Any]:
     """Every section read back by heading and by anchor, and every page read whole, checked for chrome."""
     conn = open_read_only(index)
     sections = conn.execute(

@@ -20,12 +20,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
+from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
+from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
+from mkdocs_vault_mcp.index.related import related  # noqa: E402
 from report import table, write_results  # noqa: E402
 from search_quality import QUERIES, build_fastapi_site  # noqa: E402
-
-from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
-from mkdocs_vault_mcp.index.related import related  # noqa: E402
-from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
 
 DEPTHS = (5, 10)
 
@@ -36,8 +35,8 @@ def main() -> None:
     pages = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
     known = {path for (path,) in conn.execute("SELECT path FROM documents")}
     queries = [q for q in json.loads(QUERIES.read_text(encoding="utf-8"))["queries"] if len(q["relevant"]) >= 2]
-    recall = {depth: [] for depth in DEPTHS}
-    any_hit = {depth: [] for depth in DEPTHS}
+    recall: dict[int, list[float]] = {depth: [] for depth in DEPTHS}
+    any_hit: dict[int, list[float]] = {depth: [] for depth in DEPTHS}
     times = []
     for query in queries:
         relevant = [path for path in query["relevant"] if path in known]

@@ -17,8 +17,8 @@ import shlex
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -36,7 +36,8 @@ HEADER_PREFIX = "# "
 def table(rows: list[list[str]]) -> str:
     """Rows of cells as aligned columns: the first left-aligned, the rest right-aligned, a rule under the header."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
+    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
+                       for i, (cell, w) in enumerate(zip(row, widths, strict=True)))
              for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
@@ -91,7 +92,7 @@ def header(name: str, command: str | None = None) -> str:
     """The lines `write_results` puts above a report (each `# key: value`)."""
     command = command or command_line()
     script = command.split()[1] if command.startswith(".venv/bin/python ") else None
-    now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    now = datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
     commit = commit_note(script)
     if STARTED_AT and not commit.startswith(STARTED_AT):
         commit = f"{STARTED_AT} when the run started; at its end {commit}"

@@ -37,12 +37,11 @@ REPO = BENCH.parent
 sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(REPO))
 
-from report import write_results  # noqa: E402
-from search_quality import CORPORA, QUERIES, STYLES, build_fastapi_site  # noqa: E402
-
 from mkdocs_vault_mcp.index import search as ranking  # noqa: E402
 from mkdocs_vault_mcp.index.filters import Filters, compile_filters  # noqa: E402
 from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
+from report import write_results  # noqa: E402
+from search_quality import CORPORA, QUERIES, STYLES, build_fastapi_site  # noqa: E402
 
 SERVER_COMMAND = REPO / ".venv" / "bin" / "mkdocs-vault-mcp"
 RESULTS = BENCH / "results" / "search_latency.txt"
@@ -60,7 +59,7 @@ def percentile(values: list[float], fraction: float) -> float:
 def was_relaxed(conn, query: str, limit: int = 10) -> bool:
     """Whether `search` goes on to the relaxed form: the strict form finds fewer pages than asked for."""
     plan = ranking.plan_query(conn, query, "all")
-    if plan.relaxed in (None, plan.strict):
+    if plan.relaxed is None or plan.relaxed == plan.strict or plan.strict is None:
         return False
     return ranking._page_count(conn, plan.strict, compile_filters(conn, Filters()), limit) < limit
 

@@ -36,18 +36,17 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from report import write_results  # noqa: E402  (bench/ is on sys.path when a script runs)
-
 from mkdocs_vault_mcp.index.filters import Filters, fts_expression  # noqa: E402
-from mkdocs_vault_mcp.index.search import search  # noqa: E402
 from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
+from mkdocs_vault_mcp.index.search import search  # noqa: E402
+from report import write_results  # noqa: E402  (bench/ is on sys.path when a script runs)
 
 CORPORA = ROOT.parent / "shared" / "corpora" / "fastapi-docs"
 QUERIES = ROOT / "bench" / "search_queries.json"
@@ -239,8 +238,8 @@ def table(results: dict[str, dict[str, dict[str, tuple]]]) -> str:
     for number, row in enumerate(rows):
         if number > 1 and row[0] != rows[number - 1][0]:
             lines.append("")
-        cells = enumerate(zip(row, widths, strict=True))
-        lines.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in cells))
+        lines.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w)
+                               for i, (c, w) in enumerate(zip(row, widths, strict=True))))
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 

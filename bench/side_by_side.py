@@ -35,7 +35,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import mcp
 
@@ -156,7 +156,9 @@ def rows_in(result: Any) -> int | None:
 async def measure(ours: mcp.StdioServerParameters, peer: mcp.StdioServerParameters, calls: int, warmup: int,
                   errlog: Any) -> tuple[dict[str, dict[str, list[float]]], dict[str, dict[str, tuple[int, Any]]]]:
     """Round robin over both servers; returns server -> label -> samples (ms), and each first answer's size."""
-    samples: dict[str, dict[str, list[float]]] = {side: {PING: []} | {c[0]: [] for c in CASES} for side in ("ours", "peer")}
+    samples: dict[str, dict[str, list[float]]] = {
+        side: {label: [] for label in (PING, *(c[0] for c in CASES))} for side in ("ours", "peer")
+    }
     sizes: dict[str, dict[str, tuple[int, Any]]] = {"ours": {}, "peer": {}}
     clock = time.perf_counter_ns
     with warnings.catch_warnings():
@@ -172,7 +174,7 @@ async def measure(ours: mcp.StdioServerParameters, peer: mcp.StdioServerParamete
                     await session.send_ping()
                     timed.append((side, PING, (clock() - start) / 1e6))
                     for case in CASES:
-                        tool, arguments = case[tool_at], case[arguments_at]
+                        tool, arguments = cast(str, case[tool_at]), cast(dict[str, Any], case[arguments_at])
                         start = clock()
                         result = await session.call_tool(tool, arguments)
                         timed.append((side, case[0], (clock() - start) / 1e6))
@@ -259,7 +261,7 @@ async def where_time_goes(index: Path) -> list[list[str]]:
     async with mcp.Client(create_server(IndexReader(index)), mode="legacy") as session:
         schemas = {tool.name: tool.output_schema for tool in (await session.list_tools()).tools}
         for label, tool, arguments, _, _ in CASES:
-            async def call_p50() -> float:
+            async def call_p50(tool: str = tool, arguments: dict[str, Any] = arguments) -> float:
                 samples = []
                 for round_ in range(10 + SPLIT_CALLS):
                     start = time.process_time_ns()
@@ -279,16 +281,18 @@ async def where_time_goes(index: Path) -> list[list[str]]:
             finally:
                 ClientSession.validate_tool_result = checked  # type: ignore[method-assign]
             answer = (await session.call_tool(tool, arguments)).structured_content
-            full = validator_for(schemas[tool])(schemas[tool], registry=Registry())
-            light_schema = required_only(schemas[tool])
+            schema = schemas[tool]
+            assert schema is not None, f"{tool} publishes no output schema"
+            full = validator_for(schema)(schema, registry=Registry())
+            light_schema = required_only(schema)
             light = validator_for(light_schema)(light_schema, registry=Registry())
             if list(light.iter_errors(answer)):
                 raise SystemExit(f"side_by_side: the cut schema of {tool} rejects its own answer")
             query = sql_alone(tool, arguments)
-            sql = f"{p50_of(lambda: query(conn)):.2f}" if query else "-"
+            sql = f"{p50_of(lambda query=query: query(conn)):.2f}" if query else "-"
             rows.append([f"{label} ({tool})", f"{whole:.2f}", f"{without:.2f}",
-                         f"{p50_of(lambda: list(full.iter_errors(answer))):.2f}",
-                         f"{p50_of(lambda: list(light.iter_errors(answer))):.2f}", sql])
+                         f"{p50_of(lambda full=full, answer=answer: list(full.iter_errors(answer))):.2f}",
+                         f"{p50_of(lambda light=light, answer=answer: list(light.iter_errors(answer))):.2f}", sql])
     conn.close()
     return rows
 
@@ -375,7 +379,8 @@ def main() -> None:
         "",
         f"where our time goes: each of our cases in-process (mcp.Client on create_server, no transport),"
         f" {SPLIT_CALLS} calls each, p50 of the process's CPU time per call (client, server and reader thread"
-        " together; unlike wall time, not inflated by other work on the machine); 'client check' is the SDK client's jsonschema check of the answer against"
+        " together; unlike wall time, not inflated by other work on the machine); 'client check' is the SDK client's"
+        " jsonschema check of the answer against"
         " the tool's published output schema (mcp.ClientSession.validate_tool_result, switched off for the"
         " second column); 'rows cut to required names' is the same check with each row's item schema reduced"
         " to type object and its required field names",

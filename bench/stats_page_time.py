@@ -27,7 +27,7 @@ import mkdocs.commands.build as mkdocs_build
 from mkdocs.config import load_config
 
 import mkdocs_vault_mcp.plugin as plugin
-from mkdocs_vault_mcp import stats_page
+from mkdocs_vault_mcp import snapshot, stats_page
 from mkdocs_vault_mcp.index import queries
 from report import results_from_output  # bench/ is on sys.path when a script runs
 
@@ -55,11 +55,13 @@ def timed(name: str, function, only=None):
 
 
 def instrument() -> None:
-    plugin.build_snapshot = timed("build_snapshot", plugin.build_snapshot)
+    # The plugin's BuildAnswers (snapshot.py) build the snapshot, by the name in snapshot.py.
+    snapshot.build_snapshot = timed("build_snapshot", snapshot.build_snapshot)
     plugin.write_snapshot = timed("write_snapshot", plugin.write_snapshot)
     stats_page.add_files = timed("add_files", stats_page.add_files)
     stats_page.add_to_nav = timed("add_to_nav", stats_page.add_to_nav)
-    plugin.VaultMcpPlugin.on_page_context = timed("on_page_context (all pages)", plugin.VaultMcpPlugin.on_page_context)
+    plugin.VaultMcpPlugin.on_page_context = timed(  # type: ignore[method-assign]
+        "on_page_context (all pages)", plugin.VaultMcpPlugin.on_page_context)
     # Parts of on_page_context, reported apart (not added to the total a second time).
     queries.index_stats = timed("part: index_stats", queries.index_stats)
     stats_page.render = timed("part: render", stats_page.render)
@@ -129,8 +131,9 @@ def main() -> None:
         detail = ", ".join(f"{name} {value * 1000:.1f} ms" for name, value in sorted(parts.items()))
         print(f"run {run}: snapshot + stats page {totals[-1] * 1000:.1f} ms of a {seconds:.2f} s build ({detail})")
     worst = max(totals)
+    command = [".venv/bin/python", os.path.relpath(__file__, REPO), *sys.argv[1:]]
     print(
-        f"\ncommand: {' '.join(shlex.quote(a) for a in ['.venv/bin/python', os.path.relpath(__file__, REPO), *sys.argv[1:]])}\n"
+        f"\ncommand: {' '.join(shlex.quote(a) for a in command)}\n"
         f"corpus: {pages} pages, 13 language folders in one docs_dir, theme mkdocs\n"
         f"snapshot + stats page: median {statistics.median(totals) * 1000:.1f} ms, worst {worst * 1000:.1f} ms "
         f"(builds: median {statistics.median(builds):.2f} s) -> "

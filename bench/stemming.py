@@ -31,11 +31,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(1, str(ROOT / "bench"))
 
 from cjk_search_quality import build  # noqa: E402
-from report import write_results  # noqa: E402
-from search_quality import CONFIG, CORPORA, MKDOCS, OUT, reciprocal_rank  # noqa: E402
-
 from mkdocs_vault_mcp.index import cjk  # noqa: E402
 from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
+from report import write_results  # noqa: E402
+from search_quality import CONFIG, CORPORA, MKDOCS, OUT, reciprocal_rank  # noqa: E402
 
 SNOWBALL = {"es": "spanish", "pt": "portuguese", "de": "german", "fr": "french", "ru": "russian"}
 RESULTS = ROOT / "bench" / "results" / "stemming.txt"
@@ -60,7 +59,7 @@ def main() -> None:
         index.close()
         stemmer = Stemmer.Stemmer(SNOWBALL[language])
 
-        def stemmed(text: str) -> str:
+        def stemmed(text: str, stemmer: Stemmer.Stemmer = stemmer) -> str:
             return " ".join(stemmer.stemWords([word.lower() for word in WORD.findall(text)]))
 
         scores = {}

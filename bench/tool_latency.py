@@ -33,8 +33,9 @@ import subprocess
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import mcp
 
@@ -179,7 +180,7 @@ def measure_direct(index: Path, cases: list[tuple[str, str, dict[str, Any]]], ca
     conn = open_read_only(index)
     functions = {label: direct_function(label, tool, arguments) for label, tool, arguments in cases}
     samples: dict[str, list[float]] = {label: [] for label in functions}
-    for label, function in functions.items():
+    for function in functions.values():
         function(conn)
     for _ in range(calls):
         for label, function in functions.items():

@@ -26,8 +26,7 @@ import difflib
 import re
 import subprocess
 import sys
-from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from report import REPO, RESULTS, read_header
 
@@ -77,7 +76,8 @@ def block(name: str, first: int | None, read: Reader = working_tree) -> str:
     if values.get("date"):
         facts.append(f"on {values['date']}")
     head = " ".join(facts) + "." + (f" Machine: {values['machine']}." if values.get("machine") else "")
-    rest = f"\n\n(First {len(shown)} of its {len(lines)} lines; the rest is in the file.)" if len(shown) < len(lines) else ""
+    rest = (f"\n\n(First {len(shown)} of its {len(lines)} lines; the rest is in the file.)"
+            if len(shown) < len(lines) else "")
     return (f"{head}\nCommand: `{values['command']}`\n\n```text\n" + "\n".join(shown) + "\n```" + rest + "\n")
 
 

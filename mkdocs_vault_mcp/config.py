@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any
 
 from mkdocs.config import base
 from mkdocs.config import config_options as c
 
 
-class AutoOrNames(c.BaseConfigOption[Union[str, list]]):
+class AutoOrNames(c.BaseConfigOption[str | list]):
     """`auto`, or a list of front matter keys."""
 
     def __init__(self, default: str = "auto") -> None:
@@ -23,7 +23,7 @@ class AutoOrNames(c.BaseConfigOption[Union[str, list]]):
         raise base.ValidationError(f"expected 'auto' or a list of front matter keys, got {value!r}")
 
 
-class PathOrOff(c.BaseConfigOption[Union[str, bool]]):
+class PathOrOff(c.BaseConfigOption[str | bool]):
     """A site path such as `stats/`, or `false` to turn the feature off."""
 
     def __init__(self, default: str) -> None:

@@ -33,19 +33,20 @@ class _ReaderMarkdown(MarkdownConverter):
         self.base_url = base_url
         self.languages = languages
 
-    def convert_a(self, el, text, parent_tags):
+    # markdownify's own stub (__init__.pyi) leaves its convert_* methods out: hence the two ignores.
+    def convert_a(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         href = el.get("href")
-        if href:
+        if isinstance(href, str) and href:
             el["href"] = urljoin(self.base_url, href)
-        return super().convert_a(el, text, parent_tags)
+        return super().convert_a(el, text, parent_tags)  # type: ignore[misc]
 
-    def convert_img(self, el, text, parent_tags):
+    def convert_img(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         src = el.get("src")
-        if src:
+        if isinstance(src, str) and src:
             el["src"] = urljoin(self.base_url, src)
-        return super().convert_img(el, text, parent_tags)
+        return super().convert_img(el, text, parent_tags)  # type: ignore[misc]
 
-    def convert_pre(self, el, text, parent_tags):
+    def convert_pre(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         text = text.strip("\n")
         if not text:
             return ""
@@ -100,7 +101,7 @@ def _plain_tabs(soup: BeautifulSoup, tabs: Tag) -> None:
               if label.find_parent("div", class_="tabbed-set") is tabs]
     blocks = tabs.select(":scope > .tabbed-content > .tabbed-block") or tabs.select(":scope > .tabbed-content")
     plain = soup.new_tag("div")
-    for label, block in zip(labels, blocks):
+    for label, block in zip(labels, blocks, strict=False):  # a label or a block without its pair is left out
         title = soup.new_tag("p")
         strong = soup.new_tag("strong")
         strong.string = label

@@ -20,9 +20,10 @@ removes the pages it no longer has.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from mkdocs.structure.pages import Page
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
 def to_micros(instant: dt.datetime) -> int:
@@ -30,4 +30,4 @@ def rfc3339(micros: int) -> str:
 
 def now_micros() -> int:
     """The current instant, encoded."""
-    return to_micros(dt.datetime.now(dt.timezone.utc))
+    return to_micros(dt.datetime.now(dt.UTC))

@@ -7,8 +7,9 @@ The plugin hands pages and files over as MkDocs and the other plugins left them.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from html import unescape
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 from mkdocs.plugins import get_plugin_logger

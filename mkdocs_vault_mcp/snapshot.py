@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .index import queries
 from .index.filters import Filters
 from .index.links import link_summary
-from .index import queries
 from .index.publish import open_read_only
 from .index.queries import aggregate_documents
 from .instants import now_micros, rfc3339

@@ -12,9 +12,10 @@ if GENERATOR == "properdocs":
 
 import json
 import logging
+import signal
 import socket
-import sys
 import sqlite3
+import sys
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,12 @@ from mkdocs.commands.build import build
 from mkdocs.config import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# A suite started in the background by a non-interactive shell (as .ci/other-pythons starts them) begins with Ctrl-C
+# ignored, and every process it starts would inherit that: the serve tests stop `mkdocs serve` with SIGINT, as a user
+# does. Python's own handler, put back, is reset to the default in each child process.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 # The command line of the generator: `mkdocs` or `properdocs`, beside this Python.
 GENERATOR_COMMAND = Path(sys.executable).with_name(GENERATOR)
 CORPORA = ROOT.parent / "shared" / "corpora"
@@ -93,7 +100,7 @@ class Site:
         try:
             build_from(config_file)
         finally:
-            for logger, level in zip(loggers, previous):
+            for logger, level in zip(loggers, previous, strict=True):
                 logger.removeHandler(handler)
                 logger.setLevel(level)
             self.logs = records  # a failed build's records too, for tests of what it logged
@@ -108,7 +115,9 @@ class Site:
     def documents(self) -> dict[str, dict[str, Any]]:
         with self.db() as conn:
             conn.row_factory = sqlite3.Row
-            rows = conn.execute("SELECT d.*, s.markdown FROM documents d JOIN sources s ON s.document_id = d.id").fetchall()
+            rows = conn.execute(
+                "SELECT d.*, s.markdown FROM documents d JOIN sources s ON s.document_id = d.id"
+            ).fetchall()
         return {row["path"]: {**dict(row), "meta": json.loads(row["meta"])} for row in rows}
 
     def sections(self, path: str) -> list[dict[str, Any]]:

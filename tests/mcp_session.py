@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from anyio.from_thread import start_blocking_portal
 from jsonschema import Draft202012Validator
 from mcp import Client
-from mcp_types import CallToolResult
+from mcp_types import CallToolResult, TextContent
 
 from mkdocs_vault_mcp.server import IndexReader, create_server
+
+
+def text(result: CallToolResult) -> str:
+    """The text of an answer's one content block (this server answers in text)."""
+    (block,) = result.content
+    assert isinstance(block, TextContent), block
+    return block.text
 
 
 class Session:
@@ -30,11 +38,11 @@ class Session:
 
     def ok(self, tool: str, **arguments: Any) -> dict[str, Any]:
         result = self.call(tool, **arguments)
-        assert not result.is_error, result.content[0].text
+        assert not result.is_error, text(result)
         data = result.structured_content
         errors = list(Draft202012Validator(self.tools[tool].output_schema).iter_errors(data))
         assert not errors, errors
-        assert json.loads(result.content[0].text) == data
+        assert json.loads(text(result)) == data
         return data
 
     def error(self, tool: str, **arguments: Any) -> str:
@@ -42,7 +50,7 @@ class Session:
         result = self.call(tool, **arguments)
         assert result.is_error, f"{tool}({arguments}) was accepted: {result.structured_content}"
         assert result.structured_content is None
-        message = result.content[0].text
+        message = text(result)
         prefix = f"Error executing tool {tool}: "
         assert message.startswith(prefix) and len(message) > len(prefix) + 10, message  # not a crash
         return message[len(prefix):]
@@ -55,9 +63,8 @@ class Session:
 @contextmanager
 def session_with(server: Any) -> Iterator[Session]:
     """`server`: whatever `Client` connects to (a server object, a URL, `StdioServerParameters`)."""
-    with start_blocking_portal() as portal:
-        with portal.wrap_async_context_manager(Client(server)) as client:
-            yield Session(portal, client)
+    with start_blocking_portal() as portal, portal.wrap_async_context_manager(Client(server)) as client:
+        yield Session(portal, client)
 
 
 @contextmanager

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -112,8 +112,8 @@ def test_mtime_mode_reads_the_file_time_to_the_microsecond(repo):
 
 def test_a_front_matter_date_named_by_modified_meta_wins(repo):
     found = build(repo, modified="git", modified_meta="updated")
-    assert found["meta-date.md"] == (micros(datetime(2021, 3, 4, tzinfo=timezone.utc)), "meta")
-    assert found["meta-datetime.md"] == (micros(datetime(2021, 3, 4, 3, 6, 7, 500_000, tzinfo=timezone.utc)), "meta")
+    assert found["meta-date.md"] == (micros(datetime(2021, 3, 4, tzinfo=UTC)), "meta")
+    assert found["meta-datetime.md"] == (micros(datetime(2021, 3, 4, 3, 6, 7, 500_000, tzinfo=UTC)), "meta")
     # a value that is no date leaves the page to the mode's own source
     assert found["meta-unreadable.md"] == (page_git_time(repo, "meta-unreadable.md") * MICROS, "git")
     assert found["index.md"] == (page_git_time(repo, "index.md") * MICROS, "git")

@@ -11,6 +11,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ def summary_line(done: subprocess.CompletedProcess) -> str:
     return done.stderr.strip().splitlines()[-1]
 
 
-def index_rows(index: Path, *, meta_less: set[str] = frozenset()) -> dict[str, Any]:
+def index_rows(index: Path, *, meta_less: AbstractSet[str] = frozenset()) -> dict[str, Any]:
     """Everything the tools answer from, by path: the document, its sections and its filter values."""
     conn = sqlite3.connect(index)
     try:
@@ -158,7 +159,9 @@ EXTENSIONS = ["attr_list", "admonition", {"toc": {"permalink": True}}, "pymdownx
 
 @pytest.mark.parametrize("theme, directory_urls", [("mkdocs", True), ("readthedocs", True), ("material", True),
                                                     ("material", False)])
-def test_mkdocs_own_themes_and_material_without_sources(tmp_path: Path, theme: str, directory_urls: bool) -> None:
+def test_a_site_built_without_the_plugin_in_any_theme_is_indexed_as_the_plugin_indexes_it(
+    tmp_path: Path, theme: str, directory_urls: bool,
+) -> None:
     settings = {"theme": {"name": theme}, "markdown_extensions": EXTENSIONS, "site_url": "https://docs.example.com/",
                 "use_directory_urls": directory_urls}
     plugin = built_site(tmp_path / "plugin", {**settings, "plugins": ["search", "vault-mcp"]}, PAGES)
@@ -186,7 +189,7 @@ def test_mkdocs_own_themes_and_material_without_sources(tmp_path: Path, theme: s
 # --- the FastAPI docs ---------------------------------------------------------------------------------------
 
 
-def test_the_fastapi_docs_built_without_the_plugin(fastapi_en: Path) -> None:
+def test_the_fastapi_docs_built_without_the_plugin_get_the_plugins_index(fastapi_en: Path) -> None:
     root = fastapi_en.parent.parent.parent
     settings = yaml.safe_load((root / "mkdocs.yml").read_text(encoding="utf-8"))
     settings.update(plugins=["search"], site_dir="site-plain")

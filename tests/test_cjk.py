@@ -4,7 +4,7 @@ as the page does."""
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 
@@ -81,7 +81,7 @@ def test_a_longer_query_is_relaxed_to_its_bigrams(session: Session) -> None:
     assert session.paths("跨域配置")[0] == "zh/cors.md"
 
 
-def test_mixed_query_with_a_code_name(session: Session) -> None:
+def test_a_query_mixing_chinese_and_a_code_name_ranks_the_page_with_both_first(session: Session) -> None:
     hits = session.ok("search", query="中间件 CORSMiddleware")["result"]
     assert hits[0]["path"] == "zh/cors.md"
     assert hits[0]["sections"][0]["heading"] == "使用中间件"
@@ -107,7 +107,7 @@ def test_latin_text_keeps_its_tokens(session: Session, cjk_site: Site) -> None:
     assert cjk_site.documents()["zh/tasks.md"]["title"] == "后台任务"
 
 
-def test_separate_and_join() -> None:
+def test_cjk_text_is_stored_with_separators_and_read_back_without_them() -> None:
     stored = cjk.separate("FastAPI的中间件 CORS（跨域）")
     assert stored == "FastAPI\u200b的\u200b中\u200b间\u200b件\u200b CORS（\u200b跨\u200b域\u200b）"
     assert cjk.join(stored) == "FastAPI的中间件 CORS（跨域）"

@@ -78,7 +78,7 @@ def test_a_wrong_value_fails_the_build(site, caplog):
     assert not site.index_path.exists()
 
 
-def test_defaults_and_types(tmp_path):
+def test_every_option_has_its_documented_default_and_type(tmp_path):
     (tmp_path / "docs").mkdir()
     config_file = tmp_path / "mkdocs.yml"
     config_file.write_text("site_name: x\nplugins:\n  - vault-mcp\n", encoding="utf-8")

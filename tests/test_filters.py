@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -17,7 +17,7 @@ from mkdocs_vault_mcp.index.filters import (
 from mkdocs_vault_mcp.index.schema import TOKENIZER
 from mkdocs_vault_mcp.instants import to_micros
 
-UTC = timezone.utc
+UTC = UTC
 
 
 @pytest.mark.parametrize(
@@ -33,7 +33,7 @@ UTC = timezone.utc
         (" 2025-03-01T00:00:00-01:30 ", datetime(2025, 3, 1, 1, 30, tzinfo=UTC)),
     ],
 )
-def test_instants(text: str, expected: datetime) -> None:
+def test_rfc_3339_instants_are_read_as_utc_and_cut_to_the_microsecond(text: str, expected: datetime) -> None:
     assert parse_instant("modified_after", text) == expected
 
 
@@ -50,7 +50,7 @@ def test_instants(text: str, expected: datetime) -> None:
         ("", "RFC 3339"),
     ],
 )
-def test_instants_refused(text: str, reason: str) -> None:
+def test_an_instant_that_is_not_rfc_3339_is_refused_with_the_reason_and_an_example(text: str, reason: str) -> None:
     with pytest.raises(InvalidArgument, match=reason) as refused:
         parse_instant("modified_before", text)
     assert "modified_before" in str(refused.value) and "2025-03-01T00:00:00Z" in str(refused.value)
@@ -70,7 +70,7 @@ def test_instants_at_the_ends_of_the_calendar_do_not_overflow() -> None:
     [("", ""), ("/", ""), ("///", ""), ("a", "a"), ("a/", "a"), ("/a/", "a"), ("a//b", "a/b"), ("\\a\\b\\", "a/b"),
      ("A_b%", "A_b%")],
 )
-def test_folders(given: str, folder: str) -> None:
+def test_a_folder_is_normalized_to_one_spelling(given: str, folder: str) -> None:
     assert normalize_folder(given) == folder
 
 
@@ -107,5 +107,7 @@ def fts() -> sqlite3.Connection:
         ("*", "body", None),
     ],
 )
-def test_fts_expressions(fts: sqlite3.Connection, query: str, scope: str, expression: str | None) -> None:
+def test_each_query_and_scope_compiles_to_its_fts5_expression(
+    fts: sqlite3.Connection, query: str, scope: str, expression: str | None,
+) -> None:
     assert fts_expression(fts, query, scope) == expression

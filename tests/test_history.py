@@ -4,10 +4,9 @@ resolved by hand or with one side's version, the same change on both sides, an o
 
 from __future__ import annotations
 
+from mkdocs_vault_mcp.modified import HISTORY_LENGTH, read_git_times
 from scripted_git import REAL_RUN
 from test_modified import D, files_at_head, history  # noqa: F401  (the fixture)
-
-from mkdocs_vault_mcp.modified import HISTORY_LENGTH, read_git_times
 
 
 def git_log_history(top, path: str) -> list[tuple[int, str]]:
@@ -19,6 +18,7 @@ def git_log_history(top, path: str) -> list[tuple[int, str]]:
 def test_history_agrees_with_git_log_for_every_file(history):  # noqa: F811
     docs = history.root / D
     times = read_git_times(str(docs))
+    assert times is not None
     assert set(times.history) == files_at_head(docs)
     for path in sorted(files_at_head(docs)):
         ours = [(time, subject) for time, _, subject in times.history[path]]

@@ -5,7 +5,8 @@ repeats text in a search without a language filter, each language has its own st
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -71,7 +72,7 @@ def rows(session: Session, **filters: Any) -> dict[str, dict[str, Any]]:
 
 
 def test_every_language_is_indexed_with_exact_counts(polyglot: tuple[str, Site], session: Session) -> None:
-    layout, site = polyglot
+    _, site = polyglot
     for language in ("en", "fr", "de"):
         assert session.ok("count_documents", language=language)["total"] == 3
     assert session.ok("count_documents")["total"] == 9
@@ -82,7 +83,7 @@ def test_every_language_is_indexed_with_exact_counts(polyglot: tuple[str, Site],
     site.build()
     lines = site.messages(prefix="vault-mcp: Indexed")
     assert [line.partition(" in 0.")[0].partition(" in ")[0] for line in lines] == ["vault-mcp: Indexed 3 pages"] * 3
-    for line, language in zip(lines, ("en", "fr", "de")):
+    for line, language in zip(lines, ("en", "fr", "de"), strict=True):
         assert f"3 pages in '{language}', 3 sections: 0 changed, 3 unchanged, 0 removed in " in line
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from conftest import Site
 from mkdocs_vault_mcp.index import publish, schema, writer
 from mkdocs_vault_mcp.index.search import section_count
-from conftest import Site
 
 SUMMARY = re.compile(
     r"^vault-mcp: Indexed (\d+) pages, (\d+) sections: (\d+) changed, (\d+) unchanged, (\d+) removed"
@@ -30,7 +30,8 @@ def summary(site: Site) -> tuple[int, int, int, int, int]:
     assert len(lines) == 1, lines
     match = SUMMARY.match(lines[0])
     assert match, lines[0]
-    return tuple(int(group) for group in match.groups()[:5])
+    pages, sections, changed, unchanged, removed = (int(group) for group in match.groups()[:5])
+    return pages, sections, changed, unchanged, removed
 
 
 def row_ids(site: Site) -> dict[str, tuple[int, tuple[int, ...]]]:
@@ -91,7 +92,8 @@ def test_one_changed_page_is_the_only_one_indexed_again(five):
     assert five.sections("page-2.md")[0]["body"] == "Rewritten text 2."
     assert five.values("page-2.md") == {"tags": ["new", "shared"]}
     with five.db() as conn:  # the old rows went with the old version
-        assert conn.execute("SELECT count(*) FROM sections_fts WHERE sections_fts MATCH 'body:original'").fetchone() == (4,)
+        original = conn.execute("SELECT count(*) FROM sections_fts WHERE sections_fts MATCH 'body:original'")
+        assert original.fetchone() == (4,)
         assert conn.execute("SELECT count(*) FROM field_values WHERE value = 't2'").fetchone() == (0,)
 
 
@@ -140,7 +142,7 @@ def test_a_page_that_becomes_excluded_is_removed(five):
 def test_a_changed_indexing_option_indexes_everything_again(five, option):
     five.config = {"plugins": [{"vault-mcp": option}]}
     five.build()
-    pages, sections, changed, unchanged, removed = summary(five)
+    pages, _, changed, unchanged, removed = summary(five)
     assert (changed, unchanged, removed) == (pages, 0, 0)
 
 

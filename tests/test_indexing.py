@@ -61,7 +61,8 @@ PAGES = {
     # Fields
     "Guide/Install Steps.md": "# Install steps\n",
     NON_ASCII: "# Données météo\n\nLes données de la station.\n",
-    "summary/description.md": "---\ndescription: Given description, with a comma.\n---\n# Described\n\nFirst paragraph.\n",
+    "summary/description.md":
+        "---\ndescription: Given description, with a comma.\n---\n# Described\n\nFirst paragraph.\n",
     "summary/paragraph.md": """
         ---
         description: [not, a, string]
@@ -414,7 +415,8 @@ def test_a_page_starting_with_a_rule_is_not_taken_for_broken_front_matter(tmp_pa
 
 
 def test_crlf_line_endings_and_a_bom_are_read_like_any_page(rich, docs):
-    assert (docs["crlf.md"]["title"], docs["crlf.md"]["meta"]) == ("CRLF page", {"title": "CRLF page", "tags": ["crlf"]})
+    crlf = docs["crlf.md"]
+    assert (crlf["title"], crlf["meta"]) == ("CRLF page", {"title": "CRLF page", "tags": ["crlf"]})
     assert [s["body"] for s in rich.sections("crlf.md")] == ["CRLF body.", "More."]
     assert (docs["bom.md"]["title"], docs["bom.md"]["meta"]) == ("BOM page", {"title": "BOM page", "tags": ["bom"]})
     assert json.loads(docs["bom.md"]["headings"]) == ["BOM heading"]

@@ -10,8 +10,8 @@ import json
 import logging
 import re
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from mcp import Client
@@ -129,7 +129,7 @@ def test_outlinks_resolve_pages_anchors_snippets_and_cross_references(mcp: Sessi
     assert gone["url"] == "missing.md" and gone["section_url"] == "/#home"
 
 
-def test_links_from_the_generated_api_page(mcp: Session) -> None:
+def test_links_on_the_generated_api_page_are_found_with_their_sections(mcp: Session) -> None:
     links = {(row["text"], row["target"], row["anchor"], row["section"])
              for row in rows(mcp, "outlinks", where={"path": "api.md"})}
     assert ("Anemometer", "api.md", "linkkit.Anemometer", "read_wind(station)") in links
@@ -162,7 +162,7 @@ def test_broken_links_agree_with_mkdocs_own_warnings(mcp: Session, built: Site) 
     assert {source for source, _ in mkdocs_links} == {"index.md"} and len(mkdocs_links) == len(ours)
 
 
-def test_orphans_and_most_linked_pages(mcp: Session) -> None:
+def test_orphans_are_pages_nothing_links_to_and_most_linked_counts_linking_pages(mcp: Session) -> None:
     orphans = rows(mcp, "orphans")
     assert [row["path"] for row in orphans] == ["orphan.md"]
     assert orphans[0]["in_nav"] is False and orphans[0]["linked_from"] == 0
@@ -200,7 +200,8 @@ def test_bad_arguments_say_what_is_accepted(mcp: Session) -> None:
     assert "No document at target" in mcp.error("links", show="history", target="nope.md")
     assert "No section with anchor" in mcp.error("links", show="related", target="index.md#nope")
     assert "show" in mcp.error("links", show="sideways")
-    assert "where has unknown key 'tags'; it takes query, scope" in mcp.error("links", show="broken", where={"tags": "x"})
+    unknown_key = mcp.error("links", show="broken", where={"tags": "x"})
+    assert "where has unknown key 'tags'; it takes query, scope" in unknown_key
     assert "where['folder'] must be a string" in mcp.error("links", show="broken", where={"folder": 3})
     assert "modified_after must be an RFC 3339" in mcp.error("links", show="broken", where={"modified_after": "2024"})
     assert "Field 'nope' is not indexed" in mcp.error("links", show="orphans", where={"filters": {"nope": 1}})
@@ -235,7 +236,7 @@ def test_incremental_builds_keep_links_right_when_either_end_changes_or_goes(sit
         "b.md": "# B\n\n## X { #x }\n\nText.\n",
         "c.md": "# C\n\nTo [b](b.md).\n",
     })
-    site.config["markdown_extensions"] = ["attr_list"]
+    site.config = {"plugins": ["vault-mcp"], "markdown_extensions": ["attr_list"]}
     site.build()
     assert link_states(site) == {("a.md", "/b/#x", "b.md", None), ("c.md", "/b/", "b.md", None)}
 
@@ -256,7 +257,7 @@ def test_incremental_builds_keep_links_right_when_either_end_changes_or_goes(sit
     assert link_states(site) == set()
 
 
-def test_serve_dirty_keeps_links_right(tmp_path: Path) -> None:
+def test_serve_dirty_keeps_links_and_backlinks_right_as_pages_change(tmp_path: Path) -> None:
     from test_live import Serve
 
     port = free_port()

@@ -8,7 +8,7 @@ import os
 import random
 import shutil
 import subprocess
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -19,7 +19,7 @@ from scripted_git import REAL_RUN, T0, count_subprocess_runs, git_log_time, isol
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
 UNICODE_DIR = "Ünïcödé dir"  # non-ASCII characters and a space
-UTC = timezone.utc
+UTC = UTC
 
 
 @pytest.fixture(autouse=True)
@@ -67,7 +67,8 @@ def files_at_head(docs: Path) -> set[str]:
     return {os.fsdecode(name) for name in out.stdout.split(b"\0") if name}
 
 
-def assert_agrees_with_git_log(docs: Path, times: GitTimes) -> None:
+def assert_agrees_with_git_log(docs: Path, times: GitTimes | None) -> None:
+    assert times is not None, f"no git times for {docs}"
     prefix = REAL_RUN(["git", "rev-parse", "--show-prefix"], cwd=docs, capture_output=True, text=True).stdout.strip()
     top = docs.parents[prefix.count("/") - 1] if prefix else docs
     tracked = files_at_head(docs)
@@ -164,11 +165,12 @@ def test_every_tracked_file_agrees_with_git_log(history):
 
 def test_dirty_set_holds_uncommitted_and_untracked_files(history):
     times = read_git_times(str(history.root / D))
+    assert times is not None
     assert times.dirty == {"index.md", "guide.md", f"{UNICODE_DIR}/new draft.md", "drafts/idea.md"}
     assert isinstance(times.dirty, frozenset)
 
 
-def test_constant_number_of_git_processes(history, tmp_path, monkeypatch):
+def test_reading_git_times_takes_the_same_few_git_processes_for_any_history(history, tmp_path, monkeypatch):
     small = Repo(tmp_path / "small")
     small.commit(T0, ("docs/a.md", "a\n"))
     calls = count_subprocess_runs(monkeypatch)
@@ -184,7 +186,7 @@ def test_constant_number_of_git_processes(history, tmp_path, monkeypatch):
         assert kwargs["env"]["GIT_OPTIONAL_LOCKS"] == "0" and kwargs["env"]["GIT_TERMINAL_PROMPT"] == "0"
 
 
-def test_docs_dir_at_top_level(tmp_path):
+def test_a_docs_dir_at_the_top_of_the_repository_gets_its_git_times(tmp_path):
     repo = Repo(tmp_path / "top")
     repo.commit(T0 + 1, ("index.md", "1\n"), (f"{UNICODE_DIR}/page.md", "1\n"))
     repo.git("checkout", "-q", "-b", "side")
@@ -193,6 +195,7 @@ def test_docs_dir_at_top_level(tmp_path):
     repo.commit(T0 + 3, ("index.md", "3\n"))
     repo.merge(T0 + 4, "side")
     times = read_git_times(str(repo.root))
+    assert times is not None
     assert times.author_times == {"index.md": T0 + 3, f"{UNICODE_DIR}/page.md": T0 + 2}
     assert_agrees_with_git_log(repo.root, times)
 
@@ -214,13 +217,13 @@ def test_user_config_and_hook_environment_do_not_change_the_result(history, tmp_
     assert read_git_times(str(docs)) == expected
 
 
-def test_repository_without_commits(tmp_path):
+def test_a_repository_without_commits_has_no_times_and_every_file_dirty(tmp_path):
     repo = Repo(tmp_path / "fresh")
     repo.write("docs/a b.md", "draft\n")
     assert read_git_times(str(repo.root / "docs")) == GitTimes({}, frozenset({"a b.md"}))
 
 
-def test_not_a_repository_or_no_git(tmp_path, monkeypatch, capsys):
+def test_outside_a_repository_or_without_git_there_are_no_git_times_and_no_output(tmp_path, monkeypatch, capsys):
     plain = tmp_path / "plain"
     plain.mkdir()
     assert read_git_times(str(plain)) is None
@@ -235,59 +238,65 @@ def test_not_a_repository_or_no_git(tmp_path, monkeypatch, capsys):
 def test_random_histories_agree_with_git_log(tmp_path):
     """Arbitrary merge resolutions, octopus merges, deletions, re-additions and clock skew, built
     with plumbing so any tree can follow any parents."""
-    names = ["a.md", "b.md", f"{UNICODE_DIR}/c d.md", "e/f.md", "../outside.md"]
     for seed in range(4):
-        rnd = random.Random(seed)
-        repo = Repo(tmp_path / f"random{seed}")
-        trees: dict[str, dict[str, str]] = {}
-        clock = T0
-
-        def commit(state: dict[str, str], parents: list[str]) -> str:
-            nonlocal clock
-            clock += rnd.randint(-500, 2000)
-            for old in repo.root.iterdir():
-                if old.name != ".git":
-                    shutil.rmtree(old) if old.is_dir() else old.unlink()
-            for path, text in state.items():
-                repo.write(os.path.normpath("docs/" + path), text)
-            repo.git("add", "-A")
-            tree = repo.git("write-tree").stdout.strip()
-            parent_args = [arg for parent in parents for arg in ("-p", parent)]
-            sha = repo.git("commit-tree", tree, "-m", "random", *parent_args,
-                           when=clock, author=clock - rnd.randint(0, 3000)).stdout.strip()
-            trees[sha] = state
-            return sha
-
-        def edit(state: dict[str, str]) -> dict[str, str]:
-            state = dict(state)
-            for _ in range(rnd.randint(0, 3)):
-                path = rnd.choice(names)
-                if path in state and rnd.random() < 0.2:
-                    del state[path]
-                else:
-                    state[path] = rnd.choice("xyz")  # few contents, so sides often agree by chance
-            return state
-
-        tips = {"main": commit(edit({}), [])}
-        for step in range(30):
-            branch = rnd.choice(sorted(tips))
-            others = [b for b in sorted(tips) if tips[b] != tips[branch]]
-            roll = rnd.random()
-            if roll < 0.5 or not others:
-                tips[branch] = commit(edit(trees[tips[branch]]), [tips[branch]])
-            elif roll < 0.65:
-                tips[f"b{step}"] = tips[branch]
-            else:
-                parents = [tips[branch]] + [tips[b] for b in rnd.sample(others, min(len(others), rnd.choice([1, 1, 2])))]
-                merged = {}
-                for path in set().union(*(trees[p] for p in parents)):
-                    text = rnd.choice([trees[p].get(path) for p in parents] + [rnd.choice("xyz"), None])
-                    if text is not None:
-                        merged[path] = text
-                tips[branch] = commit(merged, parents)
-        repo.git("reset", "-q", "--hard", tips[rnd.choice(sorted(tips))])
+        repo = random_history(tmp_path / f"random{seed}", random.Random(seed))
         if (repo.root / "docs").is_dir():
             assert_agrees_with_git_log(repo.root / "docs", read_git_times(str(repo.root / "docs")))
+
+
+def random_history(root: Path, rnd: random.Random) -> Repo:
+    """A repository at `root` whose history `rnd` draws: commits, branches and merges of any parents."""
+    names = ["a.md", "b.md", f"{UNICODE_DIR}/c d.md", "e/f.md", "../outside.md"]
+    repo = Repo(root)
+    trees: dict[str, dict[str, str]] = {}
+    clock = T0
+
+    def commit(state: dict[str, str], parents: list[str]) -> str:
+        nonlocal clock
+        clock += rnd.randint(-500, 2000)
+        for old in repo.root.iterdir():
+            if old.name != ".git":
+                shutil.rmtree(old) if old.is_dir() else old.unlink()
+        for path, text in state.items():
+            repo.write(os.path.normpath("docs/" + path), text)
+        repo.git("add", "-A")
+        tree = repo.git("write-tree").stdout.strip()
+        parent_args = [arg for parent in parents for arg in ("-p", parent)]
+        sha = repo.git("commit-tree", tree, "-m", "random", *parent_args,
+                       when=clock, author=clock - rnd.randint(0, 3000)).stdout.strip()
+        trees[sha] = state
+        return sha
+
+    def edit(state: dict[str, str]) -> dict[str, str]:
+        state = dict(state)
+        for _ in range(rnd.randint(0, 3)):
+            path = rnd.choice(names)
+            if path in state and rnd.random() < 0.2:
+                del state[path]
+            else:
+                state[path] = rnd.choice("xyz")  # few contents, so sides often agree by chance
+        return state
+
+    tips = {"main": commit(edit({}), [])}
+    for step in range(30):
+        branch = rnd.choice(sorted(tips))
+        others = [b for b in sorted(tips) if tips[b] != tips[branch]]
+        roll = rnd.random()
+        if roll < 0.5 or not others:
+            tips[branch] = commit(edit(trees[tips[branch]]), [tips[branch]])
+        elif roll < 0.65:
+            tips[f"b{step}"] = tips[branch]
+        else:
+            merged_in = rnd.sample(others, min(len(others), rnd.choice([1, 1, 2])))
+            parents = [tips[branch]] + [tips[b] for b in merged_in]
+            merged = {}
+            for path in set().union(*(trees[p] for p in parents)):
+                text = rnd.choice([trees[p].get(path) for p in parents] + [rnd.choice("xyz"), None])
+                if text is not None:
+                    merged[path] = text
+            tips[branch] = commit(merged, parents)
+    repo.git("reset", "-q", "--hard", tips[rnd.choice(sorted(tips))])
+    return repo
 
 
 # ---- modified_instant ----
@@ -326,7 +335,7 @@ GIT_TIME = datetime.fromtimestamp(T0 + 30, UTC)
     ("clean.md", "mtime", (MTIME, "mtime")),
     ("untracked.md", "mtime", (MTIME, "mtime")),
 ])
-def test_modes(pages, name, mode, expected):
+def test_each_modified_mode_takes_the_time_from_its_source(pages, name, mode, expected):
     docs, git = pages
     assert git.dirty == {"dirty.md", "untracked.md"}
     result = instant(docs, git, name, mode)
@@ -334,11 +343,12 @@ def test_modes(pages, name, mode, expected):
     assert result[0].utcoffset() == timedelta(0)
 
 
-def test_mtime_keeps_microseconds(pages):
+def test_the_mtime_is_kept_to_the_microsecond(pages):
     docs, git = pages
     when, _ = instant(docs, git, "clean.md", "mtime")
     assert when.microsecond == 123456
-    assert when == datetime.fromtimestamp(0, UTC) + timedelta(microseconds=os.stat(docs / "clean.md").st_mtime_ns // 1000)
+    mtime_us = os.stat(docs / "clean.md").st_mtime_ns // 1000
+    assert when == datetime.fromtimestamp(0, UTC) + timedelta(microseconds=mtime_us)
 
 
 def test_without_git_every_mode_falls_back_to_mtime(pages):
@@ -347,7 +357,7 @@ def test_without_git_every_mode_falls_back_to_mtime(pages):
         assert instant(docs, None, "clean.md", mode) == (MTIME, "mtime")
 
 
-def test_generated_page_is_now(pages):
+def test_a_generated_page_is_dated_now(pages):
     _, git = pages
     before = datetime.now(UTC)
     when, source = modified_instant("generated.md", None, "auto", git, {}, None)
@@ -362,7 +372,7 @@ def test_generated_page_is_now(pages):
     ("2024-01-02T03:04:05", datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)),
     ("2024-01-02T03:04:05-05:30", datetime(2024, 1, 2, 8, 34, 5, tzinfo=UTC)),
 ])
-def test_front_matter_date_wins(pages, value, expected):
+def test_a_front_matter_date_wins_over_git_and_mtime_in_every_mode(pages, value, expected):
     docs, git = pages
     for mode in ("auto", "git", "mtime"):
         when, source = instant(docs, git, "clean.md", mode, {"updated": value}, "updated")

@@ -33,7 +33,12 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
         import build  # noqa: F401
     except ImportError:
         pytest.skip("the `build` package is not installed (it is in the test extra)")
-    run(sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", out, ROOT)
+    # From a copy: setuptools writes build/ and *.egg-info into the tree it builds, where a stale build/lib could
+    # slip removed modules into the wheel, and where a suite on another Python may be building at the same time.
+    source = tmp_path_factory.mktemp("source") / "mkdocs-vault-mcp"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv*", ".cache", "build", "dist", "site", "*.egg-info", "__pycache__", "out"))
+    run(sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", out, source)
     return out
 
 

@@ -9,8 +9,8 @@ import os
 import re
 import sqlite3
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 

@@ -1,5 +1,6 @@
 """On the English FastAPI docs, built for real: `read` accepts every section that `search` can return, by its
-heading and by its anchor, no page reads with theme chrome, and every page's outline sizes add up to its length. The same check as bench/read_coverage.py."""
+heading and by its anchor, no page reads with theme chrome, and every page's outline sizes add up to its length.
+The same check as bench/read_coverage.py."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
-from read_coverage import read_coverage  # noqa: E402
+from read_coverage import read_coverage
 
 
 def test_every_fastapi_section_is_read_by_heading_and_anchor_and_no_page_has_chrome(fastapi_en: Path) -> None:

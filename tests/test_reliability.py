@@ -3,13 +3,12 @@ holds no one else up, stateless sessions. Real `mkdocs-vault-mcp serve` processe
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import json
-import asyncio
 import os
 import random
 import signal
-import socket
 import sqlite3
 import statistics
 import string
@@ -17,26 +16,26 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import anyio
 import pytest
-
 from mcp import Client
 
 from conftest import Site, built_site, free_port
-from mcp_session import session_over, session_with
-from test_live import data, serve_factory, write_site  # noqa: F401 (serve_factory is a fixture)
+from mcp_session import session_over, session_with, text
 from mkdocs_vault_mcp import limits
 from mkdocs_vault_mcp.freshness import Freshness
 from mkdocs_vault_mcp.live import LiveServer
 from mkdocs_vault_mcp.streamable_http import bind
 from mkdocs_vault_mcp.streamable_http import http_server as uvicorn_server
 from mkdocs_vault_mcp.server import IndexReader, create_server
+from test_live import data, serve_factory, write_site  # noqa: F401 (serve_factory is a fixture)
 
 SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"
 STARTUP_SECONDS = 30
@@ -199,7 +198,7 @@ def test_every_input_limit_is_an_error_naming_the_limit(small):
                                 ("count_documents", {"modified_after": "9" * 999}),
                                 ("aggregate_documents", {"by": "x" * 100_000})):
             result = mcp.call(tool, **arguments)
-            assert result.is_error and len(result.content[0].text) <= limits.MESSAGE_CHARS
+            assert result.is_error and len(text(result)) <= limits.MESSAGE_CHARS
 
 
 @pytest.mark.parametrize("parameter", ["query", "pattern", "folder", "path", "filters"])
@@ -289,7 +288,7 @@ def test_a_cheap_call_is_answered_while_an_expensive_one_runs(large):
             slow = threading.Thread(target=expensive)
             slow.start()
             time.sleep(0.2)  # the expensive call is under way (it takes about a second)
-            during = []
+            during: list[float] = []
             while not slow_done.is_set() and len(during) < 20:
                 start = time.perf_counter()
                 assert cheap.call("count_documents", folder="")["structuredContent"]["total"] == 100
@@ -354,7 +353,7 @@ def on_post_build(config):
 """
 
 
-def test_a_page_saved_before_serve_watches_is_indexed_or_flagged(tmp_path, serve_factory):
+def test_a_page_saved_before_serve_watches_is_indexed_or_flagged(tmp_path, serve_factory):  # noqa: F811 (the fixture)
     port = free_port()
     config = write_site(tmp_path, mcp_port=port)
     (tmp_path / "hooks" / "late.py").write_text(SAVE_DURING_FIRST_BUILD)
@@ -566,19 +565,23 @@ def process_state(pid: int) -> str:
 def test_every_malformed_line_over_stdio_gets_a_json_rpc_error_and_the_session_goes_on(small):
     server = subprocess.Popen([str(SCRIPT), "serve", str(small.index_path)], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert server.stdin is not None and server.stdout is not None and server.stderr is not None
+    stdin, stdout, stderr = server.stdin, server.stdout, server.stderr
     answers: list[dict[str, Any]] = []
-    reader = threading.Thread(target=lambda: answers.extend(json.loads(line) for line in server.stdout), daemon=True)
+    reader = threading.Thread(target=lambda: answers.extend(json.loads(line) for line in stdout), daemon=True)
     reader.start()
 
     def send(line: str) -> None:
-        server.stdin.write(line + "\n")
-        server.stdin.flush()
+        stdin.write(line + "\n")
+        stdin.flush()
 
     def next_answer(count: int) -> dict[str, Any]:
         deadline = time.monotonic() + 10
         while len(answers) < count and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert len(answers) >= count, f"no answer to line {count}; stderr: {server.stderr.read1()!r}"
+        if len(answers) < count:
+            server.kill()  # so that its stderr ends, and can be read whole
+            pytest.fail(f"no answer to line {count}; stderr: {stderr.read()!r}")
         return answers[count - 1]
 
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
@@ -601,7 +604,7 @@ def test_every_malformed_line_over_stdio_gets_a_json_rpc_error_and_the_session_g
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}))
         assert next_answer(len(malformed) + 1)["result"]["serverInfo"]["name"] == "mkdocs-vault-mcp"
     finally:
-        server.stdin.close()
+        stdin.close()
         assert server.wait(timeout=10) == 0
 
 
@@ -630,7 +633,9 @@ def open_session(raw: RawClient) -> str:
     response = raw.connection.getresponse()
     response.read()
     assert response.status == 200, response.status
-    return response.getheader("mcp-session-id")
+    session = response.getheader("mcp-session-id")
+    assert session, "no mcp-session-id header"
+    return session
 
 
 def session_status(raw: RawClient, session: str) -> int:

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import sqlite3
-from typing import Iterator
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from conftest import CORPORA, Site, built_site
-from mcp_session import Session, session_over
+from conftest import Site, built_site
+from mcp_session import Session, session_over, text
 from mkdocs_vault_mcp.index.filters import fts_expression
 from mkdocs_vault_mcp.index.search import COLUMN_WEIGHTS
 
@@ -256,7 +256,7 @@ def test_near_bounds_the_distance_between_its_phrases(mcp: Session) -> None:
     assert set(mcp.paths("NEAR(alpha omega, 40)")) == {"fruit/kiwi.md", "fruit/mango.md"}
 
 
-def test_or_and_not(mcp: Session) -> None:
+def test_or_and_not_work_per_section_and_an_operator_query_is_never_relaxed(mcp: Session) -> None:
     assert set(mcp.paths("zucchini OR smoothie")) == {"vegetables/zucchini.md", "fruit/kiwi.md"}
     # Per section, and a page's summary is in each of its sections: kiwi.md's summary names mango.
     assert mcp.paths("kiwi NOT mango") == ["vegetables/zucchini.md"]
@@ -265,7 +265,7 @@ def test_or_and_not(mcp: Session) -> None:
     assert mcp.paths("kiwi AND zucchini AND smoothie") == []
 
 
-def test_column_filters(mcp: Session) -> None:
+def test_a_column_filter_searches_only_that_column(mcp: Session) -> None:
     assert mcp.paths("title: kiwi") == ["fruit/kiwi.md"]
     assert mcp.paths("headings: storage") == ["fruit/mango.md"]
     assert set(mcp.paths("{title headings}: (harvest OR storage)")) == {"fruit/kiwi.md", "fruit/mango.md"}
@@ -300,7 +300,7 @@ def test_filters_combine_with_the_query(mcp: Session) -> None:
      "AND", "OR kiwi", "kiwi NOT", "^", "^kiwi", "kiwi + ", "{title", "-kiwi", "kiwi:", '""', "🙂", "\\", "'",
      "kiwi's", "c++", "x = y", "@", "$$$", "SELECT * FROM sections; --"],
 )
-def test_malformed_fts5_never_errors(mcp: Session, query: str) -> None:
+def test_a_malformed_fts5_query_never_errors_and_still_finds_its_words(mcp: Session, query: str) -> None:
     result = mcp.ok("search", query=query)
     words = re.findall(r"[^\W_]+", query)
     if any(word.casefold() == "kiwi" for word in words):
@@ -533,14 +533,9 @@ def test_an_unknown_section_on_a_page_with_many_headings_names_the_ten_nearest(m
 
 
 @pytest.fixture(scope="module")
-def fastapi(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
-    corpus = CORPORA / "fastapi-docs" / "en" / "docs"
-    if not corpus.is_dir():
-        pytest.skip(f"the FastAPI corpus is not at {corpus}")
-    site = Site(tmp_path_factory.mktemp("fastapi"), {"plugins": ["vault-mcp"], "markdown_extensions": EXTENSIONS})
-    shutil.copytree(corpus, site.docs)
-    site.build()
-    with session_over(site.index_path) as session:
+def fastapi(fastapi_en: Path) -> Iterator[Session]:
+    """The English FastAPI docs, as conftest's session fixture builds them once for every test that reads them."""
+    with session_over(fastapi_en) as session:
         yield session
 
 
@@ -555,5 +550,5 @@ def test_search_with_limit_10_on_the_fastapi_docs_stays_under_20000_characters(
     result = fastapi.call("search", query=query, limit=10)
     assert not result.is_error
     assert 0 < len(result.structured_content["result"]) <= 10
-    assert len(result.content[0].text) < 20_000
+    assert len(text(result)) < 20_000
     assert len(json.dumps(result.structured_content)) < 20_000

@@ -55,7 +55,7 @@ def assert_snapshot_matches_tools(site, tag_fields: list[str]) -> dict[str, Any]
     assert snapshot["by_folder"] == by_folder
     assert snapshot["by_month"] == by_month
     assert snapshot["by_language"] == by_language
-    assert snapshot["by_tag"] == dict(zip(tag_fields, by_tag))
+    assert snapshot["by_tag"] == dict(zip(tag_fields, by_tag, strict=True))
     assert list(snapshot["by_tag"]) == tag_fields  # in the order of the tag_fields option
     return snapshot
 
@@ -78,7 +78,7 @@ def test_snapshot_is_the_aggregate_tool_answer_and_leaves_drafts_out(site):
         plugins=[{"vault-mcp": {"modified_meta": "updated"}}],
     )
     write_pages(site)
-    before = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    before = dt.datetime.now(dt.UTC).replace(microsecond=0)
     site.build()
     snapshot = assert_snapshot_matches_tools(site, ["tags", "categories"])
 
@@ -87,7 +87,7 @@ def test_snapshot_is_the_aggregate_tool_answer_and_leaves_drafts_out(site):
     # A single-language site: every page in the theme's language (`en` when the theme names none).
     assert snapshot["by_language"]["buckets"] == [{"key": "en", "count": snapshot["total"]}]
     generated = dt.datetime.fromisoformat(snapshot["generated_at"].replace("Z", "+00:00"))
-    assert snapshot["generated_at"].endswith("Z") and before <= generated <= dt.datetime.now(dt.timezone.utc)
+    assert snapshot["generated_at"].endswith("Z") and before <= generated <= dt.datetime.now(dt.UTC)
     assert snapshot["site_name"] == "Test site"
     assert snapshot["site_url"] == "https://docs.example.org/base/"
 

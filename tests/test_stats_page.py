@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from chromium import Browser, find_chromium, serve_directory
-from mkdocs_vault_mcp.stats_page import MAX_BARS
 from conftest import ROOT, build_from
+from mkdocs_vault_mcp.stats_page import MAX_BARS
 from test_snapshot import call_tools
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -94,7 +94,7 @@ def test_a_page_of_the_site_at_that_path_wins_with_a_warning(site):
     assert "'stats/index.md'" in warning and "stats_page" in warning
 
 
-def test_not_in_nav_by_default(site):
+def test_the_stats_page_is_not_in_the_nav_by_default(site):
     write_small_site(site)
     mkdocs_theme(site)
     site.build()
@@ -204,10 +204,10 @@ OVERLAPS = """(() => {
 
 def expected_bars(ranked: list[tuple[str, int]]) -> list[dict[str, Any]]:
     """At most MAX_BARS bars; a longer list keeps MAX_BARS - 1 and sums the rest into one `other` bar."""
-    bars = [{"key": key, "other": None, "count": count} for key, count in ranked]
+    bars: list[dict[str, Any]] = [{"key": key, "other": None, "count": count} for key, count in ranked]
     if len(bars) > MAX_BARS:
         tail = bars[MAX_BARS - 1 :]
-        bars = bars[: MAX_BARS - 1] + [{"key": None, "other": len(tail), "count": sum(b["count"] for b in tail)}]
+        bars = [*bars[: MAX_BARS - 1], {"key": None, "other": len(tail), "count": sum(b["count"] for b in tail)}]
     return bars
 
 
@@ -301,7 +301,7 @@ def write_big_site(site) -> None:
             )
 
 
-def test_mkdocs_theme_in_chromium(site, browser):
+def test_the_stats_page_in_the_mkdocs_theme_shows_every_chart_nav_and_search_in_chromium(site, browser):
     write_big_site(site)
     mkdocs_theme(site)
     site.config["plugins"] = ["search", {"vault-mcp": {"modified_meta": "updated"}}]
@@ -350,7 +350,7 @@ COLOURS = """(() => {
 })()"""
 
 
-def test_material_theme_light_and_dark_in_chromium(site, browser):
+def test_the_stats_page_in_material_follows_its_light_and_dark_palettes_in_chromium(site, browser):
     site.write("index.md", "---\nupdated: 2024-05-02\ntags: [intro]\n---\n# Home\n\nWelcome.\n")
     site.write("guide/install.md", "---\nupdated: 2024-06-10\ntags: [setup, intro]\n---\n# Install\n\nPip.\n")
     site.write("guide/use.md", "---\nupdated: 2024-08-20\ntags: [setup]\ncategories: [Howto]\n---\n# Use\n")

@@ -133,14 +133,14 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
 
 
-def test_missing_site_dir(tmp_path: Path) -> None:
+def test_a_missing_site_dir_is_one_clear_error(tmp_path: Path) -> None:
     done = run_cli("serve", str(tmp_path / "nowhere"))
     assert done.returncode == 2
     assert "does not exist" in done.stderr and "vault-mcp/index.sqlite" in done.stderr
     assert "Traceback" not in done.stderr and done.stdout == ""
 
 
-def test_folder_without_an_index(tmp_path: Path) -> None:
+def test_a_folder_without_an_index_is_one_clear_error(tmp_path: Path) -> None:
     done = run_cli("serve", str(tmp_path))
     assert done.returncode == 2
     assert "holds no vault-mcp/index.sqlite" in done.stderr and "Traceback" not in done.stderr
@@ -151,7 +151,7 @@ def test_folder_without_an_index(tmp_path: Path) -> None:
     [b"this is not a database\n" * 100, b"", "sqlite"],
     ids=["text", "empty file", "sqlite without the tables"],
 )
-def test_a_file_that_is_not_an_index(tmp_path: Path, content: Any) -> None:
+def test_a_file_that_is_not_an_index_is_refused_and_left_unchanged(tmp_path: Path, content: Any) -> None:
     target = tmp_path / "index.sqlite"
     if content == "sqlite":
         with sqlite3.connect(target) as conn:
@@ -166,7 +166,7 @@ def test_a_file_that_is_not_an_index(tmp_path: Path, content: Any) -> None:
     assert fingerprint(target) == before
 
 
-def test_bad_port(built: Site) -> None:
+def test_a_port_out_of_range_is_one_clear_error(built: Site) -> None:
     done = run_cli("serve", str(built.site_dir), "--transport", "http", "--port", "99999")
     assert done.returncode == 2 and "from 1 to 65535" in done.stderr and "Traceback" not in done.stderr
 
@@ -174,7 +174,7 @@ def test_bad_port(built: Site) -> None:
 # --- Streamable HTTP ---------------------------------------------------------------------------------
 
 
-def test_http_transport(built: Site) -> None:
+def test_the_http_transport_serves_the_index_read_only_and_a_busy_port_is_one_clear_error(built: Site) -> None:
     port = free_port()
     process = subprocess.Popen(
         [str(SCRIPT), "serve", str(built.site_dir), "--transport", "http", "--port", str(port)],

@@ -207,7 +207,9 @@ FOLDER_CASES = {
 
 @pytest.mark.parametrize("tool", [*FILTER_TOOLS, "get_recent"])
 @pytest.mark.parametrize("folder", list(FOLDER_CASES))
-def test_folder(mcp: Session, tool: str, folder: str) -> None:
+def test_folder_selects_the_pages_under_it_or_for_the_root_only_the_root_pages(
+    mcp: Session, tool: str, folder: str,
+) -> None:
     assert_selects(mcp, tool, FOLDER_CASES[folder], folder=folder)
 
 
@@ -233,7 +235,7 @@ PATTERN_CASES = {
 
 @pytest.mark.parametrize("tool", FILTER_TOOLS)
 @pytest.mark.parametrize("pattern", list(PATTERN_CASES))
-def test_pattern(mcp: Session, tool: str, pattern: str) -> None:
+def test_pattern_selects_the_paths_its_glob_matches(mcp: Session, tool: str, pattern: str) -> None:
     assert_selects(mcp, tool, PATTERN_CASES[pattern], pattern=pattern)
 
 
@@ -252,7 +254,7 @@ PATH_CASES = {
 
 @pytest.mark.parametrize("tool", FILTER_TOOLS)
 @pytest.mark.parametrize("path", list(PATH_CASES))
-def test_path(mcp: Session, tool: str, path: str) -> None:
+def test_path_selects_exactly_that_page(mcp: Session, tool: str, path: str) -> None:
     assert_selects(mcp, tool, PATH_CASES[path], path=path)
 
 
@@ -286,7 +288,9 @@ FILTER_CASES = [
 
 @pytest.mark.parametrize("tool", FILTER_TOOLS)
 @pytest.mark.parametrize("filters, expected", FILTER_CASES, ids=[json.dumps(case[0]) for case in FILTER_CASES])
-def test_filters(mcp: Session, tool: str, filters: dict, expected: set[str]) -> None:
+def test_filters_select_the_pages_whose_front_matter_matches(
+    mcp: Session, tool: str, filters: dict, expected: set[str],
+) -> None:
     assert_selects(mcp, tool, expected, filters=filters)
 
 
@@ -319,7 +323,9 @@ TIME_CASES = [
 
 @pytest.mark.parametrize("tool", FILTER_TOOLS)
 @pytest.mark.parametrize("window", TIME_CASES, ids=[json.dumps(case) for case in TIME_CASES])
-def test_modified_window(mcp: Session, tool: str, window: dict[str, str]) -> None:
+def test_modified_after_and_before_select_the_pages_in_that_window(
+    mcp: Session, tool: str, window: dict[str, str],
+) -> None:
     assert_selects(mcp, tool, modified_in(window.get("modified_after"), window.get("modified_before")), **window)
 
 
@@ -368,13 +374,17 @@ QUERY_CASES = [
 
 @pytest.mark.parametrize("tool", ["count_documents", "aggregate_documents", "query_documents"])
 @pytest.mark.parametrize("query, scope, expected", QUERY_CASES, ids=[f"{q!r}-{s}" for q, s, _ in QUERY_CASES])
-def test_query(mcp: Session, tool: str, query: str, scope: str, expected: set[str]) -> None:
+def test_query_selects_the_pages_that_match_it_in_its_scope(
+    mcp: Session, tool: str, query: str, scope: str, expected: set[str],
+) -> None:
     assert_selects(mcp, tool, expected, query=query, scope=scope)
 
 
 @pytest.mark.parametrize("query, scope, expected", [case for case in QUERY_CASES if case[0].strip()],
                          ids=[f"{q!r}-{s}" for q, s, _ in QUERY_CASES if q.strip()])
-def test_search_query(mcp: Session, query: str, scope: str, expected: set[str]) -> None:
+def test_search_ranks_the_pages_matching_the_whole_query_first(
+    mcp: Session, query: str, scope: str, expected: set[str],
+) -> None:
     """search never fails on a query; on this site the pages matching the whole query are the best ranked, and
     where no page matches it whole, every page shown matches one of its words."""
     hits = [hit["path"] for hit in mcp.ok("search", query=query, scope=scope, limit=100)["result"]]
@@ -477,7 +487,7 @@ def test_get_recent_is_newest_first_with_ties_by_path(mcp: Session) -> None:
     assert [row["path"] for row in mcp.ok("get_recent", limit=3)["result"]] == newest_first(ALL)[:3]
 
 
-def test_get_recent_rows(mcp: Session) -> None:
+def test_get_recent_rows_hold_the_page_fields_and_no_body(mcp: Session) -> None:
     row = mcp.ok("get_recent", folder="proj/sub")["result"][0]
     assert row == {
         "path": "proj/sub/deep.md",

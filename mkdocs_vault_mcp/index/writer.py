@@ -8,9 +8,10 @@ import logging
 import queue
 import sqlite3
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..documents import Document
 from ..instants import now_micros, to_micros
