@@ -23,12 +23,16 @@ from .schema import FORMAT_VERSION, TABLES, create_schema
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
 
+QUEUED_DOCUMENTS = 32  # writes waiting for the writer thread, at most
+
+
 class IndexWriter:
     """One build's writes, in one transaction: readers see the old index until `commit`.
 
     The connection lives on a thread of its own: SQLite releases the GIL while it
     tokenizes and writes, so indexing overlaps with MkDocs rendering the next pages
-    on another core. `put` queues a document and returns at once; every other
+    on another core. `put` queues a document and returns at once (or, when
+    QUEUED_DOCUMENTS writes are waiting, as soon as the writer takes one); every other
     method waits for the queue to drain, and raises what a queued write raised.
     """
 
@@ -37,7 +41,10 @@ class IndexWriter:
         working index was written with, it is emptied and every page written again."""
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()  # never blocks: `close` may run while Ctrl-C stops serve
+        # Bounded: when the writer falls behind MkDocs' rendering, `put` waits for room instead of holding ever
+        # more documents (each with its page's HTML and Markdown) in memory.
+        self._room = threading.BoundedSemaphore(QUEUED_DOCUMENTS)
         self._failure: BaseException | None = None
         self._thread = threading.Thread(target=self._work, name="vault-mcp-index-writer", daemon=True)
         self._thread.start()
@@ -56,7 +63,8 @@ class IndexWriter:
         """Insert or replace one page with its sections and values."""
         self.fingerprints[document.path] = document.fingerprint
         self.languages[document.path] = document.language
-        self._jobs.put((functools.partial(self._put, document), None))
+        self._room.acquire()
+        self._jobs.put((functools.partial(self._put_queued, document), None))
 
     def keep_only(self, paths: set[str], languages: set[str] | None = None) -> int:
         """Remove every document whose path is not in `paths`; return how many went.
@@ -203,6 +211,12 @@ class IndexWriter:
         for table in TABLES:
             self.conn.execute(f"DROP TABLE IF EXISTS [{table}]")
         create_schema(self.conn)
+
+    def _put_queued(self, document: Document) -> None:
+        try:
+            self._put(document)
+        finally:
+            self._room.release()
 
     def _put(self, document: Document) -> None:
         self._changed.add(document.path)
