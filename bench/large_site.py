@@ -189,8 +189,8 @@ class Case:
     sql: Callable[[sqlite3.Connection], list[tuple[str, list[Any]]]] | None = None  # for EXPLAIN QUERY PLAN
 
 
-def pick_workload(conn: sqlite3.Connection) -> dict[str, Any]:
-    """Folders, tags and words of known frequency in this index."""
+def pick_filters(conn: sqlite3.Connection) -> dict[str, Any]:
+    """The largest top folder, its largest subfolder, and the commonest, a middling and the rarest tag."""
     tags = conn.execute(
         "SELECT value, count(*) FROM field_values WHERE field = 'tags' GROUP BY value ORDER BY 2 DESC, 1").fetchall()
     top = conn.execute("SELECT substr(folder, 1, instr(folder, '/') - 1) AS f, count(*) FROM documents"
@@ -199,6 +199,15 @@ def pick_workload(conn: sqlite3.Connection) -> dict[str, Any]:
         "SELECT substr(folder, 1, instr(substr(folder, ?) , '/') + ? - 1) AS f, count(*) FROM documents"
         " WHERE folder >= ? AND folder < ? GROUP BY f ORDER BY 2 DESC, 1 LIMIT 1",
         [len(top) + 2, len(top) + 1, top + "/", top + "0"]).fetchone()[0]
+    return {
+        "top_folder": top, "second_folder": second,
+        "tag_common": tags[0][0], "tag_middle": tags[len(tags) // 10][0], "tag_rare": tags[-1][0],
+        "tag_counts": dict(tags),
+    }
+
+
+def pick_workload(conn: sqlite3.Connection) -> dict[str, Any]:
+    """Folders, tags and words of known frequency in this index."""
     # Sections holding each prose word, to search for a common, a middling and a rare one. Words that
     # also occur in paths ("page", "part") would match every section through the path column: left out.
     in_paths = {"page", "part", *generate_site.NAMES}
@@ -209,9 +218,7 @@ def pick_workload(conn: sqlite3.Connection) -> dict[str, Any]:
                                              [f'"{word}"']).fetchone()[0], word))
     frequencies.sort(reverse=True)
     return {
-        "top_folder": top, "second_folder": second,
-        "tag_common": tags[0][0], "tag_middle": tags[len(tags) // 10][0], "tag_rare": tags[-1][0],
-        "tag_counts": dict(tags),
+        **pick_filters(conn),
         "word_common": frequencies[0][1], "word_middle": frequencies[len(frequencies) // 2][1],
         "word_rare": frequencies[-1][1],
         "word_counts": {word: count for count, word in frequencies},
@@ -253,7 +260,9 @@ def search_sql(query: str) -> Callable[[sqlite3.Connection], list]:
     return statements
 
 
-def cases_for(w: dict[str, Any]) -> list[Case]:
+def filter_cases(w: dict[str, Any]) -> list[Case]:
+    """count_documents, aggregate_documents, get_recent and query_documents on the folders and tags of
+    pick_filters."""
     top, second = w["top_folder"], w["second_folder"]
     cases = []
 
@@ -289,7 +298,11 @@ def cases_for(w: dict[str, Any]) -> list[Case]:
     cases.append(Case(f"query_documents folder={second} sort=modified",
                       lambda c: queries.query_documents(c, Filters(folder=second), sort="modified"),
                       "query_documents", {"folder": second, "sort": "modified"}))
+    return cases
 
+
+def cases_for(w: dict[str, Any]) -> list[Case]:
+    cases = filter_cases(w)
     for label, query in [
         ("unique word (one page's title number)", str(w["unique_number"])),
         (f"rare word ({w['word_counts'][w['word_rare']]} sections)", w["word_rare"]),

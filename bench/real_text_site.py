@@ -9,7 +9,7 @@ so it keeps their long tail of rare words, code names and 13 languages:
   and chunks (a `##` heading with everything under it, its `###` subsections included).
 - A page: a source language, chosen in proportion to its pages; a source page of it, whose intro opens the
   page and whose folder the page goes under; a title made of that page's H1 and its first chunk's heading;
-  then 1-3 chunks drawn from the whole language's pool. Front matter: the title, 1-5 tags from 200 (the
+  then 1-2 chunks drawn from the whole language's pool (chunks up to 6 KB). Front matter: the title, 1-5 tags from 200 (the
   commonest English heading words, Zipf-like), 1-2 categories, and an `updated:` datetime over 5 years (UTC
   and offsets, as generate_site.py), read through `modified_meta: updated`.
 - Folders: `<language>/<the source page's folders>/part-<n>/`, at most ~40 pages in a leaf folder.
@@ -55,7 +55,10 @@ from mkdocs_vault_mcp.index.search import STOP_WORDS  # noqa: E402
 
 TAG_COUNT = 200
 PAGES_PER_LEAF = 40
-CHUNKS_PER_PAGE = (1, 3)
+CHUNKS_PER_PAGE = (1, 2)
+# Longer chunks (release notes, the 100 KB changelog entries) are left out of the pool: a 100,000-page build
+# is long enough on a 2-CPU machine without repeating them thousands of times.
+MAX_CHUNK_BYTES = 6_000
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _ATTRIBUTES = re.compile(r"\s*\{[^}]*\}\s*$")
@@ -191,6 +194,10 @@ def generate(pages: int, out: Path, seed: int) -> dict:
     marker.unlink(missing_ok=True)
     shutil.rmtree(out / "docs", ignore_errors=True)
     pool = read_pool()
+    for pages_of_language in pool.values():
+        for page in pages_of_language:
+            page.chunks = [chunk for chunk in page.chunks if len(chunk[1].encode("utf-8")) <= MAX_CHUNK_BYTES]
+    pool = {language: [page for page in listed if page.chunks] for language, listed in pool.items()}
     tags = tag_vocabulary(pool)
     tag_cumulative = list(itertools.accumulate(zipf_weights(len(tags))))
     languages = sorted(pool)
@@ -279,7 +286,7 @@ def main() -> None:
         f"pool               {facts['pool_pages']} source pages, {facts['pool_chunks']} level-2 chunks,"
         f" {facts['pool_distinct_words']} distinct words (casefolded \\w+ runs), 14 languages",
         "source pages       " + ", ".join(f"{language} {count}" for language, count in facts["languages"].items()),
-        f"sections written   {facts['top_level_sections']} (intro + 1-3 chunks a page, chunks keep their ### parts)",
+        f"sections written   {facts['top_level_sections']} (intro + 1-2 chunks a page, chunks keep their ### parts)",
         f"leaf folders       {facts['leaf_folders']} (<language>/<source folders>/part-<n>, <= {PAGES_PER_LEAF} pages)",
         f"tag vocabulary     {facts['tags']} commonest English heading words (1-5 per page, Zipf-like),"
         f" categories {len(CATEGORIES)} (1-2 per page)",

@@ -70,7 +70,17 @@ Porter stemmer (so `tasks` finds `task`, and `Depends` finds `dependencies`).
    at most 4 (or `sections_per_page`) of any one page, so that a page with
    hundreds of matching sections (release notes) cannot crowd the others out:
    40 of them, or 4 (or `sections_per_page`) per page asked for when that is more.
-6. Snippets are FTS5 snippets of the section text, at most 30 tokens, with the
+6. Bounded work on large sites. FTS5 computes BM25 for every section an
+   expression matches before it can hand over the best (a few microseconds
+   each): a word in most sections of a 100,000-page site (`md` in every path,
+   `fastapi` on every page of FastAPI's docs) would take seconds. When the
+   expression matches more than 10,000 sections, only some of them are ranked:
+   those holding the words in their title or headings (where the column
+   weights put the best matches anyway), else in their headings, else in their
+   title, the first of these that holds at least 40 sections and at most
+   10,000; and when none does, the 10,000 of its sections indexed last. A site
+   of fewer than 10,000 sections is never narrowed.
+7. Snippets are FTS5 snippets of the section text, at most 30 tokens, with the
    meaningful query words marked `**like this**`. A section's URL is the page
    URL plus `#` and the id that the rendered page gives its heading.
 
@@ -108,6 +118,9 @@ SNIPPET_TOKENS = 30
 CJK_SNIPPET_TOKENS = 64  # FTS5's most; a CJK character is a token, so 30 would be a dozen words
 COMMON_SHARE = 0.4  # a word in more than this share of all sections is left out of the relaxed form ...
 COMMON_MINIMUM = 50  # ... when that is more than this many sections
+RANKED_SECTIONS = 10_000  # sections BM25 ranks for one query, at most (about 3 µs each)
+# Narrower readings of an expression that matches too many sections, tried in this order: in these columns.
+NARROWER_COLUMNS = ("title headings", "headings", "title")
 
 STOP_WORDS = frozenset(
     """a about after all also am an and any are as at be been before being between both but by can cannot
@@ -265,9 +278,35 @@ def search(
             match, within = plan.relaxed, plan.strict
     per_page = max(sections_per_page, 1 + OTHER_SECTIONS)
     count = max(CANDIDATE_SECTIONS, limit * per_page)  # enough for `limit` pages, if there are as many
-    sections = _candidate_sections(conn, match, within, base, plan, filters.scope, count, per_page)
+    match, first_rowid = bounded(conn, match, count)
+    sections = _candidate_sections(conn, match, within, base, plan, filters.scope, count, per_page, first_rowid)
     pages = sorted(_pages(sections).values(), key=lambda page: (-page["score"], page["path"]))[:limit]
     return [_page_result(page, sections_per_page) for page in pages]
+
+
+def bounded(conn: sqlite3.Connection, match: str, enough: int) -> tuple[str, int | None]:
+    """`match`, or a narrower reading of it, that BM25 can rank in bounded time, and the first rowid to rank
+    (None: all of them).
+
+    Above RANKED_SECTIONS matching sections: the sections that hold its words in their title or headings, or
+    only headings, or only title, the first of these with `enough` sections and at most RANKED_SECTIONS. The
+    expression stays ANDed in whole, so that snippets still mark its words in the body. When none fits, the
+    RANKED_SECTIONS matching sections indexed last.
+    """
+    if document_frequency(conn, match, RANKED_SECTIONS + 1) <= RANKED_SECTIONS:
+        return match, None
+    for columns in NARROWER_COLUMNS:
+        narrower = f"({match}) AND ({{{columns}}} : ({match}))"
+        found = document_frequency(conn, narrower, RANKED_SECTIONS + 1)
+        if found < enough:
+            break  # the next ones are narrower still
+        if found <= RANKED_SECTIONS:
+            return narrower, None
+    row = conn.execute(
+        "SELECT rowid FROM sections_fts WHERE sections_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+        [match, RANKED_SECTIONS - 1],
+    ).fetchone()
+    return match, row[0]
 
 
 def without_repeated_text(conn: sqlite3.Connection, base: Compiled) -> Compiled:
@@ -305,9 +344,10 @@ def _candidate_sections(
     scope: str,
     count: int,
     per_page: int,
+    first_rowid: int | None = None,
 ) -> list[dict[str, Any]]:
-    """The `count` sections that BM25 ranks best for `match` (among those `within` matches), at most
-    `per_page` of each page, rescored."""
+    """The `count` sections that BM25 ranks best for `match` (among those `within` matches, from
+    `first_rowid` on), at most `per_page` of each page, rescored."""
     weights = ", ".join(str(weight) for weight in COLUMN_WEIGHTS)
     columns = _VERBATIM_COLUMNS[scope]
     verbatim = "".join(
@@ -323,12 +363,14 @@ def _candidate_sections(
         " -rank, highlight(sections_fts, 1, char(1), char(2)), highlight(sections_fts, 2, char(1), char(2)),"
         f" snippet(sections_fts, 4, '**', '**', '…', {CJK_SNIPPET_TOKENS if plan.cjk else SNIPPET_TOKENS}){verbatim}"
         " FROM sections_fts JOIN sections s ON s.id = sections_fts.rowid JOIN documents d ON d.id = s.document_id"
-        f" WHERE sections_fts MATCH ? AND rank MATCH 'bm25({weights})' AND {base.where}"
+        f" WHERE sections_fts MATCH ? AND rank MATCH 'bm25({weights})'"
+        f"{' AND sections_fts.rowid >= ?' if first_rowid is not None else ''} AND {base.where}"
         f" AND CASE WHEN {inside} THEN {_KEEP}(s.document_id) ELSE 0 END ORDER BY rank LIMIT ?"
     )
     params = [
         *(spelling for spelling in plan.verbatim for _ in columns),
         match,
+        *([first_rowid] if first_rowid is not None else []),
         *base.params,
         *([within] if within else []),
         count,
