@@ -55,20 +55,24 @@ _TIME_FIELDS = {
 }
 
 
-def build(site: Path, config: str) -> dict:
-    """One cold build of SITE with CONFIG; its measures."""
-    site_dir = site / f"site-{config}"
+def build(site: Path, config: str, package: Path | None = None, name: str | None = None) -> dict:
+    """One cold build of SITE with CONFIG (with PACKAGE's mkdocs_vault_mcp first on the path) into
+    site-NAME; its measures."""
+    site_dir = site / f"site-{name or config}"
     shutil.rmtree(site_dir, ignore_errors=True)
     if config == "vault":  # only this build has a cache; a bare build may run beside it
         shutil.rmtree(site / ".cache", ignore_errors=True)
     command = ["/usr/bin/time", "-v", str(MKDOCS), "build", "-f", CONFIG_FILES[config], "-d", site_dir.name]
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    if package is not None:
+        env["PYTHONPATH"] = str(package.resolve())
     start = time.perf_counter()
     done = subprocess.run(command, cwd=site, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - start
     if done.returncode != 0:
         sys.exit(f"real_text_build: {' '.join(command)} failed:\n{done.stderr[-3000:]}")
-    record: dict = {"config": config, "wall_s": wall, "load_average_at_end": os.getloadavg()[0]}
+    record: dict = {"config": config, "wall_s": wall, "load_average_at_end": os.getloadavg()[0],
+                    "package": os.path.relpath(package, REPO) if package else None}
     for line in done.stderr.splitlines():
         name, _, value = line.strip().partition(": ")
         if name in _TIME_FIELDS:
@@ -94,15 +98,16 @@ def report(page_counts: list[int], seed: int, command_line: str) -> str:
     for pages in page_counts:
         site = real_text_site.default_out(pages)
         records = {}
-        for config in CONFIG_FILES:
-            path = site / f"build-{config}.json"
-            if path.exists():
-                records[config] = json.loads(path.read_text())
+        for path in sorted(site.glob("build-*.json")):
+            record = json.loads(path.read_text())
+            records[path.stem.removeprefix("build-")] = record
+            if record.get("package"):
+                notes.append(f"  {pages:,} {path.stem.removeprefix('build-')}: the package at {record['package']}")
         bare_rss = records["bare"]["max_rss_kb"] / 1024 if "bare" in records else None
         for config, record in records.items():
             cpu = record["user_s"] + record["system_s"]
             rss = record["max_rss_kb"] / 1024
-            over = rss - bare_rss if bare_rss is not None and config != "bare" else None
+            over = rss - bare_rss if bare_rss is not None and not config.startswith("bare") else None
             plugin = record.get("plugin_s")
             rows.append([f"{pages:,}", config, f"{record['wall_s']:.0f}", f"{cpu:.0f}", f"{pages / record['wall_s']:.0f}",
                          f"{pages / cpu:.0f}", f"{plugin:.1f}" if plugin else "-",
@@ -135,6 +140,10 @@ def main() -> None:
     parser.add_argument("--configs", default="bare,vault", help="builds to run: bare, vault (default both)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--report-only", action="store_true", help="build nothing: report the builds recorded")
+    parser.add_argument("--package", type=Path, help="a folder holding another mkdocs_vault_mcp to build with (e.g."
+                        " `git archive COMMIT mkdocs_vault_mcp | tar -x -C DIR`); its builds are recorded as"
+                        " <config>-<--label>")
+    parser.add_argument("--label", default="before", help="the name of --package's builds (default before)")
     args = parser.parse_args()
     page_counts = [int(p) for p in args.pages.split(",")]
     command_line = "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(__file__, REPO), *sys.argv[1:]])
@@ -143,8 +152,9 @@ def main() -> None:
             site, _ = real_text_site.ensure(pages, args.seed)
             for config in args.configs.split(","):
                 print(f"building {pages} pages, {config} ...", flush=True)
-                record = build(site, config)
-                (site / f"build-{config}.json").write_text(json.dumps(record, indent=1))
+                name = f"{config}-{args.label}" if args.package else config
+                record = build(site, config, args.package, name)
+                (site / f"build-{name}.json").write_text(json.dumps(record, indent=1))
                 print(f"  {json.dumps(record)}", flush=True)
     text = report(page_counts, args.seed, command_line)
     print(text)

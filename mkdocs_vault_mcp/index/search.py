@@ -78,8 +78,8 @@ Porter stemmer (so `tasks` finds `task`, and `Depends` finds `dependencies`).
    those holding the words in their title or headings (where the column
    weights put the best matches anyway), else in their headings, else in their
    title, the first of these that holds at least 40 sections and at most
-   10,000; and when none does, the 10,000 of its sections indexed last. A site
-   of fewer than 10,000 sections is never narrowed.
+   10,000; and when none does, the 10,000 indexed last of the narrowest of
+   these that holds more. A site of fewer than 10,000 sections is never narrowed.
 7. Snippets are FTS5 snippets of the section text, at most 30 tokens, with the
    meaningful query words marked `**like this**`. A section's URL is the page
    URL plus `#` and the id that the rendered page gives its heading.
@@ -291,22 +291,23 @@ def bounded(conn: sqlite3.Connection, match: str, enough: int) -> tuple[str, int
     Above RANKED_SECTIONS matching sections: the sections that hold its words in their title or headings, or
     only headings, or only title, the first of these with `enough` sections and at most RANKED_SECTIONS. The
     expression stays ANDed in whole, so that snippets still mark its words in the body. When none fits, the
-    RANKED_SECTIONS matching sections indexed last.
+    RANKED_SECTIONS indexed last of the narrowest of these readings that still holds more (else of `match`).
     """
     if document_frequency(conn, match, RANKED_SECTIONS + 1) <= RANKED_SECTIONS:
         return match, None
+    widest = match  # the narrowest reading still too wide to rank whole
     for columns in NARROWER_COLUMNS:
         narrower = f"({match}) AND ({{{columns}}} : ({match}))"
         found = document_frequency(conn, narrower, RANKED_SECTIONS + 1)
-        if found < enough:
-            break  # the next ones are narrower still
-        if found <= RANKED_SECTIONS:
+        if enough <= found <= RANKED_SECTIONS:
             return narrower, None
+        if found > RANKED_SECTIONS:
+            widest = narrower
     row = conn.execute(
         "SELECT rowid FROM sections_fts WHERE sections_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-        [match, RANKED_SECTIONS - 1],
+        [widest, RANKED_SECTIONS - 1],
     ).fetchone()
-    return match, row[0]
+    return widest, row[0]
 
 
 def without_repeated_text(conn: sqlite3.Connection, base: Compiled) -> Compiled:
