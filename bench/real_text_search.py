@@ -119,9 +119,11 @@ def main() -> None:
     parser.add_argument("--words", type=int, default=25, help="commonest indexed words searched alone (default 25)")
     parser.add_argument("--calls", type=int, default=15, help="timed calls of each count/aggregate case")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--index", type=Path, help="another index to read (bench/real_text_copies.py's); default:"
+                        " the --pages build's")
     args = parser.parse_args()
     command_line = "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(__file__, REPO), *sys.argv[1:]])
-    index = real_text_site.default_out(args.pages) / "site-vault" / "vault-mcp" / "index.sqlite"
+    index = args.index or real_text_site.default_out(args.pages) / "site-vault" / "vault-mcp" / "index.sqlite"
     if not index.exists():
         sys.exit(f"real_text_search: no index at {index}; run bench/real_text_build.py --pages {args.pages}"
                  " --configs vault first")
@@ -195,8 +197,9 @@ def main() -> None:
     examples = {kind: ", ".join(repr(q) for q in listed[:4]) for kind, listed in queries.items()}
     lines = [
         f"command: {command_line}",
-        f"index: {os.path.relpath(index, REPO)} ({documents:,} documents, {sections:,} sections; a real `mkdocs build`"
-        " of bench/real_text_site.py's site by bench/real_text_build.py)",
+        f"index: {os.path.relpath(index, REPO)} ({documents:,} documents, {sections:,} sections; "
+        + ("copies of a real build's rows by bench/real_text_copies.py)" if args.index else
+           "a real `mkdocs build` of bench/real_text_site.py's site by bench/real_text_build.py)"),
         f"machine: Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}, {os.cpu_count()} CPUs;"
         f" load average {load_at_start:.2f} at the start, {os.getloadavg()[0]:.2f} at the end (above {os.cpu_count()},"
         " the wall times carry other work's waits: read the CPU columns, this thread's CPU time per call)",

@@ -76,10 +76,11 @@ Porter stemmer (so `tasks` finds `task`, and `Depends` finds `dependencies`).
    `fastapi` on every page of FastAPI's docs) would take seconds. When the
    expression matches more than 10,000 sections, only some of them are ranked:
    those holding the words in their title or headings (where the column
-   weights put the best matches anyway), else in their headings, else in their
-   title, the first of these that holds at least 40 sections and at most
-   10,000; and when none does, the 10,000 indexed last of the narrowest of
-   these that holds more. A site of fewer than 10,000 sections is never narrowed.
+   weights put the best matches anyway) when they are at least 40 and at most
+   10,000; else the 10,000 indexed last of those, when they are more, or of
+   all its sections, when they are fewer. A site of fewer than 10,000 sections
+   is never narrowed. (FTS5's BM25 also counts, once a query, every section
+   that holds each word: about 0.05 µs a section, which no bound removes.)
 7. Snippets are FTS5 snippets of the section text, at most 30 tokens, with the
    meaningful query words marked `**like this**`. A section's URL is the page
    URL plus `#` and the id that the rendered page gives its heading.
@@ -119,8 +120,9 @@ CJK_SNIPPET_TOKENS = 64  # FTS5's most; a CJK character is a token, so 30 would 
 COMMON_SHARE = 0.4  # a word in more than this share of all sections is left out of the relaxed form ...
 COMMON_MINIMUM = 50  # ... when that is more than this many sections
 RANKED_SECTIONS = 10_000  # sections BM25 ranks for one query, at most (about 3 µs each)
-# Narrower readings of an expression that matches too many sections, tried in this order: in these columns.
-NARROWER_COLUMNS = ("title headings", "headings", "title")
+# The narrower reading of an expression that matches too many sections: its words in these columns. (One
+# reading only: counting the sections of each further one reads every match again, ~10 ms at 100,000 pages.)
+NARROWER_COLUMNS = "title headings"
 
 STOP_WORDS = frozenset(
     """a about after all also am an and any are as at be been before being between both but by can cannot
@@ -288,21 +290,18 @@ def bounded(conn: sqlite3.Connection, match: str, enough: int) -> tuple[str, int
     """`match`, or a narrower reading of it, that BM25 can rank in bounded time, and the first rowid to rank
     (None: all of them).
 
-    Above RANKED_SECTIONS matching sections: the sections that hold its words in their title or headings, or
-    only headings, or only title, the first of these with `enough` sections and at most RANKED_SECTIONS. The
-    expression stays ANDed in whole, so that snippets still mark its words in the body. When none fits, the
-    RANKED_SECTIONS indexed last of the narrowest of these readings that still holds more (else of `match`).
+    Above RANKED_SECTIONS matching sections: the sections that hold its words in their title or headings, when
+    they are at least `enough` and at most RANKED_SECTIONS; the expression stays ANDed in whole, so that
+    snippets still mark its words in the body. Else the RANKED_SECTIONS indexed last of those sections when
+    they are more, or of `match` when they are fewer.
     """
     if document_frequency(conn, match, RANKED_SECTIONS + 1) <= RANKED_SECTIONS:
         return match, None
-    widest = match  # the narrowest reading still too wide to rank whole
-    for columns in NARROWER_COLUMNS:
-        narrower = f"({match}) AND ({{{columns}}} : ({match}))"
-        found = document_frequency(conn, narrower, RANKED_SECTIONS + 1)
-        if enough <= found <= RANKED_SECTIONS:
-            return narrower, None
-        if found > RANKED_SECTIONS:
-            widest = narrower
+    narrower = f"({match}) AND ({{{NARROWER_COLUMNS}}} : ({match}))"
+    found = document_frequency(conn, narrower, RANKED_SECTIONS + 1)
+    if enough <= found <= RANKED_SECTIONS:
+        return narrower, None
+    widest = narrower if found > RANKED_SECTIONS else match
     row = conn.execute(
         "SELECT rowid FROM sections_fts WHERE sections_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
         [widest, RANKED_SECTIONS - 1],
