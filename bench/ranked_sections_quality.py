@@ -21,14 +21,13 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
-RESULTS = BENCH / "results"
 sys.path.insert(0, str(BENCH))
 
 import search_quality  # noqa: E402
 
 from mkdocs_vault_mcp.index import search as ranked  # noqa: E402
-from mkdocs_vault_mcp.index.store import open_read_only  # noqa: E402
-from report import table  # noqa: E402
+from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
+from report import table, write_results  # noqa: E402
 
 
 def main() -> None:
@@ -65,8 +64,7 @@ def main() -> None:
         "",
     ])
     print(report)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "ranked_sections_quality.txt").write_text(report)
+    write_results("ranked_sections_quality", report)
 
 
 if __name__ == "__main__":

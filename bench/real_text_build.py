@@ -38,13 +38,12 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
-RESULTS = BENCH / "results"
 MKDOCS = REPO / ".venv" / "bin" / "mkdocs"
 sys.path.insert(0, str(BENCH))
 
 import real_text_site  # noqa: E402
 
-from report import table  # noqa: E402
+from report import table, write_results  # noqa: E402
 
 CONFIG_FILES = {"bare": "mkdocs-bare.yml", "vault": "mkdocs.yml"}
 _INDEXED = re.compile(r"vault-mcp: Indexed (\d+) pages, (\d+) sections.* in ([\d.]+) seconds")
@@ -158,8 +157,7 @@ def main() -> None:
                 print(f"  {json.dumps(record)}", flush=True)
     text = report(page_counts, args.seed, command_line)
     print(text)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "real_text_build.txt").write_text(text)
+    write_results("real_text_build", text)
 
 
 if __name__ == "__main__":

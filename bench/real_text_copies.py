@@ -4,7 +4,7 @@
 
 A real `mkdocs build` of 100,000 pages (bench/real_text_build.py) takes over an hour of CPU on a busy 2-CPU
 machine. Search speed depends on how many sections hold each word, which copies keep: this script writes
-bench/out/real-text-copies-<pages x copies>/index.sqlite with the package's schema (index/store.py) and
+bench/out/real-text-copies-<pages x copies>/index.sqlite with the package's schema (index/schema.py) and
 COPIES copies of the documents, sections and front matter values of the --pages build's index (each copy's
 pages renamed `<name>-<copy>.md`, in the same folders), so that every word is in COPIES times as many
 sections. The FTS5 table is filled by the schema's own triggers, as a build fills it. Not copied: page
@@ -29,7 +29,7 @@ sys.path.insert(0, str(BENCH))
 
 import real_text_site  # noqa: E402
 
-from mkdocs_vault_mcp.index.store import create_schema  # noqa: E402
+from mkdocs_vault_mcp.index.schema import create_schema  # noqa: E402
 
 
 def copied_path(column: str, copy: int) -> str:

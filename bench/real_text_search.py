@@ -38,7 +38,6 @@ from typing import Callable
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
-RESULTS = BENCH / "results"
 sys.path.insert(0, str(BENCH))
 
 import real_text_site  # noqa: E402
@@ -46,8 +45,8 @@ from large_site import filter_cases, percentile, pick_filters  # noqa: E402
 
 from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
 from mkdocs_vault_mcp.index.search import _CODE_HINT, STOP_WORDS, search  # noqa: E402
-from mkdocs_vault_mcp.index.store import open_read_only  # noqa: E402
-from report import table  # noqa: E402
+from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
+from report import table, write_results  # noqa: E402
 
 QUESTION_FORMS = ("how do I use {}?", "how can I set up {}?", "what is {}?", "how does {} work?",
                   "what should I know about {}?")
@@ -221,8 +220,7 @@ def main() -> None:
     ]
     text = "\n".join(lines)
     print(text)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "real_text_search.txt").write_text(text)
+    write_results("real_text_search", text)
 
 
 if __name__ == "__main__":

@@ -46,12 +46,12 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 CORPORA = REPO.parent / "shared" / "corpora"
-RESULTS = BENCH / "results"
 sys.path.insert(0, str(BENCH))
 
 from generate_site import CATEGORIES, FIRST_DAY, OFFSETS, SPAN_SECONDS, zipf_weights  # noqa: E402
 
 from mkdocs_vault_mcp.index.search import STOP_WORDS  # noqa: E402
+from report import write_results  # noqa: E402
 
 TAG_COUNT = 200
 PAGES_PER_LEAF = 40
@@ -296,8 +296,7 @@ def main() -> None:
         "",
     ])
     print(report)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "real_text_site.txt").write_text(report)
+    write_results("real_text_site", report)
 
 
 if __name__ == "__main__":
