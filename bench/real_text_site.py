@@ -48,7 +48,7 @@ REPO = BENCH.parent
 CORPORA = REPO.parent / "shared" / "corpora"
 sys.path.insert(0, str(BENCH))
 
-from generate_site import CATEGORIES, FIRST_DAY, OFFSETS, SPAN_SECONDS, zipf_weights  # noqa: E402
+from generate_site import CATEGORIES, FIRST_DAY, OFFSETS, SPAN_SECONDS, existing, zipf_weights  # noqa: E402
 
 from mkdocs_vault_mcp.index.search import STOP_WORDS  # noqa: E402
 from report import write_results  # noqa: E402
@@ -244,15 +244,6 @@ def generate(pages: int, out: Path, seed: int) -> dict:
 
 def default_out(pages: int) -> Path:
     return BENCH / "out" / f"real-text-{pages}"
-
-
-def existing(out: Path, pages: int, seed: int) -> dict | None:
-    """The facts of a complete site already at OUT with these pages and seed, else None."""
-    try:
-        facts = json.loads((out / "site.json").read_text())
-    except (FileNotFoundError, ValueError):
-        return None
-    return facts if facts.get("pages") == pages and facts.get("seed") == seed else None
 
 
 def ensure(pages: int, seed: int = 7, out: Path | None = None) -> tuple[Path, dict]:
