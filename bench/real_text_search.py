@@ -93,7 +93,7 @@ def draw_queries(count: int, seed: int) -> dict[str, list[str]]:
 def commonest_terms(conn: sqlite3.Connection, count: int) -> list[tuple[str, int]]:
     """The indexed terms (stems) that the most sections hold, with how many; words of letters only."""
     rows = conn.execute("SELECT term, doc FROM sections_vocab ORDER BY doc DESC LIMIT ?", [count * 4]).fetchall()
-    return [(term, sections) for term, sections in rows if term.isalpha()][:count]
+    return list(dict.fromkeys((term, sections) for term, sections in rows if term.isalpha()))[:count]
 
 
 def timed(run: Callable[[], object]) -> float:
