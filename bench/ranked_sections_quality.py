@@ -24,7 +24,6 @@ REPO = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
 import search_quality  # noqa: E402
-
 from mkdocs_vault_mcp.index import search as ranked  # noqa: E402
 from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
 from report import table, write_results  # noqa: E402

@@ -42,7 +42,6 @@ MKDOCS = REPO / ".venv" / "bin" / "mkdocs"
 sys.path.insert(0, str(BENCH))
 
 import real_text_site  # noqa: E402
-
 from report import table, write_results  # noqa: E402
 
 CONFIG_FILES = {"bare": "mkdocs-bare.yml", "vault": "mkdocs.yml"}
@@ -108,7 +107,8 @@ def report(page_counts: list[int], seed: int, command_line: str) -> str:
             rss = record["max_rss_kb"] / 1024
             over = rss - bare_rss if bare_rss is not None and not config.startswith("bare") else None
             plugin = record.get("plugin_s")
-            rows.append([f"{pages:,}", config, f"{record['wall_s']:.0f}", f"{cpu:.0f}", f"{pages / record['wall_s']:.0f}",
+            rows.append([f"{pages:,}", config, f"{record['wall_s']:.0f}", f"{cpu:.0f}",
+                         f"{pages / record['wall_s']:.0f}",
                          f"{pages / cpu:.0f}", f"{plugin:.1f}" if plugin else "-",
                          f"{pages / plugin:.0f}" if plugin else "-", f"{rss:.0f}",
                          f"{over:+.0f}" if over is not None else "-",

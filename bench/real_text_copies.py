@@ -28,7 +28,6 @@ REPO = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
 import real_text_site  # noqa: E402
-
 from mkdocs_vault_mcp.index.schema import create_schema  # noqa: E402
 
 

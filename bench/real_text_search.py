@@ -24,6 +24,7 @@ as bench/large_site.py runs them (the largest folder, the commonest, a middling 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import platform
 import random
@@ -33,8 +34,8 @@ import sqlite3
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -42,10 +43,9 @@ sys.path.insert(0, str(BENCH))
 
 import real_text_site  # noqa: E402
 from large_site import filter_cases, percentile, pick_filters  # noqa: E402
-
 from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
-from mkdocs_vault_mcp.index.search import _CODE_HINT, STOP_WORDS, search  # noqa: E402
 from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
+from mkdocs_vault_mcp.index.search import _CODE_HINT, STOP_WORDS, search  # noqa: E402
 from report import table, write_results  # noqa: E402
 
 QUESTION_FORMS = ("how do I use {}?", "how can I set up {}?", "what is {}?", "how does {} work?",
@@ -75,11 +75,12 @@ def draw_queries(count: int, seed: int) -> dict[str, list[str]]:
     chunks = english_chunks()
     headings = sorted({heading for heading, _ in chunks if len(heading_words(heading)) >= 1})
     phrases = sorted({re.sub(r"[`*]", "", heading).strip().lower() for heading in headings
-                      if 2 <= len(heading_words(heading)) and len(heading.split()) <= 8})
+                      if len(heading_words(heading)) >= 2 and len(heading.split()) <= 8})
     names = set()
     for _, text in chunks:
         for span in _CODE_SPAN.findall(text):
-            if _CODE_NAME.fullmatch(span) and not _FILE_NAME.search(span) and (_CODE_HINT.search(span) or _CAPITALIZED.fullmatch(span)):
+            looks_like_code = _CODE_HINT.search(span) or _CAPITALIZED.fullmatch(span)
+            if _CODE_NAME.fullmatch(span) and not _FILE_NAME.search(span) and looks_like_code:
                 names.add(span)
     keywords = []
     for heading in rng.sample(headings, count):
@@ -144,7 +145,7 @@ def main() -> None:
     for _ in range(args.rounds):
         for item in every:
             baseline.append(timed(lambda: conn.execute("SELECT 1").fetchone()))
-            wall, cpu = timed_cpu(lambda q=item[1]: search(conn, q, no_filters))
+            wall, cpu = timed_cpu(functools.partial(search, conn, item[1], no_filters))
             samples[item].append(wall)
             cpu_samples[item].append(cpu)
     base = statistics.median(baseline)
@@ -183,13 +184,14 @@ def main() -> None:
     case_samples: dict[str, list[tuple[float, float]]] = {case.label: [] for case in cases}
     for _ in range(args.calls):
         for case in cases:
-            case_samples[case.label].append(timed_cpu(lambda c=case: c.run(conn)))
+            case_samples[case.label].append(timed_cpu(functools.partial(case.run, conn)))
     for case in cases:
         values = [wall for wall, _ in case_samples[case.label]]
         p50, cpu50 = statistics.median(values), statistics.median(cpu for _, cpu in case_samples[case.label])
         filter_rows.append([case.label, f"{p50:.2f}", f"{percentile(values, .95):.2f}", f"{p50 / base:,.0f}",
                             f"{cpu50:.2f}", f"p50 <= {case.target_ms:g} ms" if case.target_ms else "-",
-                            f"{'ok' if p50 <= case.target_ms else 'MISSED'} / {'ok' if cpu50 <= case.target_ms else 'MISSED'}"
+                            f"{'ok' if p50 <= case.target_ms else 'MISSED'} /"
+                            f" {'ok' if cpu50 <= case.target_ms else 'MISSED'}"
                             if case.target_ms else ""])
     conn.close()
 
@@ -208,7 +210,8 @@ def main() -> None:
         "",
         table(rows),
         "",
-        *(f"slowest {kind}: " + ", ".join(f"{q!r} {ms:.0f} ms" for ms, q in listed) for kind, listed in slowest.items()),
+        *(f"slowest {kind}: " + ", ".join(f"{q!r} {ms:.0f} ms" for ms, q in listed)
+          for kind, listed in slowest.items()),
         "",
         f"the {len(words)} indexed terms that the most sections hold (stems, from fts5vocab), each searched alone;"
         f" worst: {worst[1]!r} ({counts[worst[1]]:,} sections) {max(samples[worst]):.1f} ms wall;"

@@ -9,9 +9,9 @@ so it keeps their long tail of rare words, code names and 13 languages:
   and chunks (a `##` heading with everything under it, its `###` subsections included).
 - A page: a source language, chosen in proportion to its pages; a source page of it, whose intro opens the
   page and whose folder the page goes under; a title made of that page's H1 and its first chunk's heading;
-  then 1-2 chunks drawn from the whole language's pool (chunks up to 6 KB). Front matter: the title, 1-5 tags from 200 (the
-  commonest English heading words, Zipf-like), 1-2 categories, and an `updated:` datetime over 5 years (UTC
-  and offsets, as generate_site.py), read through `modified_meta: updated`.
+  then 1-2 chunks drawn from the whole language's pool (chunks up to 6 KB). Front matter: the title, 1-5
+  tags from 200 (the commonest English heading words, Zipf-like), 1-2 categories, and an `updated:` datetime
+  over 5 years (UTC and offsets, as generate_site.py), read through `modified_meta: updated`.
 - Folders: `<language>/<the source page's folders>/part-<n>/`, at most ~40 pages in a leaf folder.
 
 Deterministic for a --seed. Headings keep their `{ #id }` attribute lists (the site enables attr_list);
@@ -49,7 +49,6 @@ CORPORA = REPO.parent / "shared" / "corpora"
 sys.path.insert(0, str(BENCH))
 
 from generate_site import CATEGORIES, FIRST_DAY, OFFSETS, SPAN_SECONDS, existing, zipf_weights  # noqa: E402
-
 from mkdocs_vault_mcp.index.search import STOP_WORDS  # noqa: E402
 from report import write_results  # noqa: E402
 
@@ -78,7 +77,9 @@ class SourcePage:
 def cut(text: str) -> tuple[str, str, list[tuple[str, str]]]:
     """A page's H1 text, intro and level-2 chunks; headings inside code fences are not headings."""
     text = _FRONT_MATTER.sub("", text)
-    title, intro, chunks = "", [], []
+    title = ""
+    intro: list[str] = []
+    chunks: list[tuple[str, str]] = []
     current: list[str] | None = None
     heading = ""
     fence = None
@@ -127,8 +128,10 @@ def tag_vocabulary(pool: dict[str, list[SourcePage]]) -> list[str]:
     for language in ("en", "material"):
         for page in pool[language]:
             for heading, _ in page.chunks:
-                counts.update(w for w in _WORD.findall(heading.casefold()) if len(w) >= 4 and w.isalpha() and w not in STOP_WORDS)
-    return [word for word, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:TAG_COUNT]]
+                words = _WORD.findall(heading.casefold())
+                counts.update(w for w in words if len(w) >= 4 and w.isalpha() and w not in STOP_WORDS)
+    commonest = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return [word for word, _ in commonest[:TAG_COUNT]]
 
 
 def vocabulary_size(pool: dict[str, list[SourcePage]]) -> int:
