@@ -8,13 +8,13 @@ import os
 import re
 import subprocess
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
 GIT_TIMEOUT_SECONDS = 120
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # A git hook exports these; inherited, they would point git at another repository or index than the
 # one that holds docs_dir.
 _REPOSITORY_ENV_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
@@ -127,7 +127,7 @@ def _last_change_per_path(commits: dict[bytes, _Commit]) -> dict[bytes, int]:
         paths.difference_update(differ_from_first)
         hand_over(parents[0], paths)
         for path in differ_from_first:
-            same = next((p for p, diff in zip(parents[1:], diffs[1:]) if path not in diff), None)
+            same = next((p for p, diff in zip(parents[1:], diffs[1:], strict=True) if path not in diff), None)
             if same is not None:
                 hand_over(same, {path})
             elif diffs[0][path] != b"D":  # deleted here, so absent at HEAD: no page to date
@@ -171,7 +171,7 @@ def _history_per_path(commits: dict[bytes, _Commit], paths: set[bytes]) -> dict[
         walking.difference_update(changed)
         hand_over(parents[0], walking)
         for path in changed:
-            same = next((p for p, diff in zip(parents[1:], diffs[1:]) if path not in diff), None)
+            same = next((p for p, diff in zip(parents[1:], diffs[1:], strict=True) if path not in diff), None)
             if same is not None:
                 hand_over(same, {path})
             elif record(path, commit):  # on past an addition too: the file may have lived there before
@@ -277,9 +277,9 @@ def _meta_instant(value: object) -> datetime | None:
             except ValueError:
                 continue
     if isinstance(value, datetime):  # before date: a datetime is a date too
-        return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
     if isinstance(value, date):
-        return datetime.combine(value, time(), timezone.utc)
+        return datetime.combine(value, time(), UTC)
     return None
 
 
@@ -294,7 +294,7 @@ def modified_instant(src_uri: str, abs_src_path: str | None, mode: str, git: Git
     if from_meta is not None:
         return from_meta, "meta"
     if abs_src_path is None:  # a generated page has no file and no history
-        return datetime.now(timezone.utc), "mtime"
+        return datetime.now(UTC), "mtime"
     author_time = git.author_times.get(src_uri) if git and mode != "mtime" else None
     if author_time is not None and (mode == "git" or src_uri not in git.dirty):
         return _EPOCH + timedelta(seconds=author_time), "git"

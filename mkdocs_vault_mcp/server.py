@@ -85,7 +85,9 @@ class IndexReader:
         try:
             identity = os.stat(self.path).st_ino
         except FileNotFoundError:
-            raise CannotAnswer(f"The index {self.path} does not exist yet; build the site with the vault-mcp plugin.")
+            raise CannotAnswer(
+                f"The index {self.path} does not exist yet; build the site with the vault-mcp plugin."
+            ) from None
         cached = getattr(self._local, "cached", None)
         if cached is None or cached[0] != identity:
             if cached is not None:

@@ -92,7 +92,7 @@ def line_problem(line: str) -> JSONRPCError | None:
         return rpc_error(None, INVALID_REQUEST, "Invalid request: id must be a string or a number.")
     try:  # as the SDK will read it; where it would fail, the id is known here and lost there
         jsonrpc_message_adapter.validate_json(line, by_name=False)
-    except Exception as error:  # noqa: BLE001 (pydantic's, or a recursion limit: any is a bad message)
+    except Exception as error:  # pydantic's, or a recursion limit: any is a bad message
         return error_for(error, message.get("id"))
     return None
 
