@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import shutil
 
+from mkdocs_vault_mcp.modified import read_git_times
 from scripted_git import T0, count_subprocess_runs, isolate_git
 from test_modified import Repo
-
-from mkdocs_vault_mcp.modified import read_git_times
 
 
 def log_runs(calls) -> int:
