@@ -7,6 +7,7 @@ import logging
 import os
 import re
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
@@ -78,9 +79,12 @@ def _parse_log(output: bytes) -> dict[bytes, _Commit]:
         commit = commits.get(sha)
         if commit is None:
             author = _AUTHOR.search(meta)
+            author_time = _AUTHOR_TIME.search(meta)
+            if author_time is None:
+                raise ValueError(f"no author time in the log's commit {sha!r}")
             subject = body.partition(b"\n")[0].strip() if body.startswith(b"    ") else b""
             commit = commits[sha] = _Commit(
-                parents, int(_AUTHOR_TIME.search(meta)[1]), {},
+                parents, int(author_time[1]), {},
                 author[1].decode("utf-8", "replace") if author else "", subject.decode("utf-8", "replace"),
             )
         # no "(from P)": a commit with at most one parent, or a merge identical to all of its parents
@@ -121,7 +125,7 @@ def _last_change_per_path(commits: dict[bytes, _Commit]) -> dict[bytes, int]:
         paths = pending.pop(sha, None)
         if not paths:
             continue
-        parents = commit.parents or [None]
+        parents: Sequence[bytes | None] = commit.parents or [None]
         diffs = [commit.diffs.get(parent, {}) for parent in parents]
         differ_from_first = [path for path in diffs[0] if path in paths]
         paths.difference_update(differ_from_first)
@@ -165,7 +169,7 @@ def _history_per_path(commits: dict[bytes, _Commit], paths: set[bytes]) -> dict[
         walking = pending.pop(sha, None)
         if not walking:
             continue
-        parents = commit.parents or [None]
+        parents: Sequence[bytes | None] = commit.parents or [None]
         diffs = [commit.diffs.get(parent, {}) for parent in parents]
         changed = [path for path in diffs[0] if path in walking]
         walking.difference_update(changed)
@@ -237,7 +241,7 @@ def _history(docs_dir: str, prefix: bytes, git_dir: bytes, index: bytes, head: b
     commits = _parse_log(_git(_LOG_ARGS, docs_dir))
     times = _last_change_per_path(commits)
     history = _history_per_path(commits, set(times))
-    if key is not None:
+    if key is not None and cache_file is not None:  # key: only with a cache file
         _remembered[cache_file] = (key, times, history)
         _write_cache(cache_file, key, times, history)
     return times, history
@@ -270,9 +274,10 @@ def _write_cache(cache_file: Path, key: list, times: dict[bytes, int], history: 
 
 def _meta_instant(value: object) -> datetime | None:
     if isinstance(value, str):
+        text = value
         for parse in (datetime.fromisoformat, date.fromisoformat):
             try:
-                value = parse(value)
+                value = parse(text)
                 break
             except ValueError:
                 continue
@@ -296,7 +301,7 @@ def modified_instant(src_uri: str, abs_src_path: str | None, mode: str, git: Git
     if abs_src_path is None:  # a generated page has no file and no history
         return datetime.now(UTC), "mtime"
     author_time = git.author_times.get(src_uri) if git and mode != "mtime" else None
-    if author_time is not None and (mode == "git" or src_uri not in git.dirty):
+    if author_time is not None and git and (mode == "git" or src_uri not in git.dirty):
         return _EPOCH + timedelta(seconds=author_time), "git"
     # st_mtime_ns, not the float st_mtime, so the microseconds come out exact
     return _EPOCH + timedelta(microseconds=os.stat(abs_src_path).st_mtime_ns // 1000), "mtime"
