@@ -155,13 +155,14 @@ class _ConfigLoader(yaml.SafeLoader):
     `!!python/name:...`) taken as its plain value."""
 
 
-def _env_tag(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+def _env_tag(loader: yaml.SafeLoader, node: yaml.ScalarNode | yaml.SequenceNode) -> Any:
+    """`!ENV NAME` or `!ENV [NAME, ..., DEFAULT]` (anything else is a ConstructorError from construct_sequence)."""
     names = [loader.construct_scalar(node)] if isinstance(node, yaml.ScalarNode) else loader.construct_sequence(node)
     default = names.pop() if len(names) > 1 else None
     return next((os.environ[name] for name in names if name in os.environ), default)
 
 
-def _any_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
+def _any_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.ScalarNode | yaml.SequenceNode | yaml.MappingNode) -> Any:
     if isinstance(node, yaml.ScalarNode):
         return loader.construct_scalar(node)
     if isinstance(node, yaml.SequenceNode):

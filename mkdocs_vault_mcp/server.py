@@ -19,7 +19,7 @@ import time
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import anyio
 from mcp.server.context import ServerRequestContext
@@ -144,6 +144,13 @@ class IndexReader:
         if limiter is None:
             limiter = self._limiters[loop] = anyio.CapacityLimiter(READER_THREADS)
         return limiter
+
+    @overload
+    def _read(self, compute: Callable[[sqlite3.Connection], dict[str, Any]]) -> dict[str, Any]: ...
+    @overload
+    def _read(
+        self, compute: Callable[[sqlite3.Connection], dict[str, Any]], try_seconds: float | None
+    ) -> dict[str, Any] | None: ...
 
     def _read(
         self, compute: Callable[[sqlite3.Connection], dict[str, Any]], try_seconds: float | None = None

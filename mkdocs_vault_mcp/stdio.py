@@ -36,7 +36,8 @@ async def _serve(server: Server) -> None:
     text = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
     errors_in, errors_out = anyio.create_memory_object_stream[JSONRPCError](16)
     lines = CheckedLines(anyio.wrap_file(text), errors_in)
-    async with stdio_server(stdin=lines) as (read_stream, write_stream):
+    # The SDK annotates stdin as an AsyncFile[str] yet only iterates its lines (`async for line in stdin`).
+    async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
         checked_in, checked_out = anyio.create_memory_object_stream[Any](0)
 
         async def forward() -> None:
