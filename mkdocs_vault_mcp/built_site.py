@@ -43,9 +43,18 @@ from xml.etree import ElementTree
 
 import yaml
 
-from .documents import (FRONT_MATTER, build_document, excluded_by, join_url, page_content, page_fingerprint,
-                        search_excluded, split_sections,
-                        visible_text, yaml_problem)
+from .documents import (
+    FRONT_MATTER,
+    build_document,
+    excluded_by,
+    join_url,
+    page_content,
+    page_fingerprint,
+    search_excluded,
+    split_sections,
+    visible_text,
+    yaml_problem,
+)
 from .index import queries
 from .index.publish import open_read_only, publish
 from .index.writer import IndexWriter
@@ -146,13 +155,14 @@ class _ConfigLoader(yaml.SafeLoader):
     `!!python/name:...`) taken as its plain value."""
 
 
-def _env_tag(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+def _env_tag(loader: yaml.SafeLoader, node: yaml.ScalarNode | yaml.SequenceNode) -> Any:
+    """`!ENV NAME` or `!ENV [NAME, ..., DEFAULT]` (anything else is a ConstructorError from construct_sequence)."""
     names = [loader.construct_scalar(node)] if isinstance(node, yaml.ScalarNode) else loader.construct_sequence(node)
     default = names.pop() if len(names) > 1 else None
     return next((os.environ[name] for name in names if name in os.environ), default)
 
 
-def _any_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
+def _any_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.ScalarNode | yaml.SequenceNode | yaml.MappingNode) -> Any:
     if isinstance(node, yaml.ScalarNode):
         return loader.construct_scalar(node)
     if isinstance(node, yaml.SequenceNode):
@@ -263,7 +273,8 @@ def sitemap_pages(sitemap: Path, site_dir: Path, site_url: str | None) -> list[S
         if texts.get("loc"):
             entries.append((texts["loc"], texts.get("lastmod")))
     paths = [urlsplit(loc).path for loc, _ in entries]
-    base = urlsplit(site_url).path if site_url else os.path.commonprefix(paths).rpartition("/")[0] + "/"
+    # Without site_url, the pages' common prefix, character by character (RUF071), cut back to its last "/".
+    base = urlsplit(site_url).path if site_url else os.path.commonprefix(paths).rpartition("/")[0] + "/"  # noqa: RUF071
     if not base.endswith("/"):
         base += "/"
     # The common prefix of a site whose pages are all in one folder is too long: shorten it until pages resolve.
@@ -273,7 +284,7 @@ def sitemap_pages(sitemap: Path, site_dir: Path, site_url: str | None) -> list[S
         # MkDocs and ProperDocs write the build date into every entry: that says nothing about any page.
         entries = [(loc, None) for loc, _ in entries]
     pages = []
-    for (loc, lastmod), path in zip(entries, paths):
+    for (loc, lastmod), path in zip(entries, paths, strict=True):
         relative = path[len(base):] if path.startswith(base) else path.lstrip("/")
         file = _page_file(site_dir, relative)
         if file is not None:
@@ -296,7 +307,7 @@ def _lastmod(text: str | None) -> dt.datetime | None:
         instant = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return instant.replace(tzinfo=dt.timezone.utc) if instant.tzinfo is None else instant.astimezone(dt.timezone.utc)
+    return instant.replace(tzinfo=dt.UTC) if instant.tzinfo is None else instant.astimezone(dt.UTC)
 
 
 # -- one page's content ----------------------------------------------------------------------------------
@@ -574,14 +585,16 @@ def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Pat
             if source is not None:
                 modified, modified_source = modified_instant(
                     path, str(source.file), options.modified, git, meta, options.modified_meta)
-                digest = page_fingerprint(content, title, document_url, meta, modified, modified_source, markdown, language)
+                digest = page_fingerprint(
+                    content, title, document_url, meta, modified, modified_source, markdown, language)
             elif page.lastmod is not None:
                 modified, modified_source = page.lastmod, "sitemap"
-                digest = page_fingerprint(content, title, document_url, meta, modified, modified_source, markdown, language)
+                digest = page_fingerprint(
+                    content, title, document_url, meta, modified, modified_source, markdown, language)
             else:
                 # The HTML file's time changes with every build: the page keeps the time it was first indexed
                 # with its current content, so the time is left out of the fingerprint.
-                modified = dt.datetime.fromtimestamp(page.file.stat().st_mtime_ns / 1e9, dt.timezone.utc)
+                modified = dt.datetime.fromtimestamp(page.file.stat().st_mtime_ns / 1e9, dt.UTC)
                 modified_source = "mtime"
                 digest = page_fingerprint(content, title, document_url, meta, None, modified_source, markdown, language)
             kept.add(path)

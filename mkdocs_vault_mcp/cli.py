@@ -143,7 +143,8 @@ def serve_index(args: argparse.Namespace) -> None:
 
 
 def index_site(args: argparse.Namespace) -> None:
-    from .built_site import SiteError, index_site as index_built_site
+    from .built_site import SiteError
+    from .built_site import index_site as index_built_site
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
     given = {name: Path(value) if value else None for name, value in
@@ -157,7 +158,8 @@ def index_site(args: argparse.Namespace) -> None:
     except (OSError, sqlite3.Error) as error:
         raise UsageError(f"cannot index {args.site!r}: {error}") from None
     if outcome.skipped:
-        shown = ", ".join(outcome.skipped[:5]) + (f" and {len(outcome.skipped) - 5} more" if len(outcome.skipped) > 5 else "")
+        more = len(outcome.skipped) - 5
+        shown = ", ".join(outcome.skipped[:5]) + (f" and {more} more" if more > 0 else "")
         print(f"mkdocs-vault-mcp: {len(outcome.skipped)} HTML files have no content element and are not pages: {shown}",
               file=sys.stderr)
     print(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from mkdocs.config import base
 from mkdocs.config import config_options as c
@@ -23,14 +23,14 @@ class AutoOrNames(c.BaseConfigOption[str | list]):
         raise base.ValidationError(f"expected 'auto' or a list of front matter keys, got {value!r}")
 
 
-class PathOrOff(c.BaseConfigOption[str | bool]):
+class PathOrOff(c.BaseConfigOption[str | Literal[False]]):
     """A site path such as `stats/`, or `false` to turn the feature off."""
 
     def __init__(self, default: str) -> None:
         super().__init__()
         self.default = default
 
-    def run_validation(self, value: Any) -> str | bool:
+    def run_validation(self, value: Any) -> str | Literal[False]:
         if value is False:
             return False
         if isinstance(value, str) and value.strip("/") and ".." not in value.split("/"):

@@ -13,8 +13,9 @@ import html
 import json
 import math
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from .instants import to_micros
 from .links import Link, extract_links, page_anchors
@@ -130,10 +131,11 @@ def fingerprint(*parts: object) -> str:
 
 
 def page_fingerprint(html_content: str, title: str, url: str, meta: dict[str, Any], modified: dt.datetime | None,
-                     modified_source: str, markdown: str, *more: object) -> str:
+                     modified_source: str, markdown: object, *more: object) -> str:
     """The fingerprint of a page as the plugin and `mkdocs-vault-mcp index` both take it: when it is unchanged,
-    the page is not indexed again. `modified` None leaves the time out (a built site's file time); `more`: the
-    page's language and what it is a fallback of."""
+    the page is not indexed again. `modified` None leaves the time out (a built site's file time); `markdown`: the
+    source's text, or what stands for it (page_facts.source_version); `more`: the page's language and what it is
+    a fallback of."""
     # json_ready first: YAML keys may be null, numbers or dates, which sort_keys cannot order among strings
     meta_json = json.dumps(json_ready(meta), sort_keys=True)
     micros = None if modified is None else to_micros(modified)
@@ -147,7 +149,7 @@ def join_url(site_url: str | None, page_url: str) -> str:
     return "/" + page_url
 
 
-def search_excluded(meta: dict[str, Any]) -> bool:
+def search_excluded(meta: Mapping[str, Any]) -> bool:
     """Whether front matter says `search: {exclude: true}` (Material's convention)."""
     search = meta.get("search")
     return isinstance(search, dict) and search.get("exclude") is True
@@ -316,7 +318,7 @@ def split_sections(content: str) -> list[Section]:
     if texts[0] or not heads:
         sections.append(Section("", 0, None, "", texts[0]))
     trail: list[tuple[int, str]] = []
-    for (level, anchor, start), heading, body in zip(heads, texts[1::2], texts[2::2]):
+    for (level, anchor, start), heading, body in zip(heads, texts[1::2], texts[2::2], strict=True):
         while trail and trail[-1][0] >= level:
             trail.pop()
         trail.append((level, heading))

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 # MkDocs polls every 0.5 s and waits for 0.1 s of quiet before rebuilding; the rest is slack for
 # loading the config and the plugins of a large site before our on_config marks the build.

@@ -18,7 +18,7 @@ import html
 import posixpath
 import re
 from typing import NamedTuple
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import SplitResult, quote, unquote, urlsplit
 
 _LINK = re.compile(r"<a\b([^>]*)>(.*?)</a\s*>", re.S | re.I)
 _HREF = re.compile(r"""\shref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.I)
@@ -86,7 +86,8 @@ def extract_links(content: str, page_path: str, src_uri: str, site_url: str | No
         for match in _IMAGE.finditer(content):
             src = _first(_SRC.search(match.group(1)))
             if src:
-                found.append((match.start(), html.unescape(src).strip(), html.unescape(_first(_ALT.search(match.group(1))) or "")))
+                alt = html.unescape(_first(_ALT.search(match.group(1))) or "")
+                found.append((match.start(), html.unescape(src).strip(), alt))
         found.sort(key=lambda item: item[0])
     links: list[Link] = []
     seen: dict[str, tuple | None] = {}  # a page often links to one address many times
@@ -99,7 +100,7 @@ def extract_links(content: str, page_path: str, src_uri: str, site_url: str | No
     return links
 
 
-def resolve(href: str, page_path: str, src_uri: str, site) -> tuple | None:
+def resolve(href: str, page_path: str, src_uri: str, site: SplitResult | None) -> tuple | None:
     """(url, target, anchor, host, written) of one href, or None for a link that goes nowhere a reader browses."""
     if href.startswith(("https://", "http://")):  # most links of a page: the fast way to their host
         netloc = href.partition("://")[2].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]

@@ -7,14 +7,15 @@ import logging
 import os
 import re
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
 GIT_TIMEOUT_SECONDS = 120
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # A git hook exports these; inherited, they would point git at another repository or index than the
 # one that holds docs_dir.
 _REPOSITORY_ENV_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
@@ -78,9 +79,12 @@ def _parse_log(output: bytes) -> dict[bytes, _Commit]:
         commit = commits.get(sha)
         if commit is None:
             author = _AUTHOR.search(meta)
+            author_time = _AUTHOR_TIME.search(meta)
+            if author_time is None:
+                raise ValueError(f"no author time in the log's commit {sha!r}")
             subject = body.partition(b"\n")[0].strip() if body.startswith(b"    ") else b""
             commit = commits[sha] = _Commit(
-                parents, int(_AUTHOR_TIME.search(meta)[1]), {},
+                parents, int(author_time[1]), {},
                 author[1].decode("utf-8", "replace") if author else "", subject.decode("utf-8", "replace"),
             )
         # no "(from P)": a commit with at most one parent, or a merge identical to all of its parents
@@ -121,13 +125,13 @@ def _last_change_per_path(commits: dict[bytes, _Commit]) -> dict[bytes, int]:
         paths = pending.pop(sha, None)
         if not paths:
             continue
-        parents = commit.parents or [None]
+        parents: Sequence[bytes | None] = commit.parents or [None]
         diffs = [commit.diffs.get(parent, {}) for parent in parents]
         differ_from_first = [path for path in diffs[0] if path in paths]
         paths.difference_update(differ_from_first)
         hand_over(parents[0], paths)
         for path in differ_from_first:
-            same = next((p for p, diff in zip(parents[1:], diffs[1:]) if path not in diff), None)
+            same = next((p for p, diff in zip(parents[1:], diffs[1:], strict=True) if path not in diff), None)
             if same is not None:
                 hand_over(same, {path})
             elif diffs[0][path] != b"D":  # deleted here, so absent at HEAD: no page to date
@@ -165,13 +169,13 @@ def _history_per_path(commits: dict[bytes, _Commit], paths: set[bytes]) -> dict[
         walking = pending.pop(sha, None)
         if not walking:
             continue
-        parents = commit.parents or [None]
+        parents: Sequence[bytes | None] = commit.parents or [None]
         diffs = [commit.diffs.get(parent, {}) for parent in parents]
         changed = [path for path in diffs[0] if path in walking]
         walking.difference_update(changed)
         hand_over(parents[0], walking)
         for path in changed:
-            same = next((p for p, diff in zip(parents[1:], diffs[1:]) if path not in diff), None)
+            same = next((p for p, diff in zip(parents[1:], diffs[1:], strict=True) if path not in diff), None)
             if same is not None:
                 hand_over(same, {path})
             elif record(path, commit):  # on past an addition too: the file may have lived there before
@@ -237,7 +241,7 @@ def _history(docs_dir: str, prefix: bytes, git_dir: bytes, index: bytes, head: b
     commits = _parse_log(_git(_LOG_ARGS, docs_dir))
     times = _last_change_per_path(commits)
     history = _history_per_path(commits, set(times))
-    if key is not None:
+    if key is not None and cache_file is not None:  # key: only with a cache file
         _remembered[cache_file] = (key, times, history)
         _write_cache(cache_file, key, times, history)
     return times, history
@@ -270,16 +274,17 @@ def _write_cache(cache_file: Path, key: list, times: dict[bytes, int], history: 
 
 def _meta_instant(value: object) -> datetime | None:
     if isinstance(value, str):
+        text = value
         for parse in (datetime.fromisoformat, date.fromisoformat):
             try:
-                value = parse(value)
+                value = parse(text)
                 break
             except ValueError:
                 continue
     if isinstance(value, datetime):  # before date: a datetime is a date too
-        return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
     if isinstance(value, date):
-        return datetime.combine(value, time(), timezone.utc)
+        return datetime.combine(value, time(), UTC)
     return None
 
 
@@ -294,9 +299,9 @@ def modified_instant(src_uri: str, abs_src_path: str | None, mode: str, git: Git
     if from_meta is not None:
         return from_meta, "meta"
     if abs_src_path is None:  # a generated page has no file and no history
-        return datetime.now(timezone.utc), "mtime"
+        return datetime.now(UTC), "mtime"
     author_time = git.author_times.get(src_uri) if git and mode != "mtime" else None
-    if author_time is not None and (mode == "git" or src_uri not in git.dirty):
+    if author_time is not None and git and (mode == "git" or src_uri not in git.dirty):
         return _EPOCH + timedelta(seconds=author_time), "git"
     # st_mtime_ns, not the float st_mtime, so the microseconds come out exact
     return _EPOCH + timedelta(microseconds=os.stat(abs_src_path).st_mtime_ns // 1000), "mtime"

@@ -7,7 +7,7 @@ The plugin hands pages and files over as MkDocs and the other plugins left them.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from html import unescape
 from typing import Any
 from urllib.parse import urlsplit
@@ -65,26 +65,26 @@ def document_fields(
     modified, source = modified_instant(
         page.file.src_uri, page.file.abs_src_path, options.modified, git, meta, options.modified_meta
     )
-    return dict(
-        path=path,
-        url=join_url(config.site_url, page.url),
+    return {
+        "path": path,
+        "url": join_url(config.site_url, page.url),
         # MkDocs keeps a title taken from the H1 as HTML (`Tom &amp; Jerry`) and themes write every title into
         # the page as it is: a reader sees it unescaped, as the section headings are
-        title=unescape(page.title or ""),
-        meta=meta,
-        markdown=None,  # read only for a page indexed again (`page_source`)
-        modified=modified,
-        modified_source=source,
-        indexed_fields=options.indexed_fields,
-        language=language,
-        fallback_of=fallback_of,
-        page_path=base_path(config) + page.url,
-        site_url=config.site_url,
-        history=page_history(page.file.src_uri, git),
-    )
+        "title": unescape(page.title or ""),
+        "meta": meta,
+        "markdown": None,  # read only for a page indexed again (`page_source`)
+        "modified": modified,
+        "modified_source": source,
+        "indexed_fields": options.indexed_fields,
+        "language": language,
+        "fallback_of": fallback_of,
+        "page_path": base_path(config) + page.url,
+        "site_url": config.site_url,
+        "history": page_history(page.file.src_uri, git),
+    }
 
 
-def authored_meta(meta: dict, authored_keys: set | None) -> dict:
+def authored_meta(meta: Mapping[Any, Any], authored_keys: set | None) -> dict[Any, Any]:
     """The front matter the author wrote (the file's own, and `.meta.yml` through material/meta), as other
     plugins left its values: without the keys that plugins add (git-revision-date-localized's `git_*`) and
     those they keep for themselves (material/meta's `__extends`)."""
@@ -95,7 +95,7 @@ def authored_meta(meta: dict, authored_keys: set | None) -> dict:
     }
 
 
-def source_version(page: Page) -> Any:
+def source_version(page: Page) -> tuple[int, int] | str:
     """What a page's fingerprint takes of its file: the size and modification time of a file on disk (an edit
     gives it a new time, so only the pages indexed again have their file read), else the text a plugin gave it."""
     if page.file.abs_src_path is not None:

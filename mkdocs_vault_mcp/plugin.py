@@ -24,8 +24,10 @@ import contextlib
 import json
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from types import FrameType
+from typing import TYPE_CHECKING, Any
 
 from mkdocs.plugins import BasePlugin, event_priority, get_plugin_logger
 from mkdocs.structure.files import File, Files, InclusionLevel
@@ -42,6 +44,9 @@ from .index.publish import publish
 from .modified import GitTimes, read_git_times
 from .page_facts import document_fields, is_candidate, page_paths, site_files
 from .snapshot import BuildAnswers, write_snapshot
+
+if TYPE_CHECKING:
+    from mkdocs.utils.templates import TemplateContext
 
 log = get_plugin_logger("vault-mcp")
 
@@ -69,7 +74,7 @@ SERVE_MODULES = frozenset({"mkdocs.commands.serve", "properdocs.commands.serve"}
 def called_from_serve() -> bool:
     """Whether `mkdocs serve` (or `properdocs serve`) runs this code: the one witness of `mkdocs serve --clean`,
     which reports command='build' to on_startup (see VaultMcpPlugin.on_startup)."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         if frame.f_globals.get("__name__") in SERVE_MODULES:
             return True
@@ -213,7 +218,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         return env
 
     @event_priority(50)  # before the search plugins index page.content and page.toc
-    def on_page_context(self, context: dict, *, page: Page, config: Any, nav: Any) -> dict:
+    def on_page_context(self, context: TemplateContext, *, page: Page, config: Any, nav: Any) -> TemplateContext:
         if self.indexing is not None and page.file is self.stats_file:
             with self.state.timed():
                 answers = self.answers

@@ -19,7 +19,7 @@ import time
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import anyio
 from mcp.server.context import ServerRequestContext
@@ -85,7 +85,9 @@ class IndexReader:
         try:
             identity = os.stat(self.path).st_ino
         except FileNotFoundError:
-            raise CannotAnswer(f"The index {self.path} does not exist yet; build the site with the vault-mcp plugin.")
+            raise CannotAnswer(
+                f"The index {self.path} does not exist yet; build the site with the vault-mcp plugin."
+            ) from None
         cached = getattr(self._local, "cached", None)
         if cached is None or cached[0] != identity:
             if cached is not None:
@@ -142,6 +144,13 @@ class IndexReader:
         if limiter is None:
             limiter = self._limiters[loop] = anyio.CapacityLimiter(READER_THREADS)
         return limiter
+
+    @overload
+    def _read(self, compute: Callable[[sqlite3.Connection], dict[str, Any]]) -> dict[str, Any]: ...
+    @overload
+    def _read(
+        self, compute: Callable[[sqlite3.Connection], dict[str, Any]], try_seconds: float | None
+    ) -> dict[str, Any] | None: ...
 
     def _read(
         self, compute: Callable[[sqlite3.Connection], dict[str, Any]], try_seconds: float | None = None

@@ -12,7 +12,7 @@ import html
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from mkdocs.plugins import get_plugin_logger
 from mkdocs.structure.files import File, Files, InclusionLevel
@@ -109,12 +109,21 @@ class Bar:
     members: int = 0  # how many keys the "other" bar stands for
 
 
+class TocToken(TypedDict):
+    """A heading as mkdocs.structure.toc.get_toc takes it."""
+
+    level: int
+    id: str
+    name: str
+    children: list[TocToken]
+
+
 @dataclass
 class PageHtml:
     """Collects the HTML and the headings (for the page's table of contents)."""
 
     parts: list[str] = field(default_factory=list)
-    headings: list[dict[str, Any]] = field(default_factory=list)
+    headings: list[TocToken] = field(default_factory=list)
     ids: set[str] = field(default_factory=set)
 
     def add(self, *parts: str) -> None:

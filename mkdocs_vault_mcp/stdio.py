@@ -36,7 +36,8 @@ async def _serve(server: Server) -> None:
     text = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
     errors_in, errors_out = anyio.create_memory_object_stream[JSONRPCError](16)
     lines = CheckedLines(anyio.wrap_file(text), errors_in)
-    async with stdio_server(stdin=lines) as (read_stream, write_stream):
+    # The SDK annotates stdin as an AsyncFile[str] yet only iterates its lines (`async for line in stdin`).
+    async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
         checked_in, checked_out = anyio.create_memory_object_stream[Any](0)
 
         async def forward() -> None:
@@ -92,7 +93,7 @@ def line_problem(line: str) -> JSONRPCError | None:
         return rpc_error(None, INVALID_REQUEST, "Invalid request: id must be a string or a number.")
     try:  # as the SDK will read it; where it would fail, the id is known here and lost there
         jsonrpc_message_adapter.validate_json(line, by_name=False)
-    except Exception as error:  # noqa: BLE001 (pydantic's, or a recursion limit: any is a bad message)
+    except Exception as error:  # pydantic's, or a recursion limit: any is a bad message
         return error_for(error, message.get("id"))
     return None
 

@@ -239,8 +239,12 @@ def serve_from_processes(serve: Callable[[Callable[[], None]], None], workers: i
             os.close(ready_in)
             status = 1
             try:
+                def listening() -> None:
+                    os.write(ready_out, b"+")
+                    os.close(ready_out)
+
                 # uvicorn handles SIGINT and SIGTERM itself, and ends its requests
-                serve(lambda: (os.write(ready_out, b"+"), os.close(ready_out)))
+                serve(listening)
                 status = 0
             finally:
                 os._exit(status)

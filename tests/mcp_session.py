@@ -23,6 +23,12 @@ def text(result: CallToolResult) -> str:
     return block.text
 
 
+def index_stale(result: CallToolResult) -> Any:
+    """What an answer's `_meta` says of the index's freshness (every answer of this server carries it)."""
+    assert result.meta is not None, result
+    return result.meta["index_stale"]
+
+
 class Session:
     """Calls that check what every answer of this server must hold, whichever tool answers."""
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import shutil
 
+from mkdocs_vault_mcp.modified import read_git_times
 from scripted_git import T0, count_subprocess_runs, isolate_git
 from test_modified import Repo
-
-from mkdocs_vault_mcp.modified import read_git_times
 
 
 def log_runs(calls) -> int:
@@ -24,16 +23,17 @@ def test_history_is_read_again_only_when_head_or_the_index_changed(tmp_path, mon
     calls = count_subprocess_runs(monkeypatch)
 
     first = read_git_times(docs, cache)
-    assert first == read_git_times(docs) and log_runs(calls) == 2
+    assert first is not None and first == read_git_times(docs) and log_runs(calls) == 2
     assert read_git_times(docs, cache) == first and log_runs(calls) == 2  # nothing changed: not read again
 
     repo.write("docs/a.md", "edited, not committed\n")
     edited = read_git_times(docs, cache)
+    assert edited is not None
     assert edited.dirty == {"a.md"} and edited.author_times == first.author_times and log_runs(calls) == 2
 
     repo.commit(T0 + 5, ("docs/a.md", "2\n"))  # a new HEAD
     after_commit = read_git_times(docs, cache)
-    assert after_commit == read_git_times(docs) and log_runs(calls) == 4
+    assert after_commit is not None and after_commit == read_git_times(docs) and log_runs(calls) == 4
     assert after_commit.author_times == {"a.md": T0 + 5, "b.md": T0 + 1} and after_commit.dirty == set()
 
     repo.write("docs/c.md", "new\n")

@@ -4,6 +4,7 @@ SDK's client; the pending-write state and the file watcher in-process, against a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.client
 import json
 import logging
@@ -11,7 +12,6 @@ import re
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -127,7 +127,7 @@ class Serve:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-            raise AssertionError(f"mkdocs serve still ran 5 s after SIGINT; the log:\n{self.log}")
+            raise AssertionError(f"mkdocs serve still ran 5 s after SIGINT; the log:\n{self.log}") from None
         self.reader.join(timeout=5)
         return time.monotonic() - start
 
@@ -197,10 +197,8 @@ def wait_until(condition: Any, serve: Serve) -> None:
 
 def run_catching(coroutine_function: Any) -> None:
     """Run it; a call cut short by the server's shutdown may end in a connection error."""
-    try:
+    with contextlib.suppress(Exception):
         asyncio.run(coroutine_function())
-    except Exception:
-        pass
 
 
 INITIALIZE = {

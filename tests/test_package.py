@@ -3,12 +3,16 @@ fresh virtual environment, a copy of example-site built outside the repository, 
 
 from __future__ import annotations
 
+import ast
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tarfile
+import tomllib
 import venv
+from importlib.metadata import packages_distributions
 from pathlib import Path
 
 import pytest
@@ -17,6 +21,47 @@ from mcp import StdioServerParameters
 from conftest import ROOT
 from mcp_session import session_with
 from mkdocs_vault_mcp import __version__
+
+# Third-party modules the package needs but loads by name rather than imports, and where it names them.
+LOADED_BY_NAME = {"lxml": "html_to_markdown.py"}  # BeautifulSoup(fragment, "lxml")
+
+
+def normalized(distribution: str) -> str:
+    return re.sub(r"[-_.]+", "-", distribution).lower()  # PEP 503
+
+
+def requirement_name(requirement: str) -> str:
+    """`PyYAML>=6` -> `pyyaml`."""
+    name = re.match(r"[A-Za-z0-9._-]+", requirement)
+    assert name is not None, requirement
+    return normalized(name[0])
+
+
+def imported_modules() -> set[str]:
+    """The top-level modules that some module of the package imports, other than its own and the standard
+    library's (imports inside functions and under TYPE_CHECKING included)."""
+    found: set[str] = set()
+    for path in (ROOT / "mkdocs_vault_mcp").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                found.update(alias.name.partition(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module.partition(".")[0])
+    return found - set(sys.stdlib_module_names) - {"mkdocs_vault_mcp"}
+
+
+def test_the_declared_dependencies_are_what_the_package_imports() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    declared = {requirement_name(requirement) for requirement in project["dependencies"]}
+    for module, where in LOADED_BY_NAME.items():
+        assert f'"{module}"' in (ROOT / "mkdocs_vault_mcp" / where).read_text(encoding="utf-8"), (module, where)
+    installed = packages_distributions()  # top-level module -> the distributions that install it
+    providers: dict[str, set[str]] = {}
+    for module in imported_modules() | set(LOADED_BY_NAME):
+        assert module in installed, f"the package imports {module}, which is not installed"
+        providers[module] = {normalized(distribution) for distribution in installed[module]}
+    assert {module for module, names in providers.items() if not names & declared} == set(), "not declared"
+    assert declared - set().union(*providers.values()) == set(), "declared, imported by no module of the package"
 
 
 def run(*command: str | Path, cwd: Path | None = None) -> str:

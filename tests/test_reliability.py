@@ -32,9 +32,9 @@ from mcp_session import session_over, session_with, text
 from mkdocs_vault_mcp import limits
 from mkdocs_vault_mcp.freshness import Freshness
 from mkdocs_vault_mcp.live import LiveServer
+from mkdocs_vault_mcp.server import IndexReader, create_server
 from mkdocs_vault_mcp.streamable_http import bind
 from mkdocs_vault_mcp.streamable_http import http_server as uvicorn_server
-from mkdocs_vault_mcp.server import IndexReader, create_server
 from test_live import data, serve_factory, write_site  # noqa: F401 (serve_factory is a fixture)
 
 SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"

@@ -119,7 +119,7 @@ def test_the_servers_connection_cannot_write(built: Site) -> None:
     conn = IndexReader(built.index_path).connection()
     assert conn.execute("PRAGMA query_only").fetchone() == (1,)
     for statement in ("DELETE FROM documents", "CREATE TABLE scratch (x)", "PRAGMA user_version = 7"):
-        with pytest.raises(sqlite3.OperationalError, match="readonly|read-only|query_only"):
+        with pytest.raises(sqlite3.OperationalError, match=r"readonly|read-only|query_only"):
             conn.execute(statement)
             conn.commit()
     assert conn.execute("SELECT count(*) FROM documents").fetchone() == (len(PAGES),)
@@ -180,6 +180,7 @@ def test_the_http_transport_serves_the_index_read_only_and_a_busy_port_is_one_cl
         [str(SCRIPT), "serve", str(built.site_dir), "--transport", "http", "--port", str(port)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
     )
+    assert process.stdout is not None and process.stderr is not None  # both piped
     try:
         announced = process.stdout.readline()  # printed once the port is bound
         assert announced.strip() == f"MCP server at http://127.0.0.1:{port}/mcp", process.stderr.read()
@@ -229,9 +230,11 @@ def test_the_standalone_server_serves_stdio_without_mkdocs(built: Site) -> None:
 def test_the_standalone_server_serves_http_without_mkdocs(built: Site) -> None:
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-c", WITHOUT_MKDOCS, "serve", str(built.site_dir), "--transport", "http", "--port", str(port)],
+        [sys.executable, "-c", WITHOUT_MKDOCS, "serve", str(built.site_dir), "--transport", "http",
+         "--port", str(port)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
     )
+    assert process.stdout is not None and process.stderr is not None  # both piped
     try:
         announced = process.stdout.readline()
         assert announced.strip() == f"MCP server at http://127.0.0.1:{port}/mcp", process.stderr.read()

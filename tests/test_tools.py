@@ -10,14 +10,15 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Iterator
 from datetime import datetime
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
 
 from conftest import Site, built_site
-from mcp_session import Session, session_over, session_with
+from mcp_session import Session, index_stale, session_over, session_with, text
 from mkdocs_vault_mcp.freshness import Freshness
 from mkdocs_vault_mcp.server import IndexReader, create_server
 
@@ -665,7 +666,7 @@ def test_no_input_makes_a_tool_crash(mcp: Session, tool: str) -> None:
         for value in WEIRD_VALUES:
             result = mcp.call(tool, **{**base.get(tool, {}), name: value})
             if result.is_error:
-                message = result.content[0].text
+                message = text(result)
                 assert message.startswith(f"Error executing tool {tool}: ") and len(message) > 40, (name, value)
     assert mcp.ok("count_documents")["total"] == len(PAGES)
 
@@ -721,12 +722,12 @@ def test_every_tool_answers_with_structured_content_and_index_stale(mcp: Session
     for tool, arguments in calls.items():
         result = mcp.call(tool, **arguments)
         assert not result.is_error
-        assert result.meta["index_stale"] is False
+        assert index_stale(result) is False
         data = mcp.ok(tool, **arguments)
         if "index_stale" in mcp.tools[tool].output_schema["properties"]:
             assert data["index_stale"] is False
     assert mcp.ok("read", path="guide/install.md", section="Kiwi")["markdown"].startswith("## Kiwi")
-    assert mcp.call("count_documents", scope="nowhere").meta["index_stale"] is False  # errors carry it too
+    assert index_stale(mcp.call("count_documents", scope="nowhere")) is False  # errors carry it too
 
 
 def test_answers_during_an_index_update_say_they_may_be_stale(built: Site) -> None:
@@ -736,10 +737,10 @@ def test_answers_during_an_index_update_say_they_may_be_stale(built: Site) -> No
     with session_with(server) as pending:
         for wait in (False, True):
             result = pending.call("count_documents", wait_for_pending_writes=wait)
-            assert result.meta["index_stale"] is True
+            assert index_stale(result) is True
             assert result.structured_content == {"total": len(PAGES), "index_stale": True}
-        assert pending.call("get_recent", limit=1).meta["index_stale"] is True
-        assert pending.call("count_documents", scope="nowhere").meta["index_stale"] is True
+        assert index_stale(pending.call("get_recent", limit=1)) is True
+        assert index_stale(pending.call("count_documents", scope="nowhere")) is True
 
 
 def test_descriptions_fit_the_budget_and_point_to_the_right_sibling(mcp: Session) -> None:

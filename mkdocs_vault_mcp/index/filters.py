@@ -199,9 +199,10 @@ def compile_filters(conn: sqlite3.Connection, filters: Filters) -> Compiled:
     return Compiled(" AND ".join(clauses) or "1", params, match)
 
 
-def comparable_values(value: str | int | float | bool) -> list[str]:
+def comparable_values(value: str | int | float | bool) -> list[str | None]:
     """The stored forms that equal `value`: a whole number matches `2` and `2.0` alike, since JSON
-    clients written in JavaScript cannot tell the two apart."""
+    clients written in JavaScript cannot tell the two apart. [None] for a value never stored (a float that is
+    not finite): `IN (NULL)` matches nothing."""
     normalized = normalize_value(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or normalized is None:
         return [normalized]

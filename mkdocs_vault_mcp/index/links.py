@@ -66,8 +66,10 @@ def _links(
             f"got show={show!r}, target={target!r}."
         )
     if show == "history":
+        assert target is not None  # given with this show: checked above
         return history(conn, target, limit, offset)
     if show == "related":
+        assert target is not None  # given with this show: checked above
         check_range("limit", limit, 1, SEARCH_RESULTS)
         return related(conn, target, filters, limit=limit, offset=offset)
     compiled = compile_filters(conn, filters)
@@ -75,6 +77,7 @@ def _links(
     if show in ("orphans", "most_linked"):
         return _pages(conn, show, where, params, limit, offset)
     if show == "backlinks":
+        assert target is not None  # given with this show: checked above
         path, anchor = split_target(target)
         known = conn.execute("SELECT 1 FROM documents WHERE path = ?", [path]).fetchone() or conn.execute(
             "SELECT 1 FROM links WHERE target_path = ? LIMIT 1", [path]

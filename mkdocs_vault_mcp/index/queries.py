@@ -12,8 +12,17 @@ from typing import Any
 
 from ..instants import rfc3339
 from ..limits import ROWS
-from .filters import Compiled, Filters, InvalidArgument, check_choice, check_field, check_range, compile_filters
-from .filters import indexed_fields, site_languages
+from .filters import (
+    Compiled,
+    Filters,
+    InvalidArgument,
+    check_choice,
+    check_field,
+    check_range,
+    compile_filters,
+    indexed_fields,
+    site_languages,
+)
 
 DOCUMENT_COLUMNS = "d.path, d.title, d.folder, d.url, d.modified, d.summary, d.meta, d.language, d.fallback_of"
 

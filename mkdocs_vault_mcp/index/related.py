@@ -26,7 +26,8 @@ _PLAIN_TERM = re.compile(r"^[a-z][a-z0-9]*$")
 
 
 def distinctive_terms(conn: sqlite3.Connection, document_id: int, anchor: str | None) -> list[str]:
-    where, params = "document_id = ?", [document_id]
+    where = "document_id = ?"
+    params: list[int | str] = [document_id]
     if anchor is not None:
         where += " AND position >= (SELECT position FROM sections WHERE document_id = ? AND anchor = ?)"
         where += (" AND position < coalesce((SELECT min(b.position) FROM sections a JOIN sections b ON"

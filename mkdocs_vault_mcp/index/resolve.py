@@ -35,7 +35,7 @@ def resolve_links(
     conn.executemany("INSERT OR IGNORE INTO temp.changed_keys VALUES ('url', ?)", [[url] for url in moved])
     conn.executemany("INSERT OR IGNORE INTO temp.changed_keys VALUES ('path', ?)", [[path] for path in changed])
     columns = "SELECT l.rowid, l.target, l.anchor, l.target_path, l.broken FROM links l"
-    rows = {}
+    rows: dict[int, tuple[int, str, str | None, str | None, str | None]] = {}  # rowid -> the columns above
     for sql in (
         f"{columns} JOIN documents d ON d.id = l.document_id"
         " WHERE d.path IN (SELECT key FROM temp.changed_keys WHERE kind = 'path') AND l.target IS NOT NULL",

@@ -89,14 +89,18 @@ CREATE VIRTUAL TABLE IF NOT EXISTS "sections_fts" USING FTS5 (
     content="sections"
 );
 CREATE TRIGGER IF NOT EXISTS "sections_ai" AFTER INSERT ON "sections" BEGIN
-  INSERT INTO "sections_fts" (rowid, "path", "title", "headings", "summary", "body") VALUES (new.rowid, new."path", new."title", new."headings", new."summary", new."body");
+  INSERT INTO "sections_fts" (rowid, "path", "title", "headings", "summary", "body")
+  VALUES (new.rowid, new."path", new."title", new."headings", new."summary", new."body");
 END;
 CREATE TRIGGER IF NOT EXISTS "sections_ad" AFTER DELETE ON "sections" BEGIN
-  INSERT INTO "sections_fts" ("sections_fts", rowid, "path", "title", "headings", "summary", "body") VALUES('delete', old.rowid, old."path", old."title", old."headings", old."summary", old."body");
+  INSERT INTO "sections_fts" ("sections_fts", rowid, "path", "title", "headings", "summary", "body")
+  VALUES('delete', old.rowid, old."path", old."title", old."headings", old."summary", old."body");
 END;
 CREATE TRIGGER IF NOT EXISTS "sections_au" AFTER UPDATE ON "sections" BEGIN
-  INSERT INTO "sections_fts" ("sections_fts", rowid, "path", "title", "headings", "summary", "body") VALUES('delete', old.rowid, old."path", old."title", old."headings", old."summary", old."body");
-  INSERT INTO "sections_fts" (rowid, "path", "title", "headings", "summary", "body") VALUES (new.rowid, new."path", new."title", new."headings", new."summary", new."body");
+  INSERT INTO "sections_fts" ("sections_fts", rowid, "path", "title", "headings", "summary", "body")
+  VALUES('delete', old.rowid, old."path", old."title", old."headings", old."summary", old."body");
+  INSERT INTO "sections_fts" (rowid, "path", "title", "headings", "summary", "body")
+  VALUES (new.rowid, new."path", new."title", new."headings", new."summary", new."body");
 END;
 -- Links, anchors, nav membership and git history (issue 14).
 -- One row per link of a page's content. `target` is what the page points at (links.Link); `target_path` and

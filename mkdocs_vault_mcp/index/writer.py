@@ -341,4 +341,4 @@ class IndexWriter:
                     raise
             finally:
                 self.conn.close()
-                self.conn = None
+                del self.conn  # a connection while there is one: closed, none until _connect
