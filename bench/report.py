@@ -52,7 +52,8 @@ def command_line(argv: list[str] | None = None) -> str:
 
 def _git(*arguments: str) -> str:
     done = subprocess.run(["git", "-C", str(REPO), *arguments], capture_output=True, text=True)
-    return done.stdout.strip() if done.returncode == 0 else ""
+    # Only trailing white space: a porcelain line starts with a status column that may be a space.
+    return done.stdout.rstrip() if done.returncode == 0 else ""
 
 
 def commit_note(script: str | None = None) -> str:

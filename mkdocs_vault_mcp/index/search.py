@@ -101,8 +101,16 @@ from typing import Any
 
 from ..limits import SEARCH_RESULTS, SECTIONS_PER_PAGE
 from . import cjk
-from .filters import Compiled, Filters, InvalidArgument, check_range, compile_filters, fts_expression
-from .filters import literal_words, scoped
+from .filters import (
+    Compiled,
+    Filters,
+    InvalidArgument,
+    check_range,
+    compile_filters,
+    fts_expression,
+    literal_words,
+    scoped,
+)
 from .schema import FTS_COLUMNS
 
 # BM25 column weights, in FTS column order: path, title, headings, summary, body.
@@ -194,10 +202,10 @@ def plan_query(conn: sqlite3.Connection, query: str, scope: str) -> QueryPlan:
             verbatim.append(code)
         for piece in found:
             # A CJK run is a phrase of its characters, as the index stores them (index/cjk.py).
-            words = tuple(literal_words(cjk.separate(piece)))
-            if not words:
+            piece_words = tuple(literal_words(cjk.separate(piece)))
+            if not piece_words:
                 continue
-            pieces.append(words)
+            pieces.append(piece_words)
             if _CODE_HINT.search(piece):
                 verbatim.append(piece)
     if not pieces:
@@ -393,11 +401,12 @@ def _candidate_sections(
     rarity = [1 - sum(row[13 + index] for row in rows) / len(rows) for index in range(spellings)] if rows else []
     sections = []
     for row in rows:
-        section_id, document_id, position, heading, anchor, characters, path, title, url, score = row[:10]
+        _section_id, document_id, position, heading, anchor, characters, path, title, url, score = row[:10]
         marked_title, marked_trail, snippet = row[10:13]
         score *= STUB_FLOOR + (1 - STUB_FLOOR) * min(1.0, characters / STUB_CHARACTERS)
         if spellings:
-            score *= 1 + VERBATIM_BOOST * sum(weight for weight, hit in zip(rarity, row[13:]) if hit) / spellings
+            held = sum(weight for weight, hit in zip(rarity, row[13:], strict=True) if hit)
+            score *= 1 + VERBATIM_BOOST * held / spellings
         if marked_title not in title_fits:
             title_fits[marked_title] = fit(marked_title, wanted, query_words)
         heading_fit = fit(last_heading(marked_trail), wanted, query_words)
