@@ -20,13 +20,11 @@ import itertools
 import json
 import os
 import random
-import shlex
 import shutil
-import sys
 import time
 from pathlib import Path
 
-from report import write_results  # bench/ is on sys.path when a script runs
+from report import command_line, write_results  # bench/ is on sys.path when a script runs
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -196,12 +194,11 @@ def main() -> None:
     args = parser.parse_args()
     if args.pages < 2:
         parser.error("--pages must be 2 or more")
-    command_line = "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(__file__, REPO), *sys.argv[1:]])
     start = time.perf_counter()
     facts = generate(args.pages, args.out, args.seed)
     seconds = time.perf_counter() - start
     report = "\n".join([
-        f"command: {command_line}",
+        f"command: {command_line()}",
         f"site: {os.path.relpath(args.out, REPO)}/docs, mkdocs.yml beside it",
         "",
         f"pages            {facts['pages']}",

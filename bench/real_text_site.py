@@ -36,7 +36,6 @@ import json
 import os
 import random
 import re
-import shlex
 import shutil
 import sys
 import time
@@ -50,7 +49,7 @@ sys.path.insert(0, str(BENCH))
 
 from generate_site import CATEGORIES, FIRST_DAY, OFFSETS, SPAN_SECONDS, existing, zipf_weights  # noqa: E402
 from mkdocs_vault_mcp.index.search import STOP_WORDS  # noqa: E402
-from report import write_results  # noqa: E402
+from report import command_line, write_results  # noqa: E402
 
 TAG_COUNT = 200
 PAGES_PER_LEAF = 40
@@ -268,12 +267,11 @@ def main() -> None:
     if args.pages < 2:
         parser.error("--pages must be 2 or more")
     out = args.out or default_out(args.pages)
-    command_line = "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(__file__, REPO), *sys.argv[1:]])
     start = time.perf_counter()
     facts = generate(args.pages, out, args.seed)
     seconds = time.perf_counter() - start
     report = "\n".join([
-        f"command: {command_line}",
+        f"command: {command_line()}",
         f"site: {os.path.relpath(out, REPO)}/docs, mkdocs.yml (vault-mcp) and mkdocs-bare.yml (no plugin) beside it",
         "",
         f"pages              {facts['pages']}",
