@@ -12,6 +12,7 @@ Exit status: 0 no warning, 1 warnings or errors, 3 npm or its registry unavailab
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
 import re
 import shutil
@@ -44,10 +45,15 @@ def install(folder: Path = INSTALL) -> tuple[Path, Path]:
     if npm is None:
         raise NpmUnavailable("npm is not on PATH")
     folder.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(
-        [npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund", *PACKAGES],
-        capture_output=True, text=True, timeout=600, check=False,
-    )
+    # Suites on several Pythons run at once (.ci/other-pythons): one installs, the others wait and reuse it.
+    with (folder / "install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if node.is_file() and cli.is_file():
+            return node, cli
+        done = subprocess.run(
+            [npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund", *PACKAGES],
+            capture_output=True, text=True, timeout=600, check=False,
+        )
     if done.returncode != 0 or not (node.is_file() and cli.is_file()):
         raise NpmUnavailable(f"npm install failed: {(done.stderr or done.stdout).strip()[-500:]}")
     return node, cli

@@ -189,6 +189,7 @@ def test_a_site_built_without_the_plugin_in_any_theme_is_indexed_as_the_plugin_i
 # --- the FastAPI docs ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.one_python
 def test_the_fastapi_docs_built_without_the_plugin_get_the_plugins_index(fastapi_en: Path) -> None:
     root = fastapi_en.parent.parent.parent
     settings = yaml.safe_load((root / "mkdocs.yml").read_text(encoding="utf-8"))

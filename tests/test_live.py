@@ -286,13 +286,17 @@ def test_serve_keeps_the_index_current_for_an_mcp_client(tmp_path, serve_factory
     (docs / "guide" / "slow.md").write_text("---\ntags: [slower]\n---\n# Slow\n\nSLOW-BUILD\n")
     wait_until(flag.exists, serve)
     waiting: list[Any] = []
+    session_open = threading.Event()
 
     async def wait_for_the_rebuild() -> None:
         async with Client(serve.url) as client:
+            session_open.set()
             waiting.append(await client.call_tool("count_documents", {"wait_for_pending_writes": True}))
 
     caller = threading.Thread(target=run_catching, args=[wait_for_the_rebuild])
     caller.start()
+    # Opening the session takes several round trips, slow on a loaded machine; the one call after it, one.
+    assert session_open.wait(timeout=30), "the client could not open a session"
     time.sleep(0.5)  # for the call to reach its wait
     try:
         serve.interrupt()

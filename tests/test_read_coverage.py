@@ -7,10 +7,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
 from read_coverage import read_coverage
+
+# Run on python3's suite only (.ci/other-pythons skips it on the other Pythons; see pyproject.toml's marker).
+pytestmark = pytest.mark.one_python
 
 
 def test_every_fastapi_section_is_read_by_heading_and_anchor_and_no_page_has_chrome(fastapi_en: Path) -> None:

@@ -258,6 +258,7 @@ def test_the_http_transport_module_imports_nothing_of_mkdocs() -> None:
 # --- Schema portability ------------------------------------------------------------------------------
 
 
+@pytest.mark.one_python
 def test_the_inspectors_strict_check_finds_no_schema_a_client_may_reject(built: Site) -> None:
     """`npx @modelcontextprotocol/inspector --cli --method tools/list --strict`, with the Node 22 it needs, both
     installed by npm into .cache/inspector once (about a minute); later runs take ~15 s."""

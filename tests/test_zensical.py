@@ -16,6 +16,9 @@ from mcp_session import session_over, session_with
 from test_built_site import BLOG_META, QUERIES, SCRIPT, index_rows, run_index, summary_line
 from tool_venvs import tool_venv
 
+# Run on python3's suite only (.ci/other-pythons skips it on the other Pythons; see pyproject.toml's marker).
+pytestmark = pytest.mark.one_python
+
 # 0.0.73 is the last release that installs from the registry here: 0.0.74 and 0.1.x need `zensical-ui`,
 # which it does not serve (README, "Zensical").
 PACKAGES = ["zensical==0.0.73"]

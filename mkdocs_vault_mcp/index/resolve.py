@@ -78,9 +78,9 @@ def count_linking_pages(conn: sqlite3.Connection, paths: set[str]) -> None:
     """`pages.linked_from` (how many other pages link to the page) for the pages whose links changed."""
     conn.executemany(
         "UPDATE pages SET linked_from = (SELECT count(DISTINCT l.document_id) FROM links l"
-        " WHERE l.target_path = ?1 AND l.document_id != pages.document_id)"
-        " WHERE document_id = (SELECT id FROM documents WHERE path = ?1)",
-        [[path] for path in paths],
+        " WHERE l.target_path = :path AND l.document_id != pages.document_id)"
+        " WHERE document_id = (SELECT id FROM documents WHERE path = :path)",
+        [{"path": path} for path in paths],
     )
 
 
