@@ -109,7 +109,7 @@ class IndexReader:
         self,
         compute: Callable[[sqlite3.Connection], dict[str, Any]],
         wait: bool,
-        stale_field: bool = True,
+        reports_staleness: bool = True,
         small: bool = False,
     ) -> CallToolResult:
         """Run one query in one read transaction, within `call_seconds` of SQL work.
@@ -128,7 +128,7 @@ class IndexReader:
         if data is None:
             data = await anyio.to_thread.run_sync(self._read, compute, limiter=self._reader_threads())
         stale = self.freshness.is_stale(token)
-        if stale_field:
+        if reports_staleness:
             data["index_stale"] = stale
         return CallToolResult(
             content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
@@ -192,7 +192,7 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> Server:
         try:
             given = checked(tool.rules, params.arguments or {})
             wait = given["wait_for_pending_writes"]
-            return await index.answer(tool.query(given), wait, tool.stale_field, tool.small(given))
+            return await index.answer(tool.query(given), wait, tool.reports_staleness, tool.small(given))
         except (InvalidArgument, CannotAnswer) as error:
             return failure(f"Error executing tool {tool.name}: {error}", index)
         except Exception:

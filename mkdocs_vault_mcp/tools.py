@@ -40,7 +40,7 @@ class Tool:
     rules: s.Schema  # what arguments are checked against: input_schema, with the shared filters' full rules
     output_schema: s.Schema
     query: Callable[[dict[str, Any]], Query]
-    stale_field: bool  # whether the answer has an `index_stale` field (it is always in `_meta`)
+    reports_staleness: bool  # whether the answer has an `index_stale` field (it is always in `_meta`)
     small: Callable[[dict[str, Any]], bool]  # whether an answer to these arguments is small (`IndexReader.answer`)
 
     def published(self) -> PublishedTool:
@@ -78,7 +78,7 @@ def tool(
             rules=rules,
             output_schema=answer,
             query=function,
-            stale_field="index_stale" in answer["properties"],
+            reports_staleness="index_stale" in answer["properties"],
             small=small,
         )
         return function
