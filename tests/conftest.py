@@ -12,6 +12,7 @@ if GENERATOR == "properdocs":
 
 import json
 import logging
+import random
 import signal
 import socket
 import sqlite3
@@ -160,11 +161,24 @@ def build_from(config_file: Path) -> None:
         config.plugins.on_shutdown()
 
 
+# Below Linux's ephemeral range (32768-60999), where outgoing connections take their local ports, and one
+# stretch per Python: suites on several Pythons run at once (.ci/other-pythons), and a port that one suite
+# found free could otherwise be taken by another suite's server before this one binds it.
+PORTS_PER_PYTHON = 3_000
+FIRST_PORT = 20_000 + (sys.version_info[1] % 4) * PORTS_PER_PYTHON
+
+
 def free_port() -> int:
-    """A port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    """A port on 127.0.0.1 that nothing listens on right now, from this Python's own stretch of ports."""
+    for _ in range(200):
+        port = random.randrange(FIRST_PORT, FIRST_PORT + PORTS_PER_PYTHON)
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {FIRST_PORT}-{FIRST_PORT + PORTS_PER_PYTHON - 1}")
 
 
 class _Collect(logging.Handler):
