@@ -45,7 +45,6 @@ import yaml
 
 from .documents import (
     FRONT_MATTER,
-    build_document,
     excluded_by,
     join_url,
     page_content,
@@ -57,7 +56,7 @@ from .documents import (
 )
 from .index import queries
 from .index.publish import open_read_only, publish
-from .index.writer import IndexWriter
+from .index.writer import PAGES_FOR_A_PROCESS, IndexWriter
 from .modified import modified_instant, read_git_times
 from .snapshot import build_snapshot, write_snapshot
 
@@ -557,7 +556,7 @@ def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Pat
         "respect_search_exclude": options.respect_search_exclude, "include_generated": options.include_generated,
         "docs_dir": str(docs_dir.resolve()) if docs_dir else None, "site_dir": str(site_dir.resolve()),
     }, sort_keys=True)
-    writer = IndexWriter(cache_dir / "site.sqlite", options_json)
+    writer = IndexWriter(cache_dir / "site.sqlite", options_json, in_process=len(contents) >= PAGES_FOR_A_PROCESS)
     try:
         kept: set[str] = set()
         changed = 0
@@ -601,10 +600,10 @@ def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Pat
             if writer.fingerprints.get(path) == digest:
                 continue
             changed += 1
-            writer.put(build_document(
+            writer.put(
                 path=path, url=document_url, title=title, meta=meta, markdown=markdown, html_content=content,
                 modified=modified, modified_source=modified_source, indexed_fields=options.indexed_fields,
-                fingerprint=digest, language=language))
+                fingerprint=digest, language=language)
         removed = writer.keep_only(kept)
         writer.commit(indexed_fields=options.indexed_fields, site_name=site_name, site_url=config.site_url)
         with contextlib.closing(open_read_only(writer.path)) as conn:

@@ -27,8 +27,8 @@ from typing import Any
 
 from mkdocs.structure.pages import Page
 
-from .documents import build_document, fingerprint, page_fingerprint
-from .index.writer import IndexWriter
+from .documents import fingerprint, page_fingerprint
+from .index.writer import PAGES_FOR_A_PROCESS, IndexWriter
 from .page_facts import page_source, source_version
 
 
@@ -53,8 +53,11 @@ class RenderedPage:
 class IncrementalBuild:
     """One build's indexing into its working index, in the writer's one transaction."""
 
-    def __init__(self, path: Path, options_json: str) -> None:
-        self.writer = IndexWriter(path, options_json)
+    def __init__(self, path: Path, options_json: str, *, pages: int, live_readers: bool) -> None:
+        """`pages`: how many pages the build may write (a process of its own writes them from PAGES_FOR_A_PROCESS);
+        `live_readers`: IndexWriter's."""
+        self.writer = IndexWriter(path, options_json, in_process=pages >= PAGES_FOR_A_PROCESS,
+                                  live_readers=live_readers)
         self.rendered: dict[str, RenderedPage] = {}  # path -> what on_page_content saw
         self.removed = 0
 
@@ -77,7 +80,7 @@ class IncrementalBuild:
         unchanged = stored == digest or stored.startswith(digest + "/")  # the rest is checked at commit
         self.rendered[path] = RenderedPage(page, html, digest, unchanged, fields)
         if not unchanged:
-            self.writer.put(build_document(**page_source(page, fields), html_content=html, fingerprint=digest))
+            self.writer.put(**page_source(page, fields), html_content=html, fingerprint=digest)
 
     def commit(
         self,
@@ -106,8 +109,7 @@ class IncrementalBuild:
             content, digest = seen.final()
             if self.writer.fingerprints.get(path) != digest:
                 seen.unchanged = False
-                self.writer.put(build_document(**page_source(seen.page, seen.fields), html_content=content,
-                                               fingerprint=digest))
+                self.writer.put(**page_source(seen.page, seen.fields), html_content=content, fingerprint=digest)
 
     def _remove_gone(self, kept: list[str], language: str | None, site_languages: set[str] | None) -> None:
         keep = set(self.rendered) | {path for path in kept if path in self.writer.fingerprints}

@@ -3,8 +3,8 @@
 Order of a build (MkDocs 1.6):
   on_startup         once per `mkdocs build` / `mkdocs serve` run: which command runs (its presence keeps this
                      instance alive across serve rebuilds)
-  on_config          every build: per-build state, open the working index (one write transaction)
-  on_files           add the stats page (a generated file)
+  on_config          every build: per-build state, git history
+  on_files           open the working index (one write transaction, beside the build); add the stats page
   on_nav             note the pages the nav lists (orphan pages); the stats page into the nav when asked
   on_page_markdown   every page (priority 49): which front matter keys the author wrote
   on_page_content    every rendered page: a document, unless unchanged since the last build (incremental.py)
@@ -29,6 +29,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority, get_plugin_logger
 from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import Page
@@ -90,6 +91,9 @@ class BuildState:
         self.git: GitTimes | None = None
         self.authored_keys: dict[str, set] = {}  # path -> the front matter keys the author wrote
         self.nav: set[str] | None = None  # the paths of the pages the nav lists (on_nav)
+        self.working_index: Path | None = None  # where this build indexes to, and with which options (on_config)
+        self.options_json = ""
+        self.fault: PluginError | None = None  # the working index failed while pages rendered: on_env says so
 
     @contextlib.contextmanager
     def timed(self) -> Iterator[None]:
@@ -141,13 +145,14 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
 
     @event_priority(LAST)
     def on_config(self, config: Any) -> None:
+        # First: this instance may have served an earlier build in this process, with the plugin enabled.
+        self._close_index()
+        self.state = BuildState()
         if not self.config.enabled:
             return
         cache_dir = Path(config.config_file_path or ".").parent / self.config.cache_dir
         check_cache_dir(cache_dir, config)
         check_site_dir(config)
-        self._close_index()
-        self.state = BuildState()
         self.i18n = i18n_build(config)
         self.language = self.i18n.language if self.i18n else theme_language(config)
         self.languages.build_started(self.i18n)
@@ -156,13 +161,19 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             if self.config.modified != "mtime":
                 self.state.git = read_git_times(config.docs_dir, cache_dir / "git-history.json")
             options = {key: self.config[key] for key in INDEXING_OPTIONS} | {"docs_dir": config.docs_dir}
-            path = cache_dir / ("serve.sqlite" if self.serving else "build.sqlite")
-            with build_fault(f"open the working index {path}", CACHE_HINT):
-                self.indexing = IncrementalBuild(path, json.dumps(options, sort_keys=True))
+            self.state.working_index = cache_dir / ("serve.sqlite" if self.serving else "build.sqlite")
+            self.state.options_json = json.dumps(options, sort_keys=True)
 
     @event_priority(AFTER_I18N)
     def on_files(self, files: Files, *, config: Any) -> Files:
         self.stats_file = None
+        if self.state.working_index is not None:
+            path = self.state.working_index
+            # `--dirty` renders only the pages changed since the last build: too few to pay for a writer process.
+            pages = 0 if self.dirty else len(files.documentation_pages())
+            with self.state.timed(), build_fault(f"open the working index {path}", CACHE_HINT):
+                self.indexing = IncrementalBuild(path, self.state.options_json, pages=pages,
+                                                 live_readers=self.live is not None)
         if self.config.enabled and self.config.stats_page is not False:
             # Each language of a multilingual site has its own stats page, under its own URL prefix.
             prefix = self.i18n.site_folder if self.i18n else ""
@@ -189,18 +200,26 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             return html
         if self.config.respect_search_exclude and search_excluded(page.meta):
             return html  # known only now: material/meta may have set it from a .meta.yml
-        with self.state.timed():
-            fields = document_fields(
-                page, config, self.config, git=self.state.git, language=self.language, i18n=self.i18n,
-                authored_keys=self.state.authored_keys.get(page.file.src_uri),
-            )
-            self.indexing.page_rendered(page, html, fields)
+        if self.state.fault is not None:
+            return html
+        try:
+            with self.state.timed(), build_fault(f"write the working index {self.indexing.writer.path}", CACHE_HINT):
+                fields = document_fields(
+                    page, config, self.config, git=self.state.git, language=self.language, i18n=self.i18n,
+                    authored_keys=self.state.authored_keys.get(page.file.src_uri),
+                )
+                self.indexing.page_rendered(page, html, fields)
+        except PluginError as fault:
+            # Raised here, MkDocs would put "Error reading page" before it, though no page is at fault.
+            self.state.fault = fault
         return html
 
     @event_priority(LAST)
     def on_env(self, env: Any, *, config: Any, files: Files) -> Any:
         if self.indexing is None:
             return env
+        if self.state.fault is not None:
+            raise self.state.fault
         with self.state.timed(), build_fault(f"write the working index {self.indexing.writer.path}", CACHE_HINT):
             self.languages.indexed_language(self.language, self.i18n)
             included = InclusionLevel.is_in_serve if self.serving else InclusionLevel.is_included  # drafts

@@ -3,16 +3,19 @@ how the copy in site_dir is replaced, and what a failed build or a damaged worki
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import os
 import re
+import shutil
 import sqlite3
 import stat
 from pathlib import Path
 
 import pytest
 
-from conftest import Site
+from conftest import ROOT, Site
+from mkdocs_vault_mcp import incremental
 from mkdocs_vault_mcp.index import publish, schema, writer
 from mkdocs_vault_mcp.index.search import section_count
 
@@ -55,11 +58,21 @@ def working_index(site: Site) -> Path:
 
 
 @pytest.fixture
-def five(site) -> Site:
+def five(request, site, monkeypatch) -> Site:
+    """Five pages, built once. Parametrized indirectly with "process", the index is written by a process of its own
+    (as for a site of PAGES_FOR_A_PROCESS pages or more), else on the writer's thread."""
+    writes = getattr(request, "param", "thread")
+    if writes == "process":
+        monkeypatch.setattr(incremental, "PAGES_FOR_A_PROCESS", 1)
     site.write_pages(PAGES)
     site.build()
     assert summary(site) == (5, 10, 5, 0, 0)
+    in_process = [m for m in site.messages(logging.DEBUG) if m.startswith("vault-mcp: writing the index in process")]
+    assert len(in_process) == (writes == "process")
     return site
+
+
+EACH_WAY = pytest.mark.parametrize("five", ["thread", "process"], indirect=True)
 
 
 def test_the_closing_line_counts_pages_sections_and_changes(five):
@@ -73,6 +86,7 @@ def test_the_closing_line_counts_pages_sections_and_changes(five):
     assert all(m.startswith("Documentation built in") for m in later), later
 
 
+@EACH_WAY
 def test_an_unchanged_site_is_not_indexed_again(five):
     before = row_ids(five)
     five.build()
@@ -80,6 +94,7 @@ def test_an_unchanged_site_is_not_indexed_again(five):
     assert row_ids(five) == before
 
 
+@EACH_WAY
 def test_one_changed_page_is_the_only_one_indexed_again(five):
     before = row_ids(five)
     five.write("page-2.md", PAGES["page-2.md"].replace("Original text 2.", "Rewritten text 2.").replace("t2", "new"))
@@ -111,6 +126,7 @@ def test_a_new_nav_title_indexes_the_page_again(five):
     assert five.documents()["page-3.md"]["title"] == "Renamed in the nav"
 
 
+@EACH_WAY
 def test_a_deleted_page_disappears_with_its_sections_and_values(five):
     (five.docs / "page-4.md").unlink()
     five.build()
@@ -265,6 +281,7 @@ def test_an_interrupted_build_leaves_the_previous_index_and_the_next_build_is_ri
         p: ids for p, ids in first.items() if p != "page-1.md"}
 
 
+@EACH_WAY
 @pytest.mark.parametrize("damage", ["garbage", "truncated"])
 def test_a_working_index_that_is_not_a_database_is_replaced(five, damage):
     path = working_index(five)
@@ -277,6 +294,7 @@ def test_a_working_index_that_is_not_a_database_is_replaced(five, damage):
     assert len(five.documents()) == 5 and five.values("page-0.md") == {"tags": ["shared", "t0"]}
 
 
+@EACH_WAY
 def test_damage_found_only_while_writing_is_repaired_from_the_pages_at_hand(five):
     """Damage in the sections table is not seen when the index is opened, only when a changed page is written."""
     path = working_index(five)
@@ -299,3 +317,88 @@ def test_damage_found_only_while_writing_is_repaired_from_the_pages_at_hand(five
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     five.build()  # and the repaired working index serves the next build as usual
     assert summary(five) == (5, 9, 0, 5, 0)
+
+
+# --- The writer in a process of its own ----------------------------------------------------------------
+
+
+def test_an_interrupted_build_in_a_writer_process_leaves_the_previous_index(tmp_path, monkeypatch):
+    monkeypatch.setattr(incremental, "PAGES_FOR_A_PROCESS", 1)
+    site = Site(tmp_path, {"plugins": ["vault-mcp"], "hooks": ["hook.py"]})
+    (tmp_path / "hook.py").write_text(HOOK, encoding="utf-8")
+    site.write_pages(PAGES)
+    site.build()
+    site.write("page-1.md", "# Page 1\n\nChanged before the failure.\n")
+    (tmp_path / "FAIL").touch()
+    with pytest.raises(RuntimeError, match="half way"):
+        site.build()
+    with sqlite3.connect(f"{working_index(site).as_uri()}?mode=ro", uri=True) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert dict(conn.execute("SELECT path, body FROM sections WHERE position = 0"))["page-1.md"] == (
+            "Original text 1.")
+
+
+NEW_YEAR = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+
+
+def document_arguments(number: int) -> dict:
+    """IndexWriter.put's arguments for a small page."""
+    return {"path": f"p{number}.md", "url": f"/p{number}/", "title": f"P{number}", "meta": {}, "markdown": "",
+            "html_content": f"<h1 id='p'>P{number}</h1><p>Text {number}</p>", "modified": NEW_YEAR,
+            "modified_source": "mtime", "indexed_fields": "auto", "fingerprint": f"f{number}", "language": "en"}
+
+
+def test_a_write_that_fails_in_the_writer_process_is_raised_by_the_next_call_with_its_type(tmp_path):
+    index = writer.IndexWriter(tmp_path / "w.sqlite", "{}", in_process=True)
+    try:
+        index.put(**document_arguments(1))
+        index.put(**{**document_arguments(2), "modified": "not an instant"})  # build_document cannot encode it
+        index.put(**document_arguments(3))
+        with pytest.raises(TypeError):
+            index.commit(indexed_fields="auto", site_name="s", site_url=None)
+    finally:
+        index.close()
+
+
+def test_a_writer_process_that_dies_is_one_clear_error_and_the_working_index_stays_whole(tmp_path):
+    path = tmp_path / "w.sqlite"
+    index = writer.IndexWriter(path, "{}", in_process=True)
+    index.put(**document_arguments(1))
+    index.commit(indexed_fields="auto", site_name="s", site_url=None)
+    index.close()
+
+    index = writer.IndexWriter(path, "{}", in_process=True)
+    try:
+        assert index.fingerprints == {"p1.md": "f1"}
+        index.put(**document_arguments(2))
+        writes = index._writes
+        assert isinstance(writes, writer._ProcessWrites)
+        writes._child.kill()  # what the kernel does to a process out of memory
+        with pytest.raises(writer.WriterStopped, match=r"the index writer process ended with exit status -9"):
+            index.commit(indexed_fields="auto", site_name="s", site_url=None)
+    finally:
+        index.close()
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert conn.execute("SELECT path FROM documents").fetchall() == [("p1.md",)]
+
+
+def test_example_site_indexed_by_a_writer_process_holds_the_rows_a_thread_writes(tmp_path, monkeypatch):
+    def rows(root: Path) -> dict[str, list]:
+        with sqlite3.connect(root / "site" / "vault-mcp" / "index.sqlite") as conn:
+            return {
+                table: conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall()
+                for table in ("documents", "sources", "sections", "field_values", "links", "pages", "site_files")
+            } | {"info": conn.execute("SELECT * FROM info WHERE key NOT IN ('built_at', 'options') ORDER BY 1")
+                 .fetchall()}
+
+    built = {}
+    for writes in ("thread", "process"):
+        root = tmp_path / writes
+        shutil.copytree(ROOT / "example-site", root, ignore=shutil.ignore_patterns(".cache", "site"))
+        if writes == "process":
+            monkeypatch.setattr(incremental, "PAGES_FOR_A_PROCESS", 1)
+        Site(root, None).build_in_root()
+        built[writes] = rows(root)
+    assert built["process"]["documents"] and built["process"]["links"]
+    assert built["process"] == built["thread"]

@@ -4,6 +4,7 @@ holds no one else up, stateless sessions. Real `mkdocs-vault-mcp serve` processe
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.client
 import json
 import os
@@ -375,7 +376,9 @@ def test_a_page_saved_before_serve_watches_is_indexed_or_flagged(tmp_path, serve
 
 def test_a_count_and_its_rows_come_from_one_snapshot_while_the_index_changes(small):
     """query_documents counts and lists in two statements; a commit between them tore the answer."""
-    working = small.root / ".cache" / "plugin" / "vault-mcp" / "build.sqlite"  # WAL, as under mkdocs serve
+    working = small.root / ".cache" / "plugin" / "vault-mcp" / "build.sqlite"
+    with contextlib.closing(sqlite3.connect(working)) as conn:
+        conn.execute("PRAGMA journal_mode = WAL")  # as the working index of `mkdocs serve` is
     stop = threading.Event()
     commits = [0]
 

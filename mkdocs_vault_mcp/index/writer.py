@@ -1,19 +1,32 @@
-"""The writer: one build's writes to the working index, in one transaction, on a thread of its own."""
+"""The writer: one build's writes to the working index, in one transaction, beside the build.
+
+`IndexWriter` is what the build calls. The writes themselves (making each page's document from its HTML, the
+inserts, FTS5's tokenizing, the commit) are `WorkingIndex`'s, which runs beside MkDocs on a thread of its own or,
+for a build that renders many pages, in a process of its own: MkDocs renders on one core, so the page's
+document and its inserts are made on another one, and the build itself only hands each page over. (On a
+thread, SQLite releases the GIL while it tokenizes and writes, but making the document holds it.)
+"""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
+import os
+import pickle
 import queue
+import signal
 import sqlite3
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Protocol
 
-from ..documents import Document
+from ..documents import build_document
 from ..instants import now_micros, to_micros
 from . import cjk
 from .publish import is_corrupt
@@ -23,48 +36,64 @@ from .schema import FORMAT_VERSION, TABLES, create_schema
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
 
-QUEUED_DOCUMENTS = 32  # writes waiting for the writer thread, at most
+QUEUED_DOCUMENTS = 32  # pages waiting for the writer thread, at most
+# From this many pages a build may write, the writes go to a process of their own: starting one costs about
+# 40 ms of CPU on the other core, and each page handed over saves the build's own thread about 2 ms.
+PAGES_FOR_A_PROCESS = 50
+
+
+class WriterStopped(OSError):
+    """The writer's process ended before the build did (killed, out of memory)."""
 
 
 class IndexWriter:
     """One build's writes, in one transaction: readers see the old index until `commit`.
 
-    The connection lives on a thread of its own: SQLite releases the GIL while it
-    tokenizes and writes, so indexing overlaps with MkDocs rendering the next pages
-    on another core. `put` queues a document and returns at once (or, when
-    QUEUED_DOCUMENTS writes are waiting, as soon as the writer takes one); every other
-    method waits for the queue to drain, and raises what a queued write raised.
+    `put` hands a page over and returns at once (on a thread: as soon as the writer has room, QUEUED_DOCUMENTS
+    pages at most wait; in a process: as soon as the pipe takes it); every other method waits for the writes
+    before it, and raises what a write raised. `in_process`: the writes run in a process of their own.
     """
 
-    def __init__(self, path: Path, options_json: str) -> None:
+    def __init__(self, path: Path, options_json: str, *, in_process: bool = False, live_readers: bool = False) -> None:
         """`options_json`: the options that decide what goes into the index; when they differ from those the
-        working index was written with, it is emptied and every page written again."""
+        working index was written with, it is emptied and every page written again. `live_readers`: others read
+        the working index while it is written (the live server beside `mkdocs serve`).
+
+        Returns before the index is open: it opens beside the build, and the first method that needs it waits
+        for it (and raises what opening it raised)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._jobs: queue.SimpleQueue = queue.SimpleQueue()  # never blocks: `close` may run while Ctrl-C stops serve
-        # Bounded: when the writer falls behind MkDocs' rendering, `put` waits for room instead of holding ever
-        # more documents (each with its page's HTML and Markdown) in memory.
-        self._room = threading.BoundedSemaphore(QUEUED_DOCUMENTS)
-        self._failure: BaseException | None = None
-        self._thread = threading.Thread(target=self._work, name="vault-mcp-index-writer", daemon=True)
-        self._thread.start()
         self._options = f"{FORMAT_VERSION}:{options_json}"  # what the info row `options` holds
-        try:
-            self.fingerprints: dict[str, str] = {}
-            self.languages: dict[str, str] = {}  # path -> language, of every stored document
-            self._call(self._open, self._options)
-        except BaseException:
-            self.close()
-            raise
+        self._writes = _process_or_thread_writes(path) if in_process else _ThreadWrites(path)
+        self._opening: Callable[[], Any] | None = self._writes.ask("open", self._options, live_readers)
+        self._fingerprints: dict[str, str] = {}
+        self._languages: dict[str, str] = {}  # path -> language, of every stored document
 
-    # -- the calling thread's side --------------------------------------------------------
+    @property
+    def fingerprints(self) -> dict[str, str]:
+        """path -> fingerprint, of every stored document."""
+        self._opened()
+        return self._fingerprints
 
-    def put(self, document: Document) -> None:
-        """Insert or replace one page with its sections and values."""
-        self.fingerprints[document.path] = document.fingerprint
-        self.languages[document.path] = document.language
-        self._room.acquire()
-        self._jobs.put((functools.partial(self._put_queued, document), None))
+    @property
+    def languages(self) -> dict[str, str]:
+        """path -> language, of every stored document."""
+        self._opened()
+        return self._languages
+
+    def _opened(self) -> None:
+        if self._opening is not None:
+            opening, self._opening = self._opening, None
+            self._fingerprints, self._languages, damage = opening()
+            if damage:
+                log.info(f"vault-mcp: The working index {self.path} is damaged ({damage}); starting a new one")
+
+    def put(self, **arguments: Any) -> None:
+        """Insert or replace one page: `arguments` are documents.build_document's, and `source_file` the file to
+        read the page's Markdown source from (`markdown` stands for it when the file cannot be read)."""
+        self.fingerprints[arguments["path"]] = arguments["fingerprint"]
+        self.languages[arguments["path"]] = arguments.get("language", "")
+        self._writes.send("put", arguments)
 
     def keep_only(self, paths: set[str], languages: set[str] | None = None) -> int:
         """Remove every document whose path is not in `paths`; return how many went.
@@ -87,10 +116,11 @@ class IndexWriter:
         return len(gone)
 
     def _remove(self, gone: list[str]) -> None:
+        self._opened()
         for path in gone:
             del self.fingerprints[path]
             del self.languages[path]
-        self._call(self._delete_all, gone)
+        self._writes.call("delete_all", gone)
 
     def commit(
         self,
@@ -103,14 +133,13 @@ class IndexWriter:
     ) -> None:
         """`site_files`: every file of the site by its server path (links.server_path), which links are
         resolved against; `nav`: the paths of the pages the nav lists."""
-        self._call(self._commit, indexed_fields, site_name, site_url, site_files, nav)
+        self._opened()
+        self._writes.call("commit", indexed_fields, site_name, site_url, site_files, nav)
 
     def close(self) -> None:
-        """Roll back whatever was not committed and stop the writer thread."""
-        if self._thread.is_alive():
-            self._jobs.put((self._close, None))
-            self._jobs.put((None, None))
-            self._thread.join()
+        """Roll back whatever was not committed and stop the writer."""
+        self._opening = None  # its answer, or its failure, matters no more
+        self._writes.stop()
 
     def commit_with(self, last_writes: Callable[[], None], **facts: Any) -> None:
         """Run `last_writes` (the build's last puts and removals), then `commit(**facts)`.
@@ -126,57 +155,38 @@ class IndexWriter:
             if not is_corrupt(error):
                 raise
             log.info(f"vault-mcp: The working index {self.path} is damaged ({error}); indexing every page again")
-            self.fingerprints, self.languages = {}, {}
-            self._call(self._discard_and_open, self._options)
+            self._fingerprints, self._languages = {}, {}
+            self._writes.call("discard_and_open", self._options)
             last_writes()
             self.commit(**facts)
 
-    def _call(self, job: Callable, *args: Any) -> Any:
-        done: Future = Future()
-        self._jobs.put((functools.partial(job, *args), done))
+
+class WorkingIndex:
+    """The working index's connection and the build's one transaction: the writer's side, on the writer's thread
+    or in its process (a sqlite3 connection must not cross threads)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.live_readers = False
+
+    def open(self, options: str, live_readers: bool) -> tuple[dict[str, str], dict[str, str], str | None]:
+        """Begin the build's transaction; (fingerprints, languages, the damage that made a new index or None)."""
+        self.live_readers = live_readers
         try:
-            return done.result()
-        finally:
-            # A queued write failed before this job ran: that earlier failure is the one to report.
-            failure, self._failure = self._failure, None
-            if failure is not None:
-                raise failure
-
-    # -- the writer thread's side ---------------------------------------------------------
-
-    def _work(self) -> None:
-        while True:
-            job, done = self._jobs.get()
-            if job is None:
-                return
-            try:
-                result = job()
-            except BaseException as error:  # handed to the caller, never lost in this thread
-                if done is None:
-                    self._failure = self._failure or error
-                else:
-                    done.set_exception(error)
-                continue
-            if done is not None:
-                done.set_result(result)
-
-    def _open(self, options: str) -> None:
-        try:
-            return self._open_as_is(options)
+            return *self._open_as_is(options), None
         except sqlite3.DatabaseError as error:
             if not is_corrupt(error):
                 raise
-            log.info(f"vault-mcp: The working index {self.path} is damaged ({error}); starting a new one")
-            return self._discard_and_open(options)
+            return *self.discard_and_open(options), str(error)
 
-    def _discard_and_open(self, options: str) -> None:
+    def discard_and_open(self, options: str) -> tuple[dict[str, str], dict[str, str]]:
         """The working index is a cache: a damaged one is thrown away, never repaired."""
-        self._close()
+        self.close()
         for suffix in ("", "-wal", "-shm", "-journal"):
             self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
         return self._open_as_is(options)
 
-    def _open_as_is(self, options: str) -> None:
+    def _open_as_is(self, options: str) -> tuple[dict[str, str], dict[str, str]]:
         self._changed: set[str] = set()  # paths put or removed in this build's transaction
         self._sections_added = 0  # sections put less sections deleted in this transaction
         self._recount: set[str] = set()  # pages whose incoming links may have changed
@@ -185,16 +195,22 @@ class IndexWriter:
             self._recreate()
         self.conn.execute("BEGIN IMMEDIATE")
         self._write_info(options=options)
-        # Filled on this thread while the caller waits for the result: no other thread touches them yet.
-        self.fingerprints, self.languages = {}, {}
+        fingerprints, languages = {}, {}
         for path, fingerprint, language in self.conn.execute("SELECT path, fingerprint, language FROM documents"):
-            self.fingerprints[path] = fingerprint
-            self.languages[path] = language
+            fingerprints[path] = fingerprint
+            languages[path] = language
+        return fingerprints, languages
 
     def _connect(self) -> None:
         self.conn = sqlite3.connect(self.path, isolation_level=None)
-        self.conn.execute("PRAGMA journal_mode = WAL")
+        # Live readers need the write-ahead log, to read the last commit while the next one is written. Without
+        # them, a rollback journal writes a first build's pages once, where the log writes them twice (into the
+        # log, then into the file at the checkpoint): the commit takes half the time and publishing a third.
+        self.conn.execute(f"PRAGMA journal_mode = {'WAL' if self.live_readers else 'DELETE'}")
         self.conn.execute("PRAGMA synchronous = NORMAL")
+        # FTS5 merges its segments through the page cache: 64 MB, from SQLite's 2 MB, makes a first build's writes
+        # a fifth faster. It fills only as far as the index is large.
+        self.conn.execute("PRAGMA cache_size = -65536")
         self.conn.execute("PRAGMA busy_timeout = 5000")
 
     def _info(self, key: str) -> str | None:
@@ -212,13 +228,15 @@ class IndexWriter:
             self.conn.execute(f"DROP TABLE IF EXISTS [{table}]")
         create_schema(self.conn)
 
-    def _put_queued(self, document: Document) -> None:
-        try:
-            self._put(document)
-        finally:
-            self._room.release()
-
-    def _put(self, document: Document) -> None:
+    def put(self, arguments: dict[str, Any]) -> None:
+        """Make the page's document (IndexWriter.put's `arguments`) and insert or replace it."""
+        source_file = arguments.pop("source_file", None)
+        if source_file is not None:
+            # As MkDocs reads it (File.content_string); a file gone or no longer UTF-8 since MkDocs read it leaves
+            # what MkDocs read in its place.
+            with contextlib.suppress(OSError, ValueError):
+                arguments["markdown"] = Path(source_file).read_text(encoding="utf-8-sig")
+        document = build_document(**arguments)
         self._changed.add(document.path)
         self._delete(document.path)
         self._sections_added += len(document.sections)
@@ -296,12 +314,12 @@ class IndexWriter:
             self.conn.execute("DELETE FROM pages WHERE document_id = ?", row)
             self.conn.execute("DELETE FROM documents WHERE id = ?", row)
 
-    def _delete_all(self, paths: list[str]) -> None:
+    def delete_all(self, paths: list[str]) -> None:
         self._changed.update(paths)
         for path in paths:
             self._delete(path)
 
-    def _commit(self, indexed_fields: str | list[str], site_name: str, site_url: str | None,
+    def commit(self, indexed_fields: str | list[str], site_name: str, site_url: str | None,
                 site_files: dict[str, str] | None, nav: set[str] | None) -> None:
         # A digest of the site's files and of the nav: when neither changed (a rebuild after one saved page),
         # neither table is read whole.
@@ -331,7 +349,7 @@ class IndexWriter:
         self._sections_added = 0
         self.conn.execute("COMMIT")
 
-    def _close(self) -> None:
+    def close(self) -> None:
         if getattr(self, "conn", None) is not None:
             try:
                 if self.conn.in_transaction:
@@ -342,3 +360,193 @@ class IndexWriter:
             finally:
                 self.conn.close()
                 del self.conn  # a connection while there is one: closed, none until _connect
+
+
+class _Writes(Protocol):
+    """Runs WorkingIndex's methods, by name, beside the build: `send` without waiting, `call` for the result.
+
+    A failed `send` is raised by the next `call`: the earlier failure is the one to report."""
+
+    def send(self, method: str, *args: Any) -> None: ...
+
+    def call(self, method: str, *args: Any) -> Any: ...
+
+    def ask(self, method: str, *args: Any) -> Callable[[], Any]:
+        """`call` without waiting: the function returned waits for the result. Nothing else is asked before it."""
+        ...
+
+    def stop(self) -> None:
+        """Roll back what was not committed; wait for the writer to end."""
+
+
+class _ThreadWrites:
+    def __init__(self, path: Path) -> None:
+        self._index = WorkingIndex(path)
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()  # never blocks: `stop` may run while Ctrl-C stops serve
+        # Bounded: when the writer falls behind MkDocs' rendering, `send` waits for room instead of holding ever
+        # more pages (each with its HTML) in memory.
+        self._room = threading.BoundedSemaphore(QUEUED_DOCUMENTS)
+        self._failure: BaseException | None = None
+        self._thread = threading.Thread(target=self._work, name="vault-mcp-index-writer", daemon=True)
+        self._thread.start()
+
+    def send(self, method: str, *args: Any) -> None:
+        self._room.acquire()
+        self._jobs.put((functools.partial(self._run_queued, getattr(self._index, method), *args), None))
+
+    def call(self, method: str, *args: Any) -> Any:
+        return self.ask(method, *args)()
+
+    def ask(self, method: str, *args: Any) -> Callable[[], Any]:
+        done: Future = Future()
+        self._jobs.put((functools.partial(getattr(self._index, method), *args), done))
+
+        def result() -> Any:
+            try:
+                return done.result()
+            finally:
+                failure, self._failure = self._failure, None
+                if failure is not None:
+                    raise failure
+
+        return result
+
+    def stop(self) -> None:
+        if self._thread.is_alive():
+            self._jobs.put((self._index.close, None))
+            self._jobs.put((None, None))
+            self._thread.join()
+
+    def _run_queued(self, job: Callable, *args: Any) -> None:
+        try:
+            job(*args)
+        finally:
+            self._room.release()
+
+    def _work(self) -> None:
+        while True:
+            job, done = self._jobs.get()
+            if job is None:
+                return
+            try:
+                result = job()
+            except BaseException as error:  # handed to the caller, never lost in this thread
+                if done is None:
+                    self._failure = self._failure or error
+                else:
+                    done.set_exception(error)
+                continue
+            if done is not None:
+                done.set_result(result)
+
+
+def _process_or_thread_writes(path: Path) -> _Writes:
+    try:
+        return _ProcessWrites(path)
+    except OSError as error:  # no Python to start (an embedded interpreter), no processes left: a thread does it
+        log.debug(f"vault-mcp: indexing on a thread; no process for it ({error})")
+        return _ThreadWrites(path)
+
+
+class _ProcessWrites:
+    """WorkingIndex in a child process, fed through a pipe: (method, args, whether to answer), pickled.
+
+    The pipe bounds what waits, as the thread's queue does: when the child falls behind, `send` waits for room."""
+
+    def __init__(self, path: Path) -> None:
+        package_root = str(Path(__file__).resolve().parents[2])
+        environment = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root,
+                                                                                os.environ.get("PYTHONPATH")])))
+        self._child = subprocess.Popen(
+            [sys.executable, "-c", "from mkdocs_vault_mcp.index.writer import serve_writes; serve_writes()",
+             str(path)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=environment,
+        )
+        log.debug(f"vault-mcp: writing the index in process {self._child.pid}")
+        self._requests: IO[bytes] = self._child.stdin  # type: ignore[assignment]
+        self._answers: IO[bytes] = self._child.stdout  # type: ignore[assignment]
+
+    def send(self, method: str, *args: Any) -> None:
+        self._write((method, args, False))
+
+    def call(self, method: str, *args: Any) -> Any:
+        return self.ask(method, *args)()
+
+    def ask(self, method: str, *args: Any) -> Callable[[], Any]:
+        self._write((method, args, True))
+        try:
+            self._requests.flush()
+        except (BrokenPipeError, ValueError):
+            raise self._stopped() from None
+        return self._answer
+
+    def _answer(self) -> Any:
+        try:
+            outcome, value, failure = pickle.load(self._answers)
+        except (EOFError, OSError, pickle.UnpicklingError):
+            raise self._stopped() from None
+        if failure is not None:
+            raise failure
+        if outcome == "failed":
+            raise value
+        return value
+
+    def stop(self) -> None:
+        if self._child.poll() is None:
+            with contextlib.suppress(OSError):
+                self._requests.close()  # the child rolls back and ends when its input ends
+            try:
+                self._child.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self._child.kill()
+                self._child.wait()
+        self._answers.close()
+
+    def _write(self, request: tuple) -> None:
+        try:
+            pickle.dump(request, self._requests, protocol=pickle.HIGHEST_PROTOCOL)
+        except (BrokenPipeError, ValueError):
+            raise self._stopped() from None
+
+    def _stopped(self) -> WriterStopped:
+        status = self._child.wait()
+        return WriterStopped(f"the index writer process ended with exit status {status}")
+
+
+def serve_writes() -> None:
+    """The child of _ProcessWrites: run each request on a WorkingIndex until the input ends, then roll back."""
+    # Ctrl-C reaches every process of the terminal: the build stops the writer by closing its input.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    requests = sys.stdin.buffer
+    # The answers get stdout's pipe to themselves; anything printed goes to stderr.
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    index = WorkingIndex(Path(sys.argv[1]))
+    failure: BaseException | None = None
+    try:
+        while True:
+            try:
+                method, args, answer = pickle.load(requests)
+            except EOFError:
+                return
+            try:
+                outcome, value = "done", getattr(index, method)(*args)
+            except Exception as error:
+                outcome, value = "failed", error
+                if not answer:
+                    failure = failure or error
+            if answer:
+                _answer(answers, (outcome, value, failure))
+                failure = None
+    finally:
+        index.close()
+
+
+def _answer(answers: IO[bytes], message: tuple) -> None:
+    try:
+        data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # an exception that does not pickle: its text does
+        data = pickle.dumps(tuple(RuntimeError(repr(part)) if isinstance(part, BaseException) else part
+                                  for part in message), protocol=pickle.HIGHEST_PROTOCOL)
+    answers.write(data)
+    answers.flush()
