@@ -20,7 +20,7 @@ removes the pages it no longer has.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,6 @@ class RenderedPage:
     html: str
     digest: str
     unchanged: bool  # its document in the index is kept as it was
-    fields: dict[str, Any]  # build_document's arguments other than the HTML and the fingerprint
 
     def final(self) -> tuple[str, str]:
         """The content a reader sees and its fingerprint, once every plugin is done with the page."""
@@ -53,9 +52,14 @@ class RenderedPage:
 class IncrementalBuild:
     """One build's indexing into its working index, in the writer's one transaction."""
 
-    def __init__(self, path: Path, options_json: str, *, pages: int, live_readers: bool) -> None:
-        """`pages`: how many pages the build may write (a process of its own writes them from PAGES_FOR_A_PROCESS);
-        `live_readers`: IndexWriter's."""
+    def __init__(self, path: Path, options_json: str, fields_of: Callable[[Page], dict[str, Any]], *, pages: int,
+                 live_readers: bool) -> None:
+        """`fields_of`: a page's build_document arguments other than its HTML and fingerprint
+        (page_facts.document_fields); `pages`: how many pages the build may write (a process of its own writes
+        them from PAGES_FOR_A_PROCESS); `live_readers`: IndexWriter's."""
+        # Asked again at the commit for a page whose content a plugin changed late, rather than kept for every
+        # page: the build's own memory grows with the site by a path and a fingerprint a page.
+        self.fields_of = fields_of
         self.writer = IndexWriter(path, options_json, in_process=pages >= PAGES_FOR_A_PROCESS,
                                   live_readers=live_readers)
         self.rendered: dict[str, RenderedPage] = {}  # path -> what on_page_content saw
@@ -69,8 +73,9 @@ class IncrementalBuild:
     def changed(self) -> int:
         return len(self.rendered) - self.unchanged
 
-    def page_rendered(self, page: Page, html: str, fields: dict[str, Any]) -> None:
-        """Write the page's document unless the index holds it as it is (`fields`: page_facts.document_fields)."""
+    def page_rendered(self, page: Page, html: str) -> None:
+        """Write the page's document unless the index holds it as it is."""
+        fields = self.fields_of(page)
         digest = page_fingerprint(
             html, fields["title"], fields["url"], fields["meta"], fields["modified"], fields["modified_source"],
             source_version(page), fields["language"], fields["fallback_of"], json.dumps(fields["history"]),
@@ -78,7 +83,7 @@ class IncrementalBuild:
         path = fields["path"]
         stored = self.writer.fingerprints.get(path, "")
         unchanged = stored == digest or stored.startswith(digest + "/")  # the rest is checked at commit
-        self.rendered[path] = RenderedPage(page, html, digest, unchanged, fields)
+        self.rendered[path] = RenderedPage(page, html, digest, unchanged)
         if not unchanged:
             self.writer.put(**page_source(page, fields), html_content=html, fingerprint=digest)
 
@@ -109,7 +114,8 @@ class IncrementalBuild:
             content, digest = seen.final()
             if self.writer.fingerprints.get(path) != digest:
                 seen.unchanged = False
-                self.writer.put(**page_source(seen.page, seen.fields), html_content=content, fingerprint=digest)
+                fields = self.fields_of(seen.page)
+                self.writer.put(**page_source(seen.page, fields), html_content=content, fingerprint=digest)
 
     def _remove_gone(self, kept: list[str], language: str | None, site_languages: set[str] | None) -> None:
         keep = set(self.rendered) | {path for path in kept if path in self.writer.fingerprints}

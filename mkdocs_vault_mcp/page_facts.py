@@ -109,11 +109,8 @@ def source_version(page: Page) -> tuple[int, int] | str:
 
 def page_source(page: Page, fields: dict[str, Any]) -> dict[str, Any]:
     """`fields` with the page's Markdown source, for IndexWriter.put: the file to read it from, and what stands
-    for it when the file cannot be read. The writer reads the file (off the build's thread), each time a
-    document is made of the page.
-
-    Not kept in `fields`, which the build holds for every page until it commits: a copy of every source file
-    would grow the build's memory with the site (283 MB at 100,000 pages of bench/real_text_site.py)."""
+    for it when the file cannot be read. The writer reads the file, off the build's thread, and only for a page
+    indexed again."""
     if fields["markdown"] is not None:
         return fields
     if page.file.abs_src_path is not None:  # a file on disk (a plugin that sets a file's content clears it)

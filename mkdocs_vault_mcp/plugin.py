@@ -21,6 +21,7 @@ own vanished pages, and renders its own stats page; the last one publishes the i
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import sys
 import time
@@ -172,8 +173,8 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             # `--dirty` renders only the pages changed since the last build: too few to pay for a writer process.
             pages = 0 if self.dirty else len(files.documentation_pages())
             with self.state.timed(), build_fault(f"open the working index {path}", CACHE_HINT):
-                self.indexing = IncrementalBuild(path, self.state.options_json, pages=pages,
-                                                 live_readers=self.live is not None)
+                self.indexing = IncrementalBuild(path, self.state.options_json, functools.partial(self._fields, config),
+                                                 pages=pages, live_readers=self.live is not None)
         if self.config.enabled and self.config.stats_page is not False:
             # Each language of a multilingual site has its own stats page, under its own URL prefix.
             prefix = self.i18n.site_folder if self.i18n else ""
@@ -204,11 +205,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             return html
         try:
             with self.state.timed(), build_fault(f"write the working index {self.indexing.writer.path}", CACHE_HINT):
-                fields = document_fields(
-                    page, config, self.config, git=self.state.git, language=self.language, i18n=self.i18n,
-                    authored_keys=self.state.authored_keys.get(page.file.src_uri),
-                )
-                self.indexing.page_rendered(page, html, fields)
+                self.indexing.page_rendered(page, html)
         except PluginError as fault:
             # Raised here, MkDocs would put "Error reading page" before it, though no page is at fault.
             self.state.fault = fault
@@ -282,6 +279,11 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         self.freshness.build_ended()
 
     # -- helpers -----------------------------------------------------------------------------
+
+    def _fields(self, config: Any, page: Page) -> dict[str, Any]:
+        """The page's build_document arguments but for its HTML and fingerprint."""
+        return document_fields(page, config, self.config, git=self.state.git, language=self.language, i18n=self.i18n,
+                               authored_keys=self.state.authored_keys.get(page.file.src_uri))
 
     def _close_index(self) -> None:
         if self.indexing is not None:
