@@ -153,39 +153,91 @@ def rows_in(result: Any) -> int | None:
     return None
 
 
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def children() -> set[int]:
+    """The processes this one started (the servers that stdio_client spawns)."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                if entry.isdigit() and int(stat.read().rsplit(")", 1)[1].split()[1]) == os.getpid():
+                    found.add(int(entry))
+        except (OSError, ValueError):
+            pass
+    return found
+
+
+def process_cpu(pid: int) -> float:
+    """Seconds of CPU (user and system, every thread) that a process has used so far."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+class Measured:
+    """Per server and case: wall samples (ms), and CPU seconds summed over the timed calls, in the server
+    process and in this client process."""
+
+    def __init__(self) -> None:
+        labels = (PING, *(c[0] for c in CASES))
+        self.samples: dict[str, dict[str, list[float]]] = {side: {label: [] for label in labels} for side in SIDES}
+        self.server_cpu: dict[str, dict[str, float]] = {side: dict.fromkeys(labels, 0.0) for side in SIDES}
+        self.client_cpu: dict[str, dict[str, float]] = {side: dict.fromkeys(labels, 0.0) for side in SIDES}
+        self.sizes: dict[str, dict[str, tuple[int, Any]]] = {side: {} for side in SIDES}
+        self.server_total: dict[str, float] = dict.fromkeys(SIDES, 0.0)  # every timed round, between calls too
+
+
+SIDES = ("ours", "peer")
+
+
 async def measure(ours: mcp.StdioServerParameters, peer: mcp.StdioServerParameters, calls: int, warmup: int,
-                  errlog: Any) -> tuple[dict[str, dict[str, list[float]]], dict[str, dict[str, tuple[int, Any]]]]:
-    """Round robin over both servers; returns server -> label -> samples (ms), and each first answer's size."""
-    samples: dict[str, dict[str, list[float]]] = {
-        side: {label: [] for label in (PING, *(c[0] for c in CASES))} for side in ("ours", "peer")
-    }
-    sizes: dict[str, dict[str, tuple[int, Any]]] = {"ours": {}, "peer": {}}
+                  errlog: Any) -> Measured:
+    """Round robin over both servers: wall time of each call, and the CPU that each call cost the server
+    process and this client process (read outside the timed span)."""
+    measured = Measured()
     clock = time.perf_counter_ns
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        async with client(ours, errlog) as our_client, client(peer, errlog) as peer_client:
-            sides = (("ours", our_client, 1, 2), ("peer", peer_client, 3, 4))
-            for round_ in range(warmup + calls):
-                timed: list[tuple[str, str, float]] = []
-                # Each server goes first every other round: the one called second may find the CPU still
-                # busy with the other's answer, or the other's background work.
-                for side, session, tool_at, arguments_at in sides if round_ % 2 == 0 else sides[::-1]:
-                    start = clock()
-                    await session.send_ping()
-                    timed.append((side, PING, (clock() - start) / 1e6))
-                    for case in CASES:
-                        tool, arguments = cast(str, case[tool_at]), cast(dict[str, Any], case[arguments_at])
+        before = children()
+        async with client(ours, errlog) as our_client:
+            (our_pid,) = children() - before
+            async with client(peer, errlog) as peer_client:
+                (peer_pid,) = children() - before - {our_pid}
+                sides = (("ours", our_client, our_pid, 1, 2), ("peer", peer_client, peer_pid, 3, 4))
+                for round_ in range(warmup + calls):
+                    if round_ == warmup:
+                        started = {side: process_cpu(pid) for side, _, pid, _, _ in sides}
+                    timed: list[tuple[str, str, float, float, float]] = []
+                    # Each server goes first every other round: the one called second may find the CPU still
+                    # busy with the other's answer, or the other's background work.
+                    for side, session, pid, tool_at, arguments_at in sides if round_ % 2 == 0 else sides[::-1]:
+                        server_before, client_before = process_cpu(pid), time.process_time()
                         start = clock()
-                        result = await session.call_tool(tool, arguments)
-                        timed.append((side, case[0], (clock() - start) / 1e6))
-                        if result.is_error:
-                            raise SystemExit(f"side_by_side: {side} {tool} {arguments} failed: {result.content}")
-                        if case[0] not in sizes[side]:
-                            sizes[side][case[0]] = (answer_size(result), rows_in(result))
-                if round_ >= warmup:
-                    for side, label, elapsed in timed:
-                        samples[side][label].append(elapsed)
-    return samples, sizes
+                        await session.send_ping()
+                        elapsed = (clock() - start) / 1e6
+                        timed.append((side, PING, elapsed, process_cpu(pid) - server_before,
+                                      time.process_time() - client_before))
+                        for case in CASES:
+                            tool, arguments = cast(str, case[tool_at]), cast(dict[str, Any], case[arguments_at])
+                            server_before, client_before = process_cpu(pid), time.process_time()
+                            start = clock()
+                            result = await session.call_tool(tool, arguments)
+                            elapsed = (clock() - start) / 1e6
+                            timed.append((side, case[0], elapsed, process_cpu(pid) - server_before,
+                                          time.process_time() - client_before))
+                            if result.is_error:
+                                raise SystemExit(f"side_by_side: {side} {tool} {arguments} failed: {result.content}")
+                            if case[0] not in measured.sizes[side]:
+                                measured.sizes[side][case[0]] = (answer_size(result), rows_in(result))
+                    if round_ >= warmup:
+                        for side, label, elapsed, server, client_side in timed:
+                            measured.samples[side][label].append(elapsed)
+                            measured.server_cpu[side][label] += server
+                            measured.client_cpu[side][label] += client_side
+                measured.server_total = {side: process_cpu(pid) - started[side] for side, _, pid, _, _ in sides}
+    return measured
 
 
 async def first_answer(params: mcp.StdioServerParameters, errlog: Any) -> tuple[float, int | None]:
@@ -202,17 +254,28 @@ async def first_answer(params: mcp.StdioServerParameters, errlog: Any) -> tuple[
 SPLIT_CALLS = 100
 
 
-def required_only(schema: dict[str, Any]) -> dict[str, Any]:
-    """The schema with every list of rows' item schema cut to its type and `required` field names."""
-    if not isinstance(schema, dict):
+def json_type(value: Any) -> str:
+    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object",
+            type(None): "null"}[type(value)]
+
+
+def rows_typed(schema: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+    """The schema with the item schema of the answer's `result` rows typing every field the rows have, each
+    by the JSON type of its values (`anyOf` where it is sometimes null): what a check of typed rows costs."""
+    rows = answer.get("result")
+    if not isinstance(rows, list) or not rows or not all(isinstance(row, dict) for row in rows):
         return schema
-    cut = {key: required_only(value) if isinstance(value, dict) else value for key, value in schema.items()}
-    if cut.get("type") == "array" and isinstance(schema.get("items"), dict) and "properties" in schema["items"]:
-        item = schema["items"]
-        cut["items"] = {"type": "object", "required": item.get("required", [])}
-    if "properties" in schema:
-        cut["properties"] = {name: required_only(rule) for name, rule in schema["properties"].items()}
-    return cut
+    seen: dict[str, set[str]] = {}
+    for row in rows:
+        for name, value in row.items():
+            seen.setdefault(name, set()).add(json_type(value))
+    properties = {}
+    for name, types in seen.items():
+        branches = [{"type": kind} for kind in sorted(types - {"null"})]
+        branches += [{"type": "null"}] if "null" in types else []
+        properties[name] = branches[0] if len(branches) == 1 else {"anyOf": branches}
+    result = dict(schema["properties"]["result"], items={"type": "object", "properties": properties})
+    return dict(schema, properties=dict(schema["properties"], result=result))
 
 
 def sql_alone(tool: str, arguments: dict[str, Any]) -> Any:
@@ -233,7 +296,7 @@ def sql_alone(tool: str, arguments: dict[str, Any]) -> Any:
 
 async def where_time_goes(index: Path) -> list[list[str]]:
     """Our cases in-process (no transport): the call with and without the SDK client's output-schema check,
-    the check alone, the check alone with row items cut to their required names, and the SQL alone.
+    the check alone, the check alone with every field of the rows typed, and the SQL alone.
 
     In CPU time of this process (all threads: client, server and its reader thread), not wall time: the
     client and the server are one process here, and CPU time does not grow when other work on the machine
@@ -255,7 +318,7 @@ async def where_time_goes(index: Path) -> list[list[str]]:
         return statistics.median(samples)
 
     rows = [["our call, in-process (CPU ms)", "p50", "without client check", "client check alone",
-             "check, rows cut to required names", "sql alone"]]
+             "check, rows typed", "sql alone"]]
     conn = open_read_only(index)
     checked = ClientSession.validate_tool_result
     async with mcp.Client(create_server(IndexReader(index)), mode="legacy") as session:
@@ -284,15 +347,15 @@ async def where_time_goes(index: Path) -> list[list[str]]:
             schema = schemas[tool]
             assert schema is not None, f"{tool} publishes no output schema"
             full = validator_for(schema)(schema, registry=Registry())
-            light_schema = required_only(schema)
-            light = validator_for(light_schema)(light_schema, registry=Registry())
-            if list(light.iter_errors(answer)):
-                raise SystemExit(f"side_by_side: the cut schema of {tool} rejects its own answer")
+            typed_schema = rows_typed(schema, answer or {})
+            typed = validator_for(typed_schema)(typed_schema, registry=Registry())
+            if list(typed.iter_errors(answer)):
+                raise SystemExit(f"side_by_side: the typed schema of {tool} rejects its own answer")
             query = sql_alone(tool, arguments)
             sql = f"{p50_of(lambda query=query: query(conn)):.2f}" if query else "-"
             rows.append([f"{label} ({tool})", f"{whole:.2f}", f"{without:.2f}",
                          f"{p50_of(lambda full=full, answer=answer: list(full.iter_errors(answer))):.2f}",
-                         f"{p50_of(lambda light=light, answer=answer: list(light.iter_errors(answer))):.2f}", sql])
+                         f"{p50_of(lambda typed=typed, answer=answer: list(typed.iter_errors(answer))):.2f}", sql])
     conn.close()
     return rows
 
@@ -312,7 +375,8 @@ def main() -> None:
     ours, peer = our_params(DEFAULT_SITE), peer_params(peer_venv(args.peer_version))
     with QuietServers() as errlog:
         peer_pages = asyncio.run(wait_until_peer_indexed(peer, errlog))
-        samples, sizes = asyncio.run(measure(ours, peer, args.calls, args.warmup, errlog))
+        measured = asyncio.run(measure(ours, peer, args.calls, args.warmup, errlog))
+        samples, sizes = measured.samples, measured.sizes
         load_during = os.getloadavg()[0]
         starts: dict[str, list[tuple[float, int | None]]] = {"ours": [], "peer": []}
         for _ in range(args.starts):
@@ -346,6 +410,16 @@ def main() -> None:
                      f"{ratio:.2f}", f"{p50['ours'][label] / p50['ours'][PING]:.2f}",
                      f"{p50['peer'][label] / p50['peer'][PING]:.2f}",
                      size_cell("ours", label), size_cell("peer", label)])
+    cpu_rows = [["call", "ours: server", "client", "both", "peer: server", "client", "both", "ours/peer"]]
+    for label in (PING, *(c[0] for c in CASES)):
+        ours_cpu, peer_cpu = (
+            [measured.server_cpu[side][label] / args.calls * 1e3, measured.client_cpu[side][label] / args.calls * 1e3]
+            for side in SIDES
+        )
+        cells = (*ours_cpu, sum(ours_cpu), *peer_cpu, sum(peer_cpu))
+        cpu_rows.append([label, *(f"{value:.2f}" for value in cells), f"{sum(ours_cpu) / sum(peer_cpu):.2f}"])
+    between = {side: (measured.server_total[side] - sum(measured.server_cpu[side].values())) / args.calls * 1e3
+               for side in SIDES}
     first = {side: statistics.median(s for s, _ in values) for side, values in starts.items()}
     first_rows = [["start-up to first answer (spawn -> first search result)", "ours s", "peer s", "ours/peer"],
                   [f"median of {args.starts} starts each, alternating", f"{first['ours']:.2f}", f"{first['peer']:.2f}",
@@ -377,13 +451,23 @@ def main() -> None:
         "",
         "ours slower than the peer's nearest tool: " + ("; ".join(slower) if slower else "none"),
         "",
+        "CPU per call in the same rounds (ms, mean over the timed calls): the server process (every thread),"
+        f" read from /proc/PID/stat in clock ticks of {1e3 / TICKS:g} ms, so a mean over {args.calls} calls is"
+        " good to some 0.1 ms; and this client process (mcp.Client: the JSON-RPC message read, the result's"
+        " pydantic model, the output-schema check). Unlike wall time, CPU is not inflated by other work on the"
+        " machine. A server's CPU between calls (work after an answer was sent) is counted in no row: per round,"
+        f" ours {between['ours']:.2f} ms, the peer's {between['peer']:.2f} ms",
+        "",
+        table(cpu_rows),
+        "",
         f"where our time goes: each of our cases in-process (mcp.Client on create_server, no transport),"
         f" {SPLIT_CALLS} calls each, p50 of the process's CPU time per call (client, server and reader thread"
         " together; unlike wall time, not inflated by other work on the machine); 'client check' is the SDK client's"
         " jsonschema check of the answer against"
         " the tool's published output schema (mcp.ClientSession.validate_tool_result, switched off for the"
-        " second column); 'rows cut to required names' is the same check with each row's item schema reduced"
-        " to type object and its required field names",
+        " second column); 'rows typed' is the same check with the schema of each `result` row typing every field"
+        " the rows have (`{\"type\": \"string\"}` and so on, as a schema that describes each field's type"
+        " would), what the check would cost if the rows were published typed",
         "",
         table(split),
     ])

@@ -19,12 +19,17 @@ def to_micros(instant: dt.datetime) -> int:
     return (instant - EPOCH) // dt.timedelta(microseconds=1)
 
 
+NAIVE_EPOCH = dt.datetime(1970, 1, 1)
+
+
 def rfc3339(micros: int) -> str:
     """UTC with `Z`, to the microsecond, the fraction left out when zero and trailing zeros dropped."""
-    instant = EPOCH + dt.timedelta(microseconds=micros)
-    text = instant.strftime("%Y-%m-%dT%H:%M:%S")
-    if instant.microsecond:
-        text += f".{instant.microsecond:06d}".rstrip("0")
+    seconds, fraction = divmod(micros, 1_000_000)
+    # isoformat rather than strftime: twice as fast (every listed row has an instant), and the year always
+    # has the four digits RFC 3339 asks for (glibc's %Y writes year 999 as "999").
+    text = (NAIVE_EPOCH + dt.timedelta(seconds=seconds)).isoformat()
+    if fraction:
+        return f"{text}.{fraction:06d}".rstrip("0") + "Z"
     return text + "Z"
 
 

@@ -10,7 +10,6 @@ accepted, before any query runs.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import sqlite3
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any, overload
 
 import anyio
+import pydantic_core
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp_types import (
@@ -111,7 +111,7 @@ class IndexReader:
         wait: bool,
         reports_staleness: bool = True,
         small: bool = False,
-    ) -> CallToolResult:
+    ) -> dict[str, Any]:
         """Run one query in one read transaction, within `call_seconds` of SQL work.
 
         In one transaction so that every statement of an answer (a count and its rows) reads the same
@@ -120,6 +120,11 @@ class IndexReader:
         Python work on what SQL returns) first tries on the event loop, with INLINE_SECONDS of SQL work: a
         count or the stats take ~0.1 ms there, while waking a worker thread and coming back costs more
         than that, and several milliseconds when the machine's CPUs are busy.
+
+        The answer is the CallToolResult in its wire form (a dict), which the SDK serializes as it is: given a
+        CallToolResult it would dump the model to that dict first, a pass over every row of the answer. The
+        text copy of the structured content is compact JSON from pydantic_core, four times as fast as
+        json.dumps and a twentieth shorter.
         """
         if wait and self.freshness.may_be_pending:
             await anyio.to_thread.run_sync(self.freshness.wait, self.wait_timeout)
@@ -130,11 +135,12 @@ class IndexReader:
         stale = self.freshness.is_stale(token)
         if reports_staleness:
             data["index_stale"] = stale
-        return CallToolResult(
-            content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
-            structured_content=data,
-            _meta={"index_stale": stale},
-        )
+        return {
+            "content": [{"type": "text", "text": pydantic_core.to_json(data).decode()}],
+            "structuredContent": data,
+            "_meta": {"index_stale": stale},
+            "resultType": "complete",  # required from protocol 2026-07-28 on; the SDK drops it for earlier ones
+        }
 
     def _reader_threads(self) -> anyio.CapacityLimiter:
         """At most READER_THREADS calls read at once (per event loop): each reading thread keeps a connection
@@ -185,7 +191,7 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> Server:
     async def list_tools(ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> ListToolsResult:
         return listing
 
-    async def call_tool(ctx: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult:
+    async def call_tool(ctx: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult | dict[str, Any]:
         tool = TOOLS.get(params.name)
         if tool is None:
             return failure(f"Unknown tool: {params.name}; this server has {', '.join(TOOLS)}.", index)
@@ -210,7 +216,9 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> Server:
         instructions=INSTRUCTIONS,
         get_tool_input_schema=input_schema,
         on_list_tools=list_tools,
-        on_call_tool=call_tool,
+        # The SDK's runner takes a handler's result as a model or as its wire-form dict (HandlerResult);
+        # on_call_tool's annotation names only the model. IndexReader.answer says why the dict.
+        on_call_tool=call_tool,  # type: ignore[arg-type]
     )
 
 

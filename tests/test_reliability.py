@@ -259,7 +259,7 @@ def test_a_small_answer_whose_sql_outgrows_the_event_loops_share_is_finished_on_
         reader = IndexReader(small.index_path)
         quick = await reader.answer(compute(10), wait=False, small=True)
         slow = await reader.answer(compute(3_000_000), wait=False, small=True)
-        return threading.get_ident(), [quick.structured_content["total"], slow.structured_content["total"]]
+        return threading.get_ident(), [quick["structuredContent"]["total"], slow["structuredContent"]["total"]]
 
     loop_thread, totals = anyio.run(answers)
     assert totals == [10, 3_000_000]

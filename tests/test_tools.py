@@ -499,8 +499,7 @@ def test_get_recent_rows_hold_the_page_fields_and_no_body(mcp: Session) -> None:
         "summary": "Common bar foo.",
         "meta": {"tags": ["gamma"], "labels": ["b"], "featured": False, "updated": "2025-04-01T00:30:00+02:00"},
         "language": "en",
-        "fallback_of": None,
-    }
+    }  # and no fallback_of, which only an untranslated copy has
 
 
 def test_get_recent_in_the_root_folder_only(mcp: Session) -> None:

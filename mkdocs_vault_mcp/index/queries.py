@@ -29,17 +29,21 @@ DOCUMENT_COLUMNS = "d.path, d.title, d.folder, d.url, d.modified, d.summary, d.m
 
 def document_row(row: tuple) -> dict[str, Any]:
     path, title, folder, url, modified, summary, meta, language, fallback_of = row
-    return {
+    found = {
         "path": path,
         "title": title,
         "folder": folder,
         "url": url,
         "modified": rfc3339(modified),
         "summary": summary,
-        "meta": json.loads(meta),
+        "meta": {} if meta == "{}" else json.loads(meta),  # most pages have no front matter
         "language": language,
-        "fallback_of": fallback_of,
     }
+    # Only on an untranslated copy: a null in every other row would lengthen every listing (twice: the
+    # structured content and its text copy) and tell nothing.
+    if fallback_of is not None:
+        found["fallback_of"] = fallback_of
+    return found
 
 
 def count_documents(conn: sqlite3.Connection, filters: Filters) -> int:
