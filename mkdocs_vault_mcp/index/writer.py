@@ -323,7 +323,7 @@ class WorkingIndex:
             self._delete(path)
 
     def commit(self, indexed_fields: str | list[str], site_name: str, site_url: str | None,
-                site_files: dict[str, str] | None, nav: set[str] | None) -> None:
+               site_files: dict[str, str] | None, nav: set[str] | None) -> None:
         # A digest of the site's files and of the nav: when neither changed (a rebuild after one saved page),
         # neither table is read whole.
         if site_files is not None:
@@ -457,21 +457,14 @@ class _ProcessWrites:
     The pipe bounds what waits, as the thread's queue does: when the child falls behind, `send` waits for room."""
 
     def __init__(self, path: Path) -> None:
-        package_root = str(Path(__file__).resolve().parents[2])
-        environment = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root,
-                                                                                os.environ.get("PYTHONPATH")])))
-        self._child = subprocess.Popen(
-            [sys.executable, "-c", "from mkdocs_vault_mcp.index.writer import serve_writes; serve_writes()",
-             str(path)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=environment,
-        )
+        # The folder this package was imported from, last on the child's path: found there when this Python would
+        # not find it on its own (a site run from a checkout), and never before the standard library.
+        start = (f"import sys; sys.path.append({str(Path(__file__).resolve().parents[2])!r}); "
+                 "from mkdocs_vault_mcp.index.writer import serve_writes; serve_writes()")
+        self._child = subprocess.Popen([sys.executable, "-c", start, str(path)], stdin=subprocess.PIPE,
+                                       stdout=subprocess.PIPE)
         log.debug(f"vault-mcp: writing the index in process {self._child.pid}")
         self._requests: IO[bytes] = self._child.stdin  # type: ignore[assignment]
-        if sys.platform == "linux":  # a page's HTML in one write, not in 64 KB turns with the child
-            import fcntl
-
-            with contextlib.suppress(OSError):
-                fcntl.fcntl(self._requests.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)
         self._answers: IO[bytes] = self._child.stdout  # type: ignore[assignment]
 
     def send(self, method: str, *args: Any) -> None:
@@ -500,9 +493,10 @@ class _ProcessWrites:
         return value
 
     def stop(self) -> None:
+        # The child rolls back and ends when its input ends (a dead child's pipe refuses what was left in it).
+        with contextlib.suppress(OSError, ValueError):
+            self._requests.close()
         if self._child.poll() is None:
-            with contextlib.suppress(OSError):
-                self._requests.close()  # the child rolls back and ends when its input ends
             try:
                 self._child.wait(timeout=30)
             except subprocess.TimeoutExpired:
@@ -523,7 +517,8 @@ class _ProcessWrites:
 
 def _long_text_as_bytes(argument: Any) -> Any:
     """A page's HTML and Markdown as UTF-8 bytes: pickling a str that is not ASCII makes CPython keep a UTF-8 copy
-    inside the str, and MkDocs keeps every page's HTML and Markdown until the build ends (a third more memory)."""
+    inside the str, and MkDocs keeps every page's HTML and Markdown until the build ends (7 KB more a page on
+    bench/plugin_at_scale.py's site)."""
     if not isinstance(argument, dict):
         return argument
     return {key: value.encode("utf-8", "surrogatepass") if isinstance(value, str) and len(value) > 256 else value
