@@ -414,15 +414,18 @@ def _candidate_sections(
     verbatim = "".join(
         f", ({' OR '.join(f'instr(s.{column}, ?)' for column in columns)}) > 0" for _ in plan.verbatim
     )
-    details = conn.execute(
-        "SELECT s.id, s.document_id, s.position, s.heading, s.anchor, length(s.body), d.path, d.title, d.url,"
-        " highlight(sections_fts, 1, char(1), char(2)), highlight(sections_fts, 2, char(1), char(2)),"
-        f" snippet(sections_fts, 4, '**', '**', '…', {CJK_SNIPPET_TOKENS if plan.cjk else SNIPPET_TOKENS}){verbatim}"
-        " FROM sections_fts JOIN sections s ON s.id = sections_fts.rowid JOIN documents d ON d.id = s.document_id"
-        " WHERE sections_fts MATCH ? AND sections_fts.rowid BETWEEN ? AND ?"
-        f" AND +sections_fts.rowid IN ({', '.join('?' * len(scores))})",
-        [*(spelling for spelling in plan.verbatim for _ in columns), match, min(scores), max(scores), *scores],
-    ).fetchall()
+    details = []
+    for ids in _batches(sorted(scores)):
+        details += conn.execute(
+            "SELECT s.id, s.document_id, s.position, s.heading, s.anchor, length(s.body), d.path, d.title, d.url,"
+            " highlight(sections_fts, 1, char(1), char(2)), highlight(sections_fts, 2, char(1), char(2)),"
+            f" snippet(sections_fts, 4, '**', '**', '…', {CJK_SNIPPET_TOKENS if plan.cjk else SNIPPET_TOKENS})"
+            f"{verbatim} FROM sections_fts JOIN sections s ON s.id = sections_fts.rowid"
+            " JOIN documents d ON d.id = s.document_id"
+            " WHERE sections_fts MATCH ? AND sections_fts.rowid BETWEEN ? AND ?"
+            f" AND +sections_fts.rowid IN ({', '.join('?' * len(ids))})",
+            [*(spelling for spelling in plan.verbatim for _ in columns), match, ids[0], ids[-1], *ids],
+        ).fetchall()
     order = {section_id: index for index, section_id in enumerate(scores)}
     rows = sorted(details, key=lambda row: order[row[0]])
     wanted = max(1, len(plan.words))
@@ -495,12 +498,10 @@ def _best_sections(
             f" WHERE sections_fts MATCH ?{after} AND {base.where} AND {inside} ORDER BY score, s.id LIMIT ?",
             [*params, rows],
         ).fetchall()
-    pages = dict(
-        conn.execute(
-            f"SELECT id, document_id FROM sections WHERE id IN ({', '.join('?' * len(ranked))})",
-            [section_id for section_id, _ in ranked],
-        ).fetchall()
-    )
+    pages: dict[int, int] = {}
+    for ids in _batches([section_id for section_id, _ in ranked]):
+        listed = ", ".join("?" * len(ids))
+        pages.update(conn.execute(f"SELECT id, document_id FROM sections WHERE id IN ({listed})", ids))
     kept: dict[int, float] = {}
     seen: dict[int, int] = {}
     for section_id, score in ranked:
@@ -522,6 +523,11 @@ def _best_sections(
         [*params, per_page, count],
     ).fetchall()
     return dict(ranked)
+
+
+def _batches(ids: list[int], size: int = 500) -> list[list[int]]:
+    """`ids` in lists short enough to bind: SQLite before 3.32 takes at most 999 parameters a statement."""
+    return [ids[start : start + size] for start in range(0, len(ids), size)]
 
 
 def last_heading(trail: str) -> str:
