@@ -7,8 +7,9 @@ machine. Search speed depends on how many sections hold each word, which copies 
 bench/out/real-text-copies-<pages x copies>/index.sqlite with the package's schema (index/schema.py) and
 COPIES copies of the documents, sections and front matter values of the --pages build's index (each copy's
 pages renamed `<name>-<copy>.md`, in the same folders), so that every word is in COPIES times as many
-sections. The FTS5 table is filled by the schema's own triggers, as a build fills it. Not copied: page
-sources, links and nav (search, count and aggregate do not read them).
+sections. The FTS5 table is filled by the schema's own triggers, as a build fills it; the build facts (`info`) are
+the source's, but for the section count, which is the copies'. Not copied: page sources, links and nav
+(search, count and aggregate do not read them).
 
 Then: `.venv/bin/python bench/real_text_search.py --index bench/out/real-text-copies-100000/index.sqlite`.
 """
@@ -74,6 +75,8 @@ def main() -> None:
             [copy * sections, copy * documents])
         conn.execute("INSERT INTO field_values (field, value, document_id) SELECT field, value, document_id + ?"
                      " FROM source.field_values", [copy * documents])
+    # Search reads the count (its 40%-of-sections cut-off for common words); the copied one is the source's.
+    conn.execute("UPDATE info SET value = (SELECT count(*) FROM sections) WHERE key = 'section_count'")
     conn.execute("COMMIT")
     conn.execute("DETACH DATABASE source")
     conn.close()

@@ -74,13 +74,18 @@ Porter stemmer (so `tasks` finds `task`, and `Depends` finds `dependencies`).
    expression matches before it can hand over the best (a few microseconds
    each): a word in most sections of a 100,000-page site (`md` in every path,
    `fastapi` on every page of FastAPI's docs) would take seconds. When the
-   expression matches more than 10,000 sections, only some of them are ranked:
-   those holding the words in their title or headings (where the column
-   weights put the best matches anyway) when they are at least 40 and at most
-   10,000; else the 10,000 indexed last of those, when they are more, or of
-   all its sections, when they are fewer. A site of fewer than 10,000 sections
-   is never narrowed. (FTS5's BM25 also counts, once a query, every section
-   that holds each word: about 0.05 µs a section, which no bound removes.)
+   expression matches more than 10,000 sections, only some of them are ranked,
+   the first of these that are at least 40 and at most 10,000: for the relaxed
+   form, the sections holding its rarest alternatives, as many as fit (the
+   words with the highest IDF, which a question's best sections hold); the
+   sections holding the words in their title or headings (where the column
+   weights put the best matches anyway); else the 10,000 indexed last of
+   those, when they are more, or of all its sections, when they are fewer. A
+   site of fewer than 10,000 sections is never narrowed. (FTS5's BM25 also
+   counts, once a statement, every section that holds each word: about 0.05 µs
+   a section, which no bound removes. So BM25 is read once per section in a
+   plain scan: ORDER BY rank would count them twice, once to sort and once to
+   read the rank back.)
 7. Snippets are FTS5 snippets of the section text, at most 30 tokens, with the
    meaningful query words marked `**like this**`. A section's URL is the page
    URL plus `#` and the id that the rendered page gives its heading.
@@ -95,7 +100,6 @@ from __future__ import annotations
 import dataclasses
 import re
 import sqlite3
-import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -170,6 +174,9 @@ class QueryPlan:
     words: list[str] = field(default_factory=list)  # the meaningful words
     verbatim: list[str] = field(default_factory=list)  # exact spellings to look for, case-sensitive
     cjk: bool = False  # whether the query holds CJK text (one token a character: longer snippets)
+    alternatives: list[str] = field(default_factory=list)  # what the relaxed form ORs, unscoped
+    counted: dict[str, int] = field(default_factory=dict)  # sections holding some of them, as far as counted
+    scope: str = "all"
 
 
 def phrase(words: list[str] | tuple[str, ...]) -> str:
@@ -222,7 +229,10 @@ def plan_query(conn: sqlite3.Connection, query: str, scope: str) -> QueryPlan:
     # Words in a large share of all sections (`fastapi` on the FastAPI docs) add next to nothing to BM25
     # (their IDF is near 0) but make the relaxed form rank thousands of rows: leave them out of it.
     common = max(COMMON_MINIMUM, int(COMMON_SHARE * section_count(conn)))
-    frequencies = {word: document_frequency(conn, phrase([word]), common + 1) for word in unique}
+    # One word is never left out: whether any section holds it is all there is to know (the prefix below),
+    # and counting a common one reads ~15 ms of its matches on a 100,000-page site.
+    counted = common + 1 if len(unique) > 1 else 1
+    frequencies = {word: document_frequency(conn, phrase([word]), counted) for word in unique}
     rare = [word for word in unique if frequencies[word] <= common] or unique
     alternatives = [phrase([word]) for word in rare]
     last = unique[-1] if unique else ""
@@ -239,6 +249,9 @@ def plan_query(conn: sqlite3.Connection, query: str, scope: str) -> QueryPlan:
         words=rare + [character for run in cjk_runs for character in run],
         verbatim=list(dict.fromkeys(verbatim)),
         cjk=bool(cjk_runs),
+        alternatives=list(dict.fromkeys(alternatives)),
+        counted={phrase([word]): frequencies[word] for word in unique if frequencies[word] < counted},
+        scope=scope,
     )
 
 
@@ -288,33 +301,68 @@ def search(
             match, within = plan.relaxed, plan.strict
     per_page = max(sections_per_page, 1 + OTHER_SECTIONS)
     count = max(CANDIDATE_SECTIONS, limit * per_page)  # enough for `limit` pages, if there are as many
-    match, first_rowid = bounded(conn, match, count)
+    match, first_rowid = bounded(conn, match, count, plan)
     sections = _candidate_sections(conn, match, within, base, plan, filters.scope, count, per_page, first_rowid)
     pages = sorted(_pages(sections).values(), key=lambda page: (-page["score"], page["path"]))[:limit]
     return [_page_result(page, sections_per_page) for page in pages]
 
 
-def bounded(conn: sqlite3.Connection, match: str, enough: int) -> tuple[str, int | None]:
+def bounded(conn: sqlite3.Connection, match: str, enough: int, plan: QueryPlan | None = None) -> tuple[str, int | None]:
     """`match`, or a narrower reading of it, that BM25 can rank in bounded time, and the first rowid to rank
     (None: all of them).
 
-    Above RANKED_SECTIONS matching sections: the sections that hold its words in their title or headings, when
-    they are at least `enough` and at most RANKED_SECTIONS; the expression stays ANDed in whole, so that
-    snippets still mark its words in the body. Else the RANKED_SECTIONS indexed last of those sections when
-    they are more, or of `match` when they are fewer.
+    Above RANKED_SECTIONS matching sections, the first of these that holds at least `enough` and at most
+    RANKED_SECTIONS sections: for the relaxed form, the sections holding its rarest alternatives (`rarest`);
+    the sections that hold its words in their title or headings. The expression stays ANDed in whole, so that
+    every word still scores and snippets still mark its words in the body. Else the RANKED_SECTIONS indexed
+    last of the title and heading reading when it has more, or of `match` when it has fewer.
     """
     if document_frequency(conn, match, RANKED_SECTIONS + 1) <= RANKED_SECTIONS:
         return match, None
+    if plan is not None and match == plan.relaxed and len(plan.alternatives) > 1:
+        rare = rarest(conn, plan.alternatives, enough, plan.counted)
+        if rare is not None:
+            return f"({match}) AND ({scoped(rare, plan.scope)})", None
     narrower = f"({match}) AND ({{{NARROWER_COLUMNS}}} : ({match}))"
-    found = document_frequency(conn, narrower, RANKED_SECTIONS + 1)
+    # The same sections as `narrower`, read once instead of twice, unless a NOT makes the column filter
+    # keep sections that the whole expression leaves out.
+    counted = narrower if "NOT" in match else f"{{{NARROWER_COLUMNS}}} : ({match})"
+    found = document_frequency(conn, counted, RANKED_SECTIONS + 1)
     if enough <= found <= RANKED_SECTIONS:
         return narrower, None
-    widest = narrower if found > RANKED_SECTIONS else match
+    widest, counted = (narrower, counted) if found > RANKED_SECTIONS else (match, match)
     row = conn.execute(
         "SELECT rowid FROM sections_fts WHERE sections_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-        [widest, RANKED_SECTIONS - 1],
+        [counted, RANKED_SECTIONS - 1],
     ).fetchone()
     return widest, row[0]
+
+
+def rarest(
+    conn: sqlite3.Connection, alternatives: list[str], enough: int, counted: dict[str, int] | None = None
+) -> str | None:
+    """The rarest of the relaxed form's alternatives ORed, as many as hold at most RANKED_SECTIONS sections in
+    all and at least `enough`; None when there are none such, or when that would be all of them.
+
+    They weigh most in BM25 (the rarer a word, the higher its IDF), so the best sections of an OR of several
+    words are mostly among those holding its rarest ones, as a question's best sections hold its key word.
+    """
+    known = counted or {}
+    enough_counted = RANKED_SECTIONS + 1
+    frequencies = sorted(
+        (min(known[term], enough_counted) if term in known else document_frequency(conn, term, enough_counted), term)
+        for term in alternatives
+    )
+    chosen: list[str] = []
+    total = 0
+    for sections, term in frequencies:
+        if total + sections > RANKED_SECTIONS:
+            break
+        chosen.append(term)
+        total += sections
+    if total < enough or len(chosen) == len(alternatives):
+        return None
+    return " OR ".join(chosen)
 
 
 def without_repeated_text(conn: sqlite3.Connection, base: Compiled) -> Compiled:
@@ -356,56 +404,45 @@ def _candidate_sections(
 ) -> list[dict[str, Any]]:
     """The `count` sections that BM25 ranks best for `match` (among those `within` matches, from
     `first_rowid` on), at most `per_page` of each page, rescored."""
-    weights = ", ".join(str(weight) for weight in COLUMN_WEIGHTS)
+    scores = _best_sections(conn, match, within, base, count, per_page, first_rowid)
+    if not scores:
+        return []
+    # highlight(), snippet() and instr() load whole rows: only for the rows kept. A scan of the matches between
+    # the first and the last of them finds them (`+` keeps SQLite from handing the list to FTS5, which would
+    # start the whole expression again for each rowid: ~0.2 ms each, more on the whole than the scan).
     columns = _VERBATIM_COLUMNS[scope]
     verbatim = "".join(
         f", ({' OR '.join(f'instr(s.{column}, ?)' for column in columns)}) > 0" for _ in plan.verbatim
     )
-    inside = "s.id IN (SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?)" if within else "1"
-    # ORDER BY rank lets FTS5 hand rows over best first, so highlight(), snippet() and instr(),
-    # which load whole rows, run only for the rows returned, not for every match. And since rows come
-    # best first, counting them per page keeps the best `per_page` of each: a page with hundreds of
-    # matching sections (release notes) cannot fill the candidates alone.
-    sql = (
-        "SELECT s.id, s.document_id, s.position, s.heading, s.anchor, length(s.body), d.path, d.title, d.url,"
-        " -rank, highlight(sections_fts, 1, char(1), char(2)), highlight(sections_fts, 2, char(1), char(2)),"
-        f" snippet(sections_fts, 4, '**', '**', '…', {CJK_SNIPPET_TOKENS if plan.cjk else SNIPPET_TOKENS}){verbatim}"
-        " FROM sections_fts JOIN sections s ON s.id = sections_fts.rowid JOIN documents d ON d.id = s.document_id"
-        f" WHERE sections_fts MATCH ? AND rank MATCH 'bm25({weights})'"
-        f"{' AND sections_fts.rowid >= ?' if first_rowid is not None else ''} AND {base.where}"
-        f" AND CASE WHEN {inside} THEN {_KEEP}(s.document_id) ELSE 0 END ORDER BY rank LIMIT ?"
-    )
-    params = [
-        *(spelling for spelling in plan.verbatim for _ in columns),
-        match,
-        *([first_rowid] if first_rowid is not None else []),
-        *base.params,
-        *([within] if within else []),
-        count,
-    ]
-    _kept.per_page, _kept.seen = per_page, {}
-    try:
-        rows = conn.execute(sql, params).fetchall()
-    except sqlite3.OperationalError as error:
-        if _KEEP not in str(error):
-            raise
-        # Registered once per connection: registering again would expire its prepared statements.
-        conn.create_function(_KEEP, 1, _keep)
-        rows = conn.execute(sql, params).fetchall()
+    details = []
+    for ids in _batches(sorted(scores)):
+        details += conn.execute(
+            "SELECT s.id, s.document_id, s.position, s.heading, s.anchor, length(s.body), d.path, d.title, d.url,"
+            " highlight(sections_fts, 1, char(1), char(2)), highlight(sections_fts, 2, char(1), char(2)),"
+            f" snippet(sections_fts, 4, '**', '**', '…', {CJK_SNIPPET_TOKENS if plan.cjk else SNIPPET_TOKENS})"
+            f"{verbatim} FROM sections_fts JOIN sections s ON s.id = sections_fts.rowid"
+            " JOIN documents d ON d.id = s.document_id"
+            " WHERE sections_fts MATCH ? AND sections_fts.rowid BETWEEN ? AND ?"
+            f" AND +sections_fts.rowid IN ({', '.join('?' * len(ids))})",
+            [*(spelling for spelling in plan.verbatim for _ in columns), match, ids[0], ids[-1], *ids],
+        ).fetchall()
+    order = {section_id: index for index, section_id in enumerate(scores)}
+    rows = sorted(details, key=lambda row: order[row[0]])
     wanted = max(1, len(plan.words))
     query_words = frozenset(word.casefold() for word in plan.words)
     title_fits: dict[str, float] = {}  # every section of a page has the same title
     # An exact spelling that nearly every candidate holds (a product name such as `FastAPI`) tells
     # them apart no better than its stem: weigh each spelling by the share of candidates that lack it.
     spellings = len(plan.verbatim)
-    rarity = [1 - sum(row[13 + index] for row in rows) / len(rows) for index in range(spellings)] if rows else []
+    rarity = [1 - sum(row[12 + index] for row in rows) / len(rows) for index in range(spellings)] if rows else []
     sections = []
     for row in rows:
-        _section_id, document_id, position, heading, anchor, characters, path, title, url, score = row[:10]
-        marked_title, marked_trail, snippet = row[10:13]
+        section_id, document_id, position, heading, anchor, characters, path, title, url = row[:9]
+        marked_title, marked_trail, snippet = row[9:12]
+        score = -scores[section_id]
         score *= STUB_FLOOR + (1 - STUB_FLOOR) * min(1.0, characters / STUB_CHARACTERS)
         if spellings:
-            held = sum(weight for weight, hit in zip(rarity, row[13:], strict=True) if hit)
+            held = sum(weight for weight, hit in zip(rarity, row[12:], strict=True) if hit)
             score *= 1 + VERBATIM_BOOST * held / spellings
         if marked_title not in title_fits:
             title_fits[marked_title] = fit(marked_title, wanted, query_words)
@@ -427,14 +464,70 @@ def _candidate_sections(
     return sections
 
 
-_KEEP = "vault_mcp_keep_per_page"
-_kept = threading.local()  # the state of the statement running on this thread
+def _best_sections(
+    conn: sqlite3.Connection,
+    match: str,
+    within: str | None,
+    base: Compiled,
+    count: int,
+    per_page: int,
+    first_rowid: int | None,
+) -> dict[int, float]:
+    """The `count` sections that BM25 ranks best, at most `per_page` of each page: section id -> bm25(), best
+    first (FTS5's bm25() is negative).
+
+    BM25 is read once per row in a plain scan, sorted by SQLite. With ORDER BY rank instead, FTS5 ranks the rows
+    in a statement of its own, and reading their rank back counts every section of every phrase a second time
+    for its IDF: half of the statement's time for a common word on a large site.
+    """
+    weights = ", ".join(str(weight) for weight in COLUMN_WEIGHTS)
+    after = " AND sections_fts.rowid >= ?" if first_rowid is not None else ""
+    inside = "s.id IN (SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?)" if within else "1"
+    params = [match, *([first_rowid] if first_rowid is not None else []), *base.params, *([within] if within else [])]
+    rows = count * per_page  # the best sections of all: enough unless a few pages hold most of them
+    if base.where == "1" and within is None:
+        ranked = conn.execute(
+            f"SELECT rowid, bm25(sections_fts, {weights}) AS score FROM sections_fts WHERE sections_fts MATCH ?"
+            f"{after} ORDER BY score, rowid LIMIT ?",
+            [*params, rows],
+        ).fetchall()
+    else:
+        ranked = conn.execute(
+            f"SELECT s.id, bm25(sections_fts, {weights}) AS score FROM sections_fts"
+            " JOIN sections s ON s.id = sections_fts.rowid JOIN documents d ON d.id = s.document_id"
+            f" WHERE sections_fts MATCH ?{after} AND {base.where} AND {inside} ORDER BY score, s.id LIMIT ?",
+            [*params, rows],
+        ).fetchall()
+    pages: dict[int, int] = {}
+    for ids in _batches([section_id for section_id, _ in ranked]):
+        listed = ", ".join("?" * len(ids))
+        pages.update(conn.execute(f"SELECT id, document_id FROM sections WHERE id IN ({listed})", ids))
+    kept: dict[int, float] = {}
+    seen: dict[int, int] = {}
+    for section_id, score in ranked:
+        page = pages[section_id]
+        seen[page] = seen.get(page, 0) + 1
+        if seen[page] <= per_page:
+            kept[section_id] = score
+            if len(kept) == count:
+                return kept
+    if len(ranked) < rows:
+        return kept
+    # A few pages hold most of the best sections (release notes): each page's best, counted by a window.
+    ranked = conn.execute(
+        "SELECT id, score FROM (SELECT id, score, row_number() OVER (PARTITION BY document_id ORDER BY score, id)"
+        f" AS nth FROM (SELECT s.id AS id, s.document_id AS document_id, bm25(sections_fts, {weights}) AS score"
+        " FROM sections_fts JOIN sections s ON s.id = sections_fts.rowid JOIN documents d ON d.id = s.document_id"
+        f" WHERE sections_fts MATCH ?{after} AND {base.where} AND {inside})) WHERE nth <= ? ORDER BY score, id"
+        " LIMIT ?",
+        [*params, per_page, count],
+    ).fetchall()
+    return dict(ranked)
 
 
-def _keep(document_id: int) -> bool:
-    seen = _kept.seen
-    seen[document_id] = seen.get(document_id, 0) + 1
-    return seen[document_id] <= _kept.per_page
+def _batches(ids: list[int], size: int = 500) -> list[list[int]]:
+    """`ids` in lists short enough to bind: SQLite before 3.32 takes at most 999 parameters a statement."""
+    return [ids[start : start + size] for start in range(0, len(ids), size)]
 
 
 def last_heading(trail: str) -> str:
