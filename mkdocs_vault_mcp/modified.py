@@ -325,26 +325,33 @@ def _read_commits(commits_file: Path, key: list) -> tuple[bytes, dict[bytes, _Co
         stored = json.loads(commits_file.read_text(encoding="utf-8"))
         if stored.get("key") != key[:3]:
             return None
-        commits = {
-            sha.encode(): _Commit([parent.encode() for parent in parents], author_time,
-                                  {None if parent is None else parent.encode():
-                                   {os.fsencode(path): status.encode() for path, status in changes.items()}
-                                   for parent, changes in diffs},
-                                  author, subject)
-            for sha, parents, author_time, author, subject, diffs in stored["commits"]
-        }
+        commits = {}
+        for sha, parents, *changed in stored["commits"]:
+            if not changed:  # changes nothing in docs_dir: the walks only pass through it
+                commits[sha.encode()] = _Commit([parent.encode() for parent in parents], 0, {})
+                continue
+            author_time, author, subject, diffs = changed
+            commits[sha.encode()] = _Commit(
+                [parent.encode() for parent in parents], author_time,
+                {None if parent is None else parent.encode():
+                 {os.fsencode(path): status.encode() for path, status in changes.items()} for parent, changes in diffs},
+                author, subject)
         return stored["head"].encode(), commits
     except (OSError, ValueError, KeyError, TypeError, AttributeError):  # missing or damaged: read git again
         return None
 
 
 def _write_commits(commits_file: Path, key: list, commits: dict[bytes, _Commit]) -> None:
-    _write_json(commits_file, {"key": key[:3], "head": key[3], "commits": [
-        [sha.decode(), [parent.decode() for parent in commit.parents], commit.author_time, commit.author,
-         commit.subject, [[None if parent is None else parent.decode(),
-                           {os.fsdecode(path): status.decode() for path, status in changes.items()}]
-                          for parent, changes in commit.diffs.items()]]
-        for sha, commit in commits.items()]})
+    rows: list[list] = []
+    for sha, commit in commits.items():
+        row: list = [sha.decode(), [parent.decode() for parent in commit.parents]]
+        if any(commit.diffs.values()):  # most commits change nothing in docs_dir: their graph is all that counts
+            row += [commit.author_time, commit.author, commit.subject,
+                    [[None if parent is None else parent.decode(),
+                      {os.fsdecode(path): status.decode() for path, status in changes.items()}]
+                     for parent, changes in commit.diffs.items()]]
+        rows.append(row)
+    _write_json(commits_file, {"key": key[:3], "head": key[3], "commits": rows})
 
 
 def _write_json(file: Path, data: dict) -> None:
