@@ -26,8 +26,9 @@ import subprocess
 import time
 from pathlib import Path
 
+import mkdocs_vault_mcp
 from mkdocs_vault_mcp.modified import read_git_times
-from report import write_results  # bench/ is on sys.path when a script runs
+from report import command_line, write_results  # bench/ is on sys.path when a script runs
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "bench" / "out" / "git-history-read"
@@ -88,11 +89,17 @@ def main() -> None:
                  for kind in ("cold", "warm", "new commit") for i in (0, 1)]
         lines.append(f"| {name} | {commits} | {' | '.join(cells)} |")
         print(lines[-1], flush=True)
-    lines += ["", f"load average after: {os.getloadavg()[0]:.1f}; medians of {args.runs} runs; CPU: this process "
+    package = Path(mkdocs_vault_mcp.__file__).parent.parent
+    commit = git(package, "rev-parse", "--short", "HEAD").strip()
+    lines += ["", f"timed package: {os.path.relpath(package, REPO)} at commit {commit}",
+              f"load average after: {os.getloadavg()[0]:.1f}; medians of {args.runs} runs; CPU: this process "
               "and its git children"]
     text = "\n".join(lines) + "\n"
     print(text, end="")
-    write_results(args.name, text)
+    command = command_line()
+    if os.environ.get("PYTHONPATH"):
+        command = f"PYTHONPATH={os.environ['PYTHONPATH']} {command}"
+    write_results(args.name, text, command)
 
 
 if __name__ == "__main__":
