@@ -93,6 +93,14 @@ def describe(folder: Path) -> str:
     return f"{git('rev-parse', '--short=10', 'HEAD')} ({git('rev-list', '--count', 'HEAD')} commits)"
 
 
+def plugin_package(mkdocs: Path) -> str:
+    """Which copy of the plugin the builds import (PYTHONPATH may choose another than the venv's), at which commit."""
+    where = "import mkdocs_vault_mcp; print(mkdocs_vault_mcp.__file__)"
+    done = subprocess.run([str(mkdocs.with_name("python")), "-c", where], capture_output=True, text=True, cwd="/")
+    folder = Path(done.stdout.strip()).parent.parent
+    return f"{os.path.relpath(folder, REPO)} at {describe(folder).split()[0]}"
+
+
 Samples = dict[str, list[tuple[float, float, float | None]]]  # build's results by kind, one a round
 
 
@@ -156,7 +164,8 @@ def main() -> None:
             f"| {plugin(samples, 'vault-cold')} | {plugin(samples, 'vault-warm')} |")
         vault.unlink()
         print(lines[-1], flush=True)
-    lines += ["", f"sites: {'; '.join(origins)}; built with {os.path.relpath(mkdocs, REPO)}"]
+    built = f"built with {os.path.relpath(mkdocs, REPO)}, plugin {plugin_package(mkdocs)}"
+    lines += ["", f"sites: {'; '.join(origins)}; {built}"]
     lines += ["", f"load average after: {os.getloadavg()[0]:.1f}; medians of {args.runs} rounds; ratios to the same "
               "round's build without vault-mcp; plugin: its own seconds (closing log line), and as a share of the "
               "median build without it"]
