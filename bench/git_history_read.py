@@ -10,9 +10,11 @@ bench/out/git-history-read/ (so a commit can be made there), then `read_git_time
 - `new commit`: one commit editing one page after the kept read: only the new commit is listed, the kept
   commits serve for the rest (before this, the whole log again: the `cold` figure)
 
-Medians over the runs of wall and CPU seconds (this process and its git children), and the number of commits
-the repository holds. Writes bench/results/git_history_read.txt (`--name`: another name). With
-PYTHONPATH=<a checkout of another commit> it times that commit's package instead.
+Medians over the runs of wall and CPU seconds (this process and its git children), the number of commits
+the repository holds, its files under docs_dir and how many of them have fewer commits than a page's history
+keeps (HISTORY_LENGTH): for those the walk must go on to the first commit, whatever it found before.
+Writes bench/results/git_history_read.txt (`--name`: another name). With PYTHONPATH=<a checkout of another
+commit> it times that commit's package instead.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import time
 from pathlib import Path
 
 import mkdocs_vault_mcp
-from mkdocs_vault_mcp.modified import read_git_times
+from mkdocs_vault_mcp.modified import HISTORY_LENGTH, read_git_times
 from report import command_line, write_results  # bench/ is on sys.path when a script runs
 
 REPO = Path(__file__).resolve().parent.parent
@@ -58,8 +60,9 @@ def main() -> None:
     parser.add_argument("--name", default="git_history_read", help="the results file's name")
     args = parser.parse_args()
     lines = [f"load average before: {os.getloadavg()[0]:.1f}", "",
-             "| site | commits | cold wall | cold CPU | warm wall | warm CPU | new commit wall | new commit CPU |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "| site | commits | files | fewer than 10 | cold wall | cold CPU | warm wall | warm CPU | new commit wall "
+             "| new commit CPU |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for spec in args.site:
         name, _, path = spec.partition("=")
         docs = Path(path).resolve()
@@ -87,7 +90,10 @@ def main() -> None:
         commits = git(copy, "rev-list", "--count", "HEAD").strip()
         cells = [f"{statistics.median(s[i] for s in samples[kind]):.3f} s"
                  for kind in ("cold", "warm", "new commit") for i in (0, 1)]
-        lines.append(f"| {name} | {commits} | {' | '.join(cells)} |")
+        times = read_git_times(str(copy_docs))
+        assert times is not None
+        short = sum(len(commits) < HISTORY_LENGTH for commits in times.history.values())
+        lines.append(f"| {name} | {commits} | {len(times.history)} | {short} | {' | '.join(cells)} |")
         print(lines[-1], flush=True)
     package = Path(mkdocs_vault_mcp.__file__).parent.parent
     commit = git(package, "rev-parse", "--short", "HEAD").strip()
