@@ -135,7 +135,7 @@ def main() -> None:
         config = Path(path).resolve()
         vault = with_vault(config)
         cache = config.parent / ".cache" / "plugin" / "vault-mcp"
-        out = REPO / "bench" / "out" / "small-sites" / name
+        out = REPO / "bench" / "out" / "small-sites" / args.name / name  # runs of other names may build meanwhile
         samples: Samples = {"none": [], "vault-cold": [], "vault-warm": []}
         env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
         if name in args.on_path:
