@@ -107,7 +107,8 @@ def _author(meta: bytes) -> tuple[str, int | None]:
     """The raw header's author name and time. Its own line comes first (a signature's or a merged tag's lines
     start with a space), so the expressions look at that line alone; the whole header only if it is odd."""
     start = meta.find(b"\nauthor ") + 1
-    line = meta[start:meta.find(b"\n", start) % (len(meta) + 1)] if start else b""
+    end = meta.find(b"\n", start)
+    line = meta[start:end if end >= 0 else None] if start else b""
     author = _AUTHOR.match(line) or _AUTHOR.search(meta)
     author_time = _AUTHOR_TIME.match(line) or _AUTHOR_TIME.search(meta)
     return (author[1].decode("utf-8", "replace") if author else "",
@@ -255,7 +256,7 @@ def _history(docs_dir: str, prefix: bytes, git_dir: bytes, index: bytes, head: b
         if stored is not None:
             _remembered[cache_file] = (key, *stored)
             return stored
-    commits = _caught_up(docs_dir, key, head, _commits_file(cache_file)) if cache_file and key else None
+    commits, kept = _caught_up(docs_dir, key, head, _commits_file(cache_file)) if cache_file and key else (None, False)
     if commits is None:
         commits = _parse_log(_git(_LOG_ARGS, docs_dir))
     times = _last_change_per_path(commits)
@@ -263,7 +264,8 @@ def _history(docs_dir: str, prefix: bytes, git_dir: bytes, index: bytes, head: b
     if key is not None and cache_file is not None:  # key: only with a cache file
         _remembered[cache_file] = (key, times, history)
         _write_cache(cache_file, key, times, history)
-        _write_commits(_commits_file(cache_file), key, commits)
+        if not kept:
+            _write_commits(_commits_file(cache_file), key, commits)
     return times, history
 
 
@@ -272,33 +274,36 @@ def _commits_file(cache_file: Path) -> Path:
     return cache_file.with_name(cache_file.stem + "-commits.json")
 
 
-def _caught_up(docs_dir: str, key: list, head: bytes, commits_file: Path) -> dict[bytes, _Commit] | None:
-    """The whole log's commits from the kept ones and those made since, or None when the log must be read whole.
+def _caught_up(docs_dir: str, key: list, head: bytes,
+               commits_file: Path) -> tuple[dict[bytes, _Commit] | None, bool]:
+    """The whole log's commits from the kept ones and those made since (None when the log must be read whole),
+    and whether they are the kept ones as they were.
 
     Only when every new commit has one parent, in a single line from the kept HEAD to the new one (the edit,
     commit, build loop): the whole log is then exactly the new commits followed by the kept log, in the same
-    order, so the walks over it give what a whole read would, in time that grows with the new commits only.
-    A merge, a HEAD moved back or to another branch, a rewritten history: the whole log is read again."""
-    kept = _read_commits(commits_file, key)
-    if kept is None:
-        return None
-    kept_head, commits = kept
+    order, so the walks over it give what a whole read would. git lists the new commits only; the kept ones
+    are read from the file and walked again, far cheaper than git's pass over them. A merge, a HEAD moved
+    back or to another branch, a rewritten history: the whole log is read again."""
+    stored = _read_commits(commits_file, key)
+    if stored is None:
+        return None, False
+    kept_head, commits = stored
     if kept_head == head:  # only the index changed, and the log does not depend on it
-        return commits
+        return commits, True
     try:
         new = _parse_log(_git([*_LOG_FLAGS, f"--max-count={_CATCH_UP_LIMIT}", head.decode(), "--not",
                                kept_head.decode(), "--", "."], docs_dir))
     except (OSError, subprocess.SubprocessError, ValueError, LookupError, StopIteration) as error:
         log.debug("vault-mcp: reading the whole git history again: %s", error)  # e.g. the kept HEAD is gone
-        return None
+        return None, False
     child = kept_head
     for sha, commit in reversed(new.items()):  # oldest first
         if commit.parents != [child]:
-            return None
+            return None, False
         child = sha
     if child != head:  # more new commits than the limit, or HEAD is an ancestor of the kept one
-        return None
-    return new | commits  # the new commits first, as the whole log lists them
+        return None, False
+    return new | commits, False  # the new commits first, as the whole log lists them
 
 
 def _read_cache(cache_file: Path, key: list) -> tuple[dict[bytes, int], dict[bytes, list]] | None:

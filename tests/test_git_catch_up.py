@@ -150,3 +150,19 @@ def test_more_new_commits_than_the_limit_read_the_whole_history(tmp_path, monkey
             repo.commit(T0 + 10 + n, ("docs/b.md", f"{n}\n"))
 
     whole_reads_after(tmp_path, monkeypatch, three_commits)
+
+
+def test_the_index_alone_changed_walks_the_kept_commits_without_git_log(tmp_path, monkeypatch):
+    repo = Repo(tmp_path / "repo")
+    repo.commit(T0 + 1, ("docs/a.md", "1\n"))
+    docs = repo.root / "docs"
+    cache = tmp_path / "cache" / "git-history.json"
+    read_git_times(str(docs), cache)
+    kept = cache.with_name("git-history-commits.json")
+    written = kept.read_bytes(), kept.stat().st_mtime_ns
+    repo.write("docs/b.md", "staged\n")
+    repo.git("add", "docs/b.md")
+    calls = count_subprocess_runs(monkeypatch)
+    times = read_git_times(str(docs), cache)
+    assert not logs(calls) and (kept.read_bytes(), kept.stat().st_mtime_ns) == written  # not written again
+    assert times == read_git_times(str(docs)) and times is not None and times.dirty == {"b.md"}
