@@ -1,10 +1,16 @@
 """What vault-mcp adds to `mkdocs build` of small real sites, each with its own configuration (issue 11: <= 5%).
 
-    .venv/bin/python bench/small_sites.py --site NAME=PATH/mkdocs.yml [--site ...] [--runs 3]
+    .venv/bin/python bench/small_sites.py --site NAME=PATH/mkdocs.yml [--site ...] [--runs 3] \
+        [--venv bench/out/sites-venv] [--on-path NAME] [--name small_sites]
 
 PATH is a local copy of the site's repository (a `git clone` under bench/out/ of a mirror got with the
 `fetch` tool, so its git history is there: the plugin reads it), whose mkdocs.yml builds as it is with the
-packages of this venv. Per site, round robin, each a fresh `mkdocs build` subprocess into a fresh site_dir:
+packages of `--venv` (default: the project's .venv). The sites' own requirements (mkdocstrings, mkautodoc and
+the package it documents, redirects, ...) are not the project's: they go in a bench-only venv under bench/out/
+with this project installed in it too (`pip install -e .`). `--on-path NAME` puts that site's folder on
+PYTHONPATH, as the `python -m mkdocs build` its project runs from there would (pymdown-extensions' docs
+import `tools.*`). Each site's commit and commit count are listed under the table. Per site, round robin, each
+a fresh `mkdocs build` subprocess into a fresh site_dir:
 
 - `none`: the site's own mkdocs.yml (its own plugins, without vault-mcp)
 - `vault-cold`: the same with vault-mcp added to its plugins (a file beside it that INHERITs it), the plugin's
@@ -13,7 +19,8 @@ packages of this venv. Per site, round robin, each a fresh `mkdocs build` subpro
 
 Reported per site: median wall and CPU seconds (user + system, all threads) and their ratio to the same
 round's `none` build, and the plugin's own seconds from its closing log line. One untimed build of each
-configuration comes first. Writes bench/results/small_sites.txt.
+configuration comes first. Writes bench/results/small_sites.txt (`--name`: another name, such as a
+baseline's).
 """
 
 from __future__ import annotations
@@ -34,7 +41,6 @@ import yaml
 from report import write_results  # bench/ is on sys.path when a script runs
 
 REPO = Path(__file__).resolve().parent.parent
-MKDOCS = REPO / ".venv" / "bin" / "mkdocs"
 PLUGIN_LINE = re.compile(r"vault-mcp: Indexed .* in ([\d.]+) seconds")
 
 
@@ -61,13 +67,13 @@ class BuildFailed(Exception):
     """A site that does not build with this venv's packages: reported in its row, the others still measured."""
 
 
-def build(config: Path, site_dir: Path) -> tuple[float, float, float | None]:
+def build(mkdocs: Path, config: Path, site_dir: Path, env: dict[str, str]) -> tuple[float, float, float | None]:
     """(wall seconds, CPU seconds, the plugin's own seconds or None) of one build; a failed build stops here."""
     shutil.rmtree(site_dir, ignore_errors=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run([str(MKDOCS), "build", "-f", str(config), "-d", str(site_dir)], cwd=config.parent,
-                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, capture_output=True, text=True)
+    done = subprocess.run([str(mkdocs), "build", "-f", str(config), "-d", str(site_dir)], cwd=config.parent,
+                          env=env, capture_output=True, text=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
@@ -76,6 +82,23 @@ def build(config: Path, site_dir: Path) -> tuple[float, float, float | None]:
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     plugin = PLUGIN_LINE.search(done.stderr)
     return wall, cpu, float(plugin.group(1)) if plugin else None
+
+
+def describe(folder: Path) -> str:
+    """The commit a site's copy has checked out and how many commits its history holds (what git reads)."""
+    def git(*arguments: str) -> str:
+        done = subprocess.run(["git", "-C", str(folder), *arguments], capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else "?"
+
+    return f"{git('rev-parse', '--short=10', 'HEAD')} ({git('rev-list', '--count', 'HEAD')} commits)"
+
+
+def plugin_package(mkdocs: Path) -> str:
+    """Which copy of the plugin the builds import (PYTHONPATH may choose another than the venv's), at which commit."""
+    where = "import mkdocs_vault_mcp; print(mkdocs_vault_mcp.__file__)"
+    done = subprocess.run([str(mkdocs.with_name("python")), "-c", where], capture_output=True, text=True, cwd="/")
+    folder = Path(done.stdout.strip()).parent.parent
+    return f"{os.path.relpath(folder, REPO)} at {describe(folder).split()[0]}"
 
 
 Samples = dict[str, list[tuple[float, float, float | None]]]  # build's results by kind, one a round
@@ -97,7 +120,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--site", action="append", required=True, help="NAME=PATH/mkdocs.yml")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--venv", type=Path, default=REPO / ".venv", help="the venv whose mkdocs builds the sites")
+    parser.add_argument("--on-path", action="append", default=[], metavar="NAME",
+                        help="put this site's folder on PYTHONPATH")
+    parser.add_argument("--name", default="small_sites", help="the results file's name")
     args = parser.parse_args()
+    mkdocs = args.venv.resolve() / "bin" / "mkdocs"
+    origins = []
     lines = [f"load average before: {os.getloadavg()[0]:.1f}", "",
              "| site | pages | none wall | cold wall | warm wall | cold CPU | warm CPU | plugin cold | plugin warm |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
@@ -106,14 +135,18 @@ def main() -> None:
         config = Path(path).resolve()
         vault = with_vault(config)
         cache = config.parent / ".cache" / "plugin" / "vault-mcp"
-        out = REPO / "bench" / "out" / "small-sites" / name
+        out = REPO / "bench" / "out" / "small-sites" / args.name / name  # runs of other names may build meanwhile
         samples: Samples = {"none": [], "vault-cold": [], "vault-warm": []}
+        env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
+        if name in args.on_path:
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(config.parent), env.get("PYTHONPATH")]))
+        origins.append(f"{name}: {describe(config.parent)}")
         try:
             for round_number in range(args.runs + 1):  # round 0 is the untimed warm-up
                 for kind in samples:
                     if kind == "vault-cold":
                         shutil.rmtree(cache, ignore_errors=True)
-                    result = build(config if kind == "none" else vault, out / kind)
+                    result = build(mkdocs, config if kind == "none" else vault, out / kind, env)
                     if round_number:
                         samples[kind].append(result)
         except BuildFailed as error:
@@ -131,12 +164,14 @@ def main() -> None:
             f"| {plugin(samples, 'vault-cold')} | {plugin(samples, 'vault-warm')} |")
         vault.unlink()
         print(lines[-1], flush=True)
+    built = f"built with {os.path.relpath(mkdocs, REPO)}, plugin {plugin_package(mkdocs)}"
+    lines += ["", f"sites: {'; '.join(origins)}; {built}"]
     lines += ["", f"load average after: {os.getloadavg()[0]:.1f}; medians of {args.runs} rounds; ratios to the same "
               "round's build without vault-mcp; plugin: its own seconds (closing log line), and as a share of the "
               "median build without it"]
     text = "\n".join(lines) + "\n"
     print(text, end="")
-    write_results("small_sites", text)
+    write_results(args.name, text)
 
 
 if __name__ == "__main__":

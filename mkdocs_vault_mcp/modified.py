@@ -26,11 +26,16 @@ HISTORY_LENGTH = 10  # commits kept per page
 # The whole history in one pass, children always before parents (--topo-order). -m (forced to mean
 # "separate") diffs a merge against each parent in turn, skipping parents it is identical to; a --format
 # cannot say which parent a diff is against, but --pretty=raw writes "commit H P1 P2 (from P2)".
-# The other flags pin down everything user configuration could change in that output.
-_LOG_ARGS = ["-c", "log.diffMerges=separate", "log", "-m", "--topo-order", "--root", "--pretty=raw",
-             "--parents", "--no-abbrev-commit", "--no-decorate", "--no-show-signature", "--no-notes",
-             "--no-color", "--name-status", "--no-renames", "--relative", "-z",
-             "--ignore-missing", "HEAD", "--"]  # --ignore-missing: a repository with no commits yet
+# The pathspec "." (docs_dir) lets git compare only docs_dir's trees, half its work on a long history; with
+# --full-history --sparse every commit is still listed with its own parents (none pruned, none rewritten), so
+# the output is byte for byte the one without it. The other flags pin down everything user configuration
+# could change in that output.
+_LOG_FLAGS = ["-c", "log.diffMerges=separate", "log", "-m", "--topo-order", "--root", "--pretty=raw",
+              "--parents", "--no-abbrev-commit", "--no-decorate", "--no-show-signature", "--no-notes",
+              "--no-color", "--name-status", "--no-renames", "--relative", "-z", "--full-history", "--sparse"]
+_LOG_ARGS = [*_LOG_FLAGS, "--ignore-missing", "HEAD", "--", "."]  # --ignore-missing: no commits yet
+# Past this many new commits since the kept read, reading them all is no cheaper than reading everything.
+_CATCH_UP_LIMIT = 500
 _STATUS_ARGS = ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--", "."]
 
 
@@ -61,6 +66,9 @@ def _git(args: list[str], cwd: str, allowed_status: int = 0) -> bytes:
     return done.stdout
 
 
+_MESSAGE_END = re.compile(rb"\n(?!    )")  # the first line after the message's, each indented by four spaces
+
+
 def _parse_log(output: bytes) -> dict[bytes, _Commit]:
     """Commits of the raw -z log, in output order. Entries look like
     b"commit H P1 P2 (from P1)\\n<raw header>\\n\\n    <message>\\n\\nM", b"path", b"A", b"path", b"",
@@ -71,31 +79,40 @@ def _parse_log(output: bytes) -> dict[bytes, _Commit]:
         if not header:  # the NUL between two entries
             continue
         meta, _, body = header.partition(b"\n\n")
-        words = meta.split(b"\n", 1)[0].split()[1:]
+        words = meta[:meta.find(b"\n")].split()[1:]
         diffed_parent = words.pop()[:-1] if words[-1].endswith(b")") else None
         if diffed_parent is not None:
             words.pop()  # "(from"
         sha, parents = words[0], words[1:]
         commit = commits.get(sha)
         if commit is None:
-            author = _AUTHOR.search(meta)
-            author_time = _AUTHOR_TIME.search(meta)
+            author, author_time = _author(meta)
             if author_time is None:
                 raise ValueError(f"no author time in the log's commit {sha!r}")
             subject = body.partition(b"\n")[0].strip() if body.startswith(b"    ") else b""
-            commit = commits[sha] = _Commit(
-                parents, int(author_time[1]), {},
-                author[1].decode("utf-8", "replace") if author else "", subject.decode("utf-8", "replace"),
-            )
+            commit = commits[sha] = _Commit(parents, author_time, {}, author, subject.decode("utf-8", "replace"))
         # no "(from P)": a commit with at most one parent, or a merge identical to all of its parents
         changes = commit.diffs.setdefault(diffed_parent or (parents[0] if parents else None), {})
-        while body.startswith(b"    "):  # every message line, blank ones too, is indented by four spaces
-            body = body.partition(b"\n")[2]
+        if body.startswith(b"    "):  # every message line, blank ones too, is indented by four spaces
+            end = _MESSAGE_END.search(body)
+            body = body[end.end():] if end else b""
         status = body.removeprefix(b"\n")
         while status:
             changes[next(tokens)] = status
             status = next(tokens, b"")
     return commits
+
+
+def _author(meta: bytes) -> tuple[str, int | None]:
+    """The raw header's author name and time. Its own line comes first (a signature's or a merged tag's lines
+    start with a space), so the expressions look at that line alone; the whole header only if it is odd."""
+    start = meta.find(b"\nauthor ") + 1
+    end = meta.find(b"\n", start)
+    line = meta[start:end if end >= 0 else None] if start else b""
+    author = _AUTHOR.match(line) or _AUTHOR.search(meta)
+    author_time = _AUTHOR_TIME.match(line) or _AUTHOR_TIME.search(meta)
+    return (author[1].decode("utf-8", "replace") if author else "",
+            int(author_time[1]) if author_time else None)
 
 
 def _last_change_per_path(commits: dict[bytes, _Commit]) -> dict[bytes, int]:
@@ -189,7 +206,7 @@ def _history_per_path(commits: dict[bytes, _Commit], paths: set[bytes]) -> dict[
 _WHERE_ARGS = ["rev-parse", "--is-inside-work-tree", "--show-prefix", "--absolute-git-dir", "--git-path", "index",
                "--verify", "-q", "HEAD"]
 # Bump when what the history cache holds changes.
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2
 # The history last read for each cache file in this process (`mkdocs serve` rebuilds): its key, dates, commits.
 _remembered: dict[Path, tuple[list, dict[bytes, int], dict[bytes, list]]] = {}
 
@@ -197,9 +214,10 @@ _remembered: dict[Path, tuple[list, dict[bytes, int], dict[bytes, list]]] = {}
 def read_git_times(docs_dir: str, cache_file: Path | None = None) -> GitTimes | None:
     """None when docs_dir is not inside a git work tree or git is not installed (no exception, no output).
 
-    With `cache_file`, the whole history is read again only when HEAD or the work tree's index changed since
-    the last read kept there (or in this process's memory of it): the log depends on nothing else. Which files
-    have uncommitted changes is asked every time.
+    With `cache_file`, the history is worked out again only when HEAD or the work tree's index changed since
+    the last read kept there (or in this process's memory of it): the log depends on nothing else. Then git
+    lists only the commits made since that read when they lead straight from its HEAD to the new one (see
+    `_caught_up`), else the whole history. Which files have uncommitted changes is asked every time.
     """
     try:
         where = _git(_WHERE_ARGS, docs_dir, allowed_status=1).split(b"\n")
@@ -223,7 +241,7 @@ def read_git_times(docs_dir: str, cache_file: Path | None = None) -> GitTimes | 
 def _history(docs_dir: str, prefix: bytes, git_dir: bytes, index: bytes, head: bytes,
              cache_file: Path | None) -> tuple[dict[bytes, int], dict[bytes, list]]:
     """Each file's last change and last commits: kept ones when HEAD and the index are those of the read
-    `cache_file` keeps, else from one `git log` pass over the whole history."""
+    `cache_file` keeps, else from the log's commits (the kept ones and the new, or one whole pass)."""
     key = None
     if cache_file is not None and head:  # a repository without commits has nothing worth keeping
         try:
@@ -238,13 +256,54 @@ def _history(docs_dir: str, prefix: bytes, git_dir: bytes, index: bytes, head: b
         if stored is not None:
             _remembered[cache_file] = (key, *stored)
             return stored
-    commits = _parse_log(_git(_LOG_ARGS, docs_dir))
+    commits, kept = _caught_up(docs_dir, key, head, _commits_file(cache_file)) if cache_file and key else (None, False)
+    if commits is None:
+        commits = _parse_log(_git(_LOG_ARGS, docs_dir))
     times = _last_change_per_path(commits)
     history = _history_per_path(commits, set(times))
     if key is not None and cache_file is not None:  # key: only with a cache file
         _remembered[cache_file] = (key, times, history)
         _write_cache(cache_file, key, times, history)
+        if not kept:
+            _write_commits(_commits_file(cache_file), key, commits)
     return times, history
+
+
+def _commits_file(cache_file: Path) -> Path:
+    """Where the log's commits are kept beside the dates and histories: read only when HEAD moved."""
+    return cache_file.with_name(cache_file.stem + "-commits.json")
+
+
+def _caught_up(docs_dir: str, key: list, head: bytes,
+               commits_file: Path) -> tuple[dict[bytes, _Commit] | None, bool]:
+    """The whole log's commits from the kept ones and those made since (None when the log must be read whole),
+    and whether they are the kept ones as they were.
+
+    Only when every new commit has one parent, in a single line from the kept HEAD to the new one (the edit,
+    commit, build loop): the whole log is then exactly the new commits followed by the kept log, in the same
+    order, so the walks over it give what a whole read would. git lists the new commits only; the kept ones
+    are read from the file and walked again, far cheaper than git's pass over them. A merge, a HEAD moved
+    back or to another branch, a rewritten history: the whole log is read again."""
+    stored = _read_commits(commits_file, key)
+    if stored is None:
+        return None, False
+    kept_head, commits = stored
+    if kept_head == head:  # only the index changed, and the log does not depend on it
+        return commits, True
+    try:
+        new = _parse_log(_git([*_LOG_FLAGS, f"--max-count={_CATCH_UP_LIMIT}", head.decode(), "--not",
+                               kept_head.decode(), "--", "."], docs_dir))
+    except (OSError, subprocess.SubprocessError, ValueError, LookupError, StopIteration) as error:
+        log.debug("vault-mcp: reading the whole git history again: %s", error)  # e.g. the kept HEAD is gone
+        return None, False
+    child = kept_head
+    for sha, commit in reversed(new.items()):  # oldest first
+        if commit.parents != [child]:
+            return None, False
+        child = sha
+    if child != head:  # more new commits than the limit, or HEAD is an ancestor of the kept one
+        return None, False
+    return new | commits, False  # the new commits first, as the whole log lists them
 
 
 def _read_cache(cache_file: Path, key: list) -> tuple[dict[bytes, int], dict[bytes, list]] | None:
@@ -261,15 +320,54 @@ def _read_cache(cache_file: Path, key: list) -> tuple[dict[bytes, int], dict[byt
 
 
 def _write_cache(cache_file: Path, key: list, times: dict[bytes, int], history: dict[bytes, list]) -> None:
-    data = {"key": key, "times": {os.fsdecode(path): time for path, time in times.items()},
-            "history": {os.fsdecode(path): commits for path, commits in history.items()}}
-    temporary = cache_file.with_name(cache_file.name + ".tmp")
+    _write_json(cache_file, {"key": key, "times": {os.fsdecode(path): time for path, time in times.items()},
+                             "history": {os.fsdecode(path): commits for path, commits in history.items()}})
+
+
+def _read_commits(commits_file: Path, key: list) -> tuple[bytes, dict[bytes, _Commit]] | None:
+    """The kept HEAD and the log's commits at it, when they were read from the same repository and docs_dir."""
     try:
-        cache_file.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-        os.replace(temporary, cache_file)  # a build killed meanwhile leaves the old cache or none, never half
+        stored = json.loads(commits_file.read_text(encoding="utf-8"))
+        if stored.get("key") != key[:3]:
+            return None
+        commits = {}
+        for sha, parents, *changed in stored["commits"]:
+            if not changed:  # changes nothing in docs_dir: the walks only pass through it
+                commits[sha.encode()] = _Commit([parent.encode() for parent in parents], 0, {})
+                continue
+            author_time, author, subject, diffs = changed
+            commits[sha.encode()] = _Commit(
+                [parent.encode() for parent in parents], author_time,
+                {None if parent is None else parent.encode():
+                 {os.fsencode(path): status.encode() for path, status in changes.items()} for parent, changes in diffs},
+                author, subject)
+        return stored["head"].encode(), commits
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):  # missing or damaged: read git again
+        return None
+
+
+def _write_commits(commits_file: Path, key: list, commits: dict[bytes, _Commit]) -> None:
+    rows: list[list] = []
+    for sha, commit in commits.items():
+        row: list = [sha.decode(), [parent.decode() for parent in commit.parents]]
+        if any(commit.diffs.values()):  # most commits change nothing in docs_dir: their graph is all that counts
+            row += [commit.author_time, commit.author, commit.subject,
+                    [[None if parent is None else parent.decode(),
+                      {os.fsdecode(path): status.decode() for path, status in changes.items()}]
+                     for parent, changes in commit.diffs.items()]]
+        rows.append(row)
+    _write_json(commits_file, {"key": key[:3], "head": key[3], "commits": rows})
+
+
+def _write_json(file: Path, data: dict) -> None:
+    temporary = file.with_name(file.name + ".tmp")
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        # ASCII escapes: a path that is not UTF-8 (os.fsdecode's surrogates) goes through JSON and back as it was
+        temporary.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(temporary, file)  # a build killed meanwhile leaves the old cache or none, never half
     except OSError as error:  # a cache only: the next build reads git again
-        log.debug("vault-mcp: could not keep git history in %s: %s", cache_file, error)
+        log.debug("vault-mcp: could not keep git history in %s: %s", file, error)
 
 
 def _meta_instant(value: object) -> datetime | None:
