@@ -162,12 +162,14 @@ def test_calls_on_one_kept_alive_connection_take_no_nagle_delay(small):
 
         def sdk_client(session: Any) -> None:
             session.ok("count_documents")  # the SDK's own client keeps its connection alive too
+            # The SDK's client spends more of each call on its side than the raw one (25-33 ms a call on a machine
+            # running three suites at once); Nagle would still add 40 ms to every one.
             medians = []
             for _ in range(3):
                 medians.append(median_seconds(lambda: session.ok("count_documents", folder="guide")))
-                if medians[-1] < 0.020:
+                if medians[-1] < 0.035:
                     break
-            assert min(medians) < 0.020, medians
+            assert min(medians) < 0.035, medians
 
         with session_with(f"http://127.0.0.1:{port}/mcp") as session:
             sdk_client(session)
