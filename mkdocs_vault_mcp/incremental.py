@@ -28,7 +28,7 @@ from typing import Any
 from mkdocs.structure.pages import Page
 
 from .documents import fingerprint, page_fingerprint
-from .index.writer import PAGES_FOR_A_PROCESS, IndexWriter
+from .index.writer import PAGES_FOR_A_PROCESS, IndexWriter, stored_documents
 from .page_facts import page_source, source_version
 
 
@@ -55,12 +55,16 @@ class IncrementalBuild:
     def __init__(self, path: Path, options_json: str, fields_of: Callable[[Page], dict[str, Any]], *, pages: int,
                  live_readers: bool) -> None:
         """`fields_of`: a page's build_document arguments other than its HTML and fingerprint
-        (page_facts.document_fields); `pages`: how many pages the build may write (a process of its own writes
-        them from PAGES_FOR_A_PROCESS); `live_readers`: IndexWriter's."""
+        (page_facts.document_fields); `pages`: how many pages the build renders; `live_readers`: IndexWriter's.
+
+        A process of its own writes the index when at least PAGES_FOR_A_PROCESS of the pages are not in it yet (a
+        first build, new options): a rebuild that finds its pages indexed would only wait for the process to
+        start."""
         # Asked again at the commit for a page whose content a plugin changed late, rather than kept for every
         # page: the build's own memory grows with the site by a path and a fingerprint a page.
         self.fields_of = fields_of
-        self.writer = IndexWriter(path, options_json, in_process=pages >= PAGES_FOR_A_PROCESS,
+        new_pages = pages - stored_documents(path, options_json) if pages >= PAGES_FOR_A_PROCESS else 0
+        self.writer = IndexWriter(path, options_json, in_process=new_pages >= PAGES_FOR_A_PROCESS,
                                   live_readers=live_readers)
         self.rendered: dict[str, RenderedPage] = {}  # path -> what on_page_content saw
         self.removed = 0

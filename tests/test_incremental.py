@@ -59,11 +59,11 @@ def working_index(site: Site) -> Path:
 
 @pytest.fixture
 def five(request, site, monkeypatch) -> Site:
-    """Five pages, built once. Parametrized indirectly with "process", the index is written by a process of its own
-    (as for a site of PAGES_FOR_A_PROCESS pages or more), else on the writer's thread."""
+    """Five pages, built once. Parametrized indirectly with "process", every build of the test writes the index in a
+    process of its own (as a build with PAGES_FOR_A_PROCESS pages or more to write does), else on a thread."""
     writes = getattr(request, "param", "thread")
     if writes == "process":
-        monkeypatch.setattr(incremental, "PAGES_FOR_A_PROCESS", 1)
+        monkeypatch.setattr(incremental, "PAGES_FOR_A_PROCESS", 0)
     site.write_pages(PAGES)
     site.build()
     assert summary(site) == (5, 10, 5, 0, 0)
@@ -323,7 +323,7 @@ def test_damage_found_only_while_writing_is_repaired_from_the_pages_at_hand(five
 
 
 def test_an_interrupted_build_in_a_writer_process_leaves_the_previous_index(tmp_path, monkeypatch):
-    monkeypatch.setattr(incremental, "PAGES_FOR_A_PROCESS", 1)
+    monkeypatch.setattr(incremental, "PAGES_FOR_A_PROCESS", 0)
     site = Site(tmp_path, {"plugins": ["vault-mcp"], "hooks": ["hook.py"]})
     (tmp_path / "hook.py").write_text(HOOK, encoding="utf-8")
     site.write_pages(PAGES)
@@ -397,8 +397,25 @@ def test_example_site_indexed_by_a_writer_process_holds_the_rows_a_thread_writes
         root = tmp_path / writes
         shutil.copytree(ROOT / "example-site", root, ignore=shutil.ignore_patterns(".cache", "site"))
         if writes == "process":
-            monkeypatch.setattr(incremental, "PAGES_FOR_A_PROCESS", 1)
+            monkeypatch.setattr(incremental, "PAGES_FOR_A_PROCESS", 0)
         Site(root, None).build_in_root()
         built[writes] = rows(root)
     assert built["process"]["documents"] and built["process"]["links"]
     assert built["process"] == built["thread"]
+
+
+def test_a_writer_process_is_started_for_the_pages_a_build_will_write_not_for_those_it_finds_indexed(site,
+                                                                                                   monkeypatch):
+    monkeypatch.setattr(incremental, "PAGES_FOR_A_PROCESS", 5)
+    site.write_pages(PAGES)
+
+    def writes_in_a_process() -> bool:
+        site.build()
+        return any(m.startswith("vault-mcp: writing the index in process") for m in site.messages(logging.DEBUG))
+
+    assert writes_in_a_process()  # five pages to write
+    assert not writes_in_a_process()  # five pages, all indexed
+    site.write("page-5.md", "# Page 5\n")
+    assert not writes_in_a_process()  # one page to write
+    (working_index(site)).unlink()
+    assert writes_in_a_process()  # the working index gone: six pages to write

@@ -44,6 +44,19 @@ QUEUED_DOCUMENTS = 32  # pages waiting for the writer thread, at most
 PAGES_FOR_A_PROCESS = 200
 
 
+def stored_documents(path: Path, options_json: str) -> int:
+    """How many documents the working index at `path` holds for these options: at most that many pages a build
+    will not write again (0 when the index is missing, damaged or written with other options). About 1 ms."""
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as conn:
+            options = conn.execute("SELECT value FROM info WHERE key = 'options'").fetchone()
+            if options != (f"{FORMAT_VERSION}:{options_json}",):
+                return 0
+            return conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
 class WriterStopped(OSError):
     """The writer's process ended before the build did (killed, out of memory)."""
 
