@@ -53,6 +53,7 @@ class Freshness:
         self._accounted_until_ns = 0  # changes up to this wall-clock instant are in a build or seen as events
         self._generation = 0
         self._closed = False
+        self._waiting = 0  # calls inside `wait`
 
     # -- writer side --------------------------------------------------------------------------
 
@@ -93,11 +94,17 @@ class Freshness:
         self._generation += 1
         self._condition.notify_all()
 
-    def close(self) -> None:
-        """The server is stopping: waits, those in progress too, give up at once (and answer stale)."""
+    def close(self, wait_seconds: float = 0.0) -> None:
+        """The server is stopping: waits, those in progress too, give up at once (and answer stale).
+
+        With `wait_seconds`, returns once every call has left its wait (or that long has passed): a server that
+        stopped at once could cut the answer of a call whose thread had not run yet (a busy machine)."""
         with self._condition:
             self._closed = True
             self._condition.notify_all()
+            deadline = time.monotonic() + wait_seconds
+            while self._waiting and (left := deadline - time.monotonic()) > 0:
+                self._condition.wait(left)
 
     # -- reader side --------------------------------------------------------------------------
 
@@ -134,14 +141,19 @@ class Freshness:
         deadline = time.monotonic() + timeout
         self.catch_up_with_saves()
         with self._condition:
-            while True:
-                now = time.monotonic()
-                left = self._pending_seconds(now)
-                if left == 0:
-                    return True
-                if now >= deadline or self._closed:
-                    return False
-                self._condition.wait(min(left, deadline - now))
+            self._waiting += 1
+            try:
+                while True:
+                    now = time.monotonic()
+                    left = self._pending_seconds(now)
+                    if left == 0:
+                        return True
+                    if now >= deadline or self._closed:
+                        return False
+                    self._condition.wait(min(left, deadline - now))
+            finally:
+                self._waiting -= 1
+                self._condition.notify_all()  # `close` may be waiting for this call to leave
 
     def catch_up_with_saves(self) -> bool:
         """A save whose file event has not arrived yet is pending too: ask the files themselves.

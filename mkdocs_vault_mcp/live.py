@@ -165,7 +165,9 @@ class LiveServer:
         if self.log_handler is not None:
             self.log_handler.stopping = True  # open event streams are cut at shutdown, as they must be
         if self.http is not None and self.thread is not None:
-            self.freshness.close()  # a call waiting for a rebuild would hold the shutdown up
+            # A call waiting for a rebuild would hold the shutdown up: it answers stale, and goes out before the
+            # server stops taking answers (uvicorn gives in-flight requests one second).
+            self.freshness.close(wait_seconds=STOP_SECONDS)
             self.http.should_exit = True
             self.thread.join(timeout=STOP_SECONDS)
             if self.thread.is_alive():  # a connection that would not close: drop it

@@ -428,6 +428,23 @@ def test_a_failed_build_ends_the_pending_write():
     assert not freshness.pending
 
 
+def test_closing_returns_once_every_waiting_call_has_left_its_wait_so_its_answer_can_go_out():
+    freshness = Freshness()
+    freshness.change_seen()
+    freshness.build_started()  # a rebuild that will not end before the server stops
+    answers: list[bool] = []
+    waiting = threading.Thread(target=lambda: answers.append(freshness.wait(timeout=30)))
+    waiting.start()
+    while not freshness._waiting:  # the call is inside its wait
+        time.sleep(0.01)
+    started = time.monotonic()
+    freshness.close(wait_seconds=10)
+    assert freshness._waiting == 0, "close returned while a call was still inside its wait"
+    assert time.monotonic() - started < 5  # not the whole wait_seconds
+    waiting.join(timeout=5)
+    assert answers == [False]  # it answers stale
+
+
 def test_a_change_no_build_picks_up_stops_counting_after_the_settle_time():
     freshness = Freshness(settle=0.2)
     freshness.change_seen()
