@@ -168,15 +168,22 @@ PORTS_PER_PYTHON = 3_000
 FIRST_PORT = 20_000 + (sys.version_info[1] % 4) * PORTS_PER_PYTHON
 
 
+_HANDED_OUT: set[int] = set()
+
+
 def free_port() -> int:
-    """A port on 127.0.0.1 that nothing listens on right now, from this Python's own stretch of ports."""
+    """A port on 127.0.0.1 that nothing listens on right now, from this Python's own stretch of ports, and never
+    one handed out before in this run: a test takes two (MkDocs' and the MCP server's) before either is bound."""
     for _ in range(200):
         port = random.randrange(FIRST_PORT, FIRST_PORT + PORTS_PER_PYTHON)
+        if port in _HANDED_OUT:
+            continue
         with socket.socket() as probe:
             try:
                 probe.bind(("127.0.0.1", port))
             except OSError:
                 continue
+            _HANDED_OUT.add(port)
             return port
     raise RuntimeError(f"no free port in {FIRST_PORT}-{FIRST_PORT + PORTS_PER_PYTHON - 1}")
 
