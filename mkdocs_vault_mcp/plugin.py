@@ -170,11 +170,10 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         self.stats_file = None
         if self.state.working_index is not None:
             path = self.state.working_index
-            # `--dirty` renders only the pages changed since the last build: too few to pay for a writer process.
-            pages = 0 if self.dirty else len(files.documentation_pages())
             with self.state.timed(), build_fault(f"open the working index {path}", CACHE_HINT):
                 self.indexing = IncrementalBuild(path, self.state.options_json, functools.partial(self._fields, config),
-                                                 pages=pages, live_readers=self.live is not None)
+                                                 pages=len(files.documentation_pages()),
+                                                 live_readers=self.live is not None)
         if self.config.enabled and self.config.stats_page is not False:
             # Each language of a multilingual site has its own stats page, under its own URL prefix.
             prefix = self.i18n.site_folder if self.i18n else ""

@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any
 
 from ..documents import build_document
 from ..instants import now_micros, to_micros
@@ -244,10 +244,7 @@ class WorkingIndex:
         create_schema(self.conn)
 
     def put(self, arguments: dict[str, Any]) -> None:
-        """Make the page's document (IndexWriter.put's `arguments`, long text as UTF-8 bytes from a process) and
-        insert or replace it."""
-        arguments = {key: value.decode("utf-8", "surrogatepass") if isinstance(value, bytes) else value
-                     for key, value in arguments.items()}
+        """Make the page's document (IndexWriter.put's `arguments`) and insert or replace it."""
         source_file = arguments.pop("source_file", None)
         if source_file is not None:
             # As MkDocs reads it (File.content_string); a file gone or no longer UTF-8 since MkDocs read it leaves
@@ -380,24 +377,27 @@ class WorkingIndex:
                 del self.conn  # a connection while there is one: closed, none until _connect
 
 
-class _Writes(Protocol):
+class _Writes:
     """Runs WorkingIndex's methods, by name, beside the build: `send` without waiting, `call` for the result.
 
     A failed `send` is raised by the next `call`: the earlier failure is the one to report."""
 
-    def send(self, method: str, *args: Any) -> None: ...
+    def send(self, method: str, *args: Any) -> None:
+        raise NotImplementedError
 
-    def call(self, method: str, *args: Any) -> Any: ...
+    def call(self, method: str, *args: Any) -> Any:
+        return self.ask(method, *args)()
 
     def ask(self, method: str, *args: Any) -> Callable[[], Any]:
         """`call` without waiting: the function returned waits for the result. Nothing else is asked before it."""
-        ...
+        raise NotImplementedError
 
     def stop(self) -> None:
         """Roll back what was not committed; wait for the writer to end."""
+        raise NotImplementedError
 
 
-class _ThreadWrites:
+class _ThreadWrites(_Writes):
     def __init__(self, path: Path) -> None:
         self._index = WorkingIndex(path)
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()  # never blocks: `stop` may run while Ctrl-C stops serve
@@ -411,9 +411,6 @@ class _ThreadWrites:
     def send(self, method: str, *args: Any) -> None:
         self._room.acquire()
         self._jobs.put((functools.partial(self._run_queued, getattr(self._index, method), *args), None))
-
-    def call(self, method: str, *args: Any) -> Any:
-        return self.ask(method, *args)()
 
     def ask(self, method: str, *args: Any) -> Callable[[], Any]:
         done: Future = Future()
@@ -466,7 +463,7 @@ def _process_or_thread_writes(path: Path) -> _Writes:
         return _ThreadWrites(path)
 
 
-class _ProcessWrites:
+class _ProcessWrites(_Writes):
     """WorkingIndex in a child process, fed through a pipe: (method, args, whether to answer), pickled.
 
     The pipe bounds what waits, as the thread's queue does: when the child falls behind, `send` waits for room."""
@@ -484,9 +481,6 @@ class _ProcessWrites:
 
     def send(self, method: str, *args: Any) -> None:
         self._write((method, tuple(_long_text_as_bytes(arg) for arg in args), False))
-
-    def call(self, method: str, *args: Any) -> Any:
-        return self.ask(method, *args)()
 
     def ask(self, method: str, *args: Any) -> Callable[[], Any]:
         self._write((method, args, True))
@@ -540,6 +534,14 @@ def _long_text_as_bytes(argument: Any) -> Any:
             for key, value in argument.items()}
 
 
+def _long_text_as_str(argument: Any) -> Any:
+    """The inverse of _long_text_as_bytes, in the writer process."""
+    if not isinstance(argument, dict):
+        return argument
+    return {key: value.decode("utf-8", "surrogatepass") if isinstance(value, bytes) else value
+            for key, value in argument.items()}
+
+
 def serve_writes() -> None:
     """The child of _ProcessWrites: run each request on a WorkingIndex until the input ends, then roll back."""
     # Ctrl-C reaches every process of the terminal: the build stops the writer by closing its input.
@@ -556,6 +558,7 @@ def serve_writes() -> None:
                 method, args, answer = pickle.load(requests)
             except EOFError:
                 return
+            args = tuple(_long_text_as_str(arg) for arg in args)
             try:
                 outcome, value = "done", getattr(index, method)(*args)
             except Exception as error:
