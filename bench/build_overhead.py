@@ -9,10 +9,19 @@ site_dir:
   vault-cold    plugins: [vault-mcp], its cache dir deleted before the run (a first build)
   vault-warm    plugins: [vault-mcp], the cache left by the run before (the steady state of rebuilds)
 
+  none-again    plugins: [] again: with --paired, the method's own noise floor
+
 The baseline is `none`, measured in the same rounds; each configuration's ratio is the median of its
 per-round ratios to `none`. Targets (issue 11): vault-mcp adds at most 3% to a cold build and 1% to a warm one.
 
-    .venv/bin/python bench/build_overhead.py [--runs 3] [--configs none,vault-cold,vault-warm]
+`--paired` runs each configuration at the same time as a `none` build instead of after it, the two pinned
+to different CPUs (swapped every round), and takes the ratio within the pair. On this machine the speed of
+both CPUs drifts by up to a quarter from one minute to the next; builds that run side by side meet the
+same drift, so the ratio keeps only what the configuration adds. A build and everything it starts stay on
+its one CPU: a cold build's writer process then competes with MkDocs for it, so a paired cold figure is
+the plugin's whole CPU cost, an upper bound on what it adds to the wall time of a build on 2 CPUs.
+
+    .venv/bin/python bench/build_overhead.py [--runs 3] [--configs none,vault-cold,vault-warm] [--paired]
 """
 
 from __future__ import annotations
@@ -21,7 +30,6 @@ import argparse
 import hashlib
 import os
 import platform
-import resource
 import shlex
 import shutil
 import statistics
@@ -41,11 +49,13 @@ TARGET_ADDED = {"vault-cold": 0.03, "vault-warm": 0.01}
 
 CONFIGS = {
     "none": "plugins: []",
+    "none-again": "plugins: []",
     "search": "plugins:\n  - search",
     "vault-cold": "plugins:\n  - vault-mcp",
     "vault-warm": "plugins:\n  - vault-mcp",
 }
-CONFIG_FILE = {"none": "none.yml", "search": "search.yml", "vault-cold": "vault.yml", "vault-warm": "vault.yml"}
+CONFIG_FILE = {"none": "none.yml", "none-again": "none.yml", "search": "search.yml", "vault-cold": "vault.yml",
+               "vault-warm": "vault.yml"}
 
 
 def package_snapshot(out: Path) -> tuple[Path, str]:
@@ -105,21 +115,37 @@ def vault_cache(out: Path) -> Path:
 def build(out: Path, config: str, site_dir: Path, env: dict[str, str]) -> tuple[float, float]:
     """(wall seconds, CPU seconds) of one `mkdocs build` subprocess; a failed build stops the benchmark.
 
-    CPU seconds (user + system of the child, all its threads) barely move when other processes compete
-    for the CPUs, so they back up the wall times on a busy machine.
+    CPU seconds (user + system of the child, all its threads and the processes it waited for) move less
+    than wall seconds when other processes compete for the CPUs, so they back up the wall times.
     """
-    shutil.rmtree(site_dir, ignore_errors=True)
-    command = [str(REPO / ".venv" / "bin" / "mkdocs"), "build", "-q", "-f", str(out / CONFIG_FILE[config]),
-               "-d", str(site_dir)]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    done = subprocess.run(command, cwd=out, env=env, capture_output=True, text=True)
-    seconds = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        sys.exit(f"build_overhead: {config} build failed ({done.returncode}):\n{done.stderr[-4000:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return seconds, cpu
+    return build_side_by_side(out, [(config, site_dir, None)], env)[0]
+
+
+def build_side_by_side(out: Path, builds: list[tuple[str, Path, int | None]],
+                       env: dict[str, str]) -> list[tuple[float, float]]:
+    """(wall seconds, CPU seconds) of each (configuration, site_dir, CPU or None) build, all started at once."""
+    mkdocs = str(REPO / ".venv" / "bin" / "mkdocs")
+    running: dict[int, tuple[int, str, Path, float]] = {}
+    for config, site_dir, cpu in builds:
+        shutil.rmtree(site_dir, ignore_errors=True)
+        log = site_dir.with_name(site_dir.name + ".log")
+        command = [mkdocs, "build", "-q", "-f", str(out / CONFIG_FILE[config]), "-d", str(site_dir)]
+        pin = (lambda cpu=cpu: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
+        with log.open("w") as stderr:  # a file, not a pipe: nobody reads while both builds run
+            child = subprocess.Popen(command, cwd=out, env=env, stdout=subprocess.DEVNULL, stderr=stderr,
+                                     preexec_fn=pin)
+        running[child.pid] = (len(running), config, log, time.perf_counter())
+    results: list[tuple[float, float]] = [(0.0, 0.0)] * len(builds)
+    while running:
+        pid, status, usage = os.wait4(-1, 0)
+        if pid not in running:
+            continue
+        index, config, log, start = running.pop(pid)
+        results[index] = (time.perf_counter() - start, usage.ru_utime + usage.ru_stime)
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"build_overhead: {config} build failed ({status}):\n{log.read_text()[-4000:]}")
+        log.unlink()
+    return results
 
 
 def main() -> None:
@@ -127,7 +153,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="timed builds per configuration (default 3)")
     parser.add_argument("--corpus", type=Path, default=CORPUS, help="fastapi-docs folder (holds <lang>/docs)")
     parser.add_argument("--no-warmup", action="store_true", help="skip the untimed first build")
-    parser.add_argument("--configs", default=",".join(CONFIGS),
+    parser.add_argument("--paired", action="store_true",
+                        help="build each configuration beside a `none` build, on the other CPU (see above)")
+    parser.add_argument("--configs", default=",".join(name for name in CONFIGS if name != "none-again"),
                         help=f"the configurations to build, in this order each round (default {','.join(CONFIGS)})")
     args = parser.parse_args()
     if args.runs < 1:
@@ -135,6 +163,8 @@ def main() -> None:
     configs = args.configs.split(",")
     if "none" not in configs or not set(configs) <= set(CONFIGS):
         parser.error(f"--configs must hold none and only these: {', '.join(CONFIGS)}")
+    if args.paired and len(os.sched_getaffinity(0)) < 2:
+        parser.error("--paired needs 2 CPUs")
     command_line = "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(__file__, REPO), *sys.argv[1:]])
 
     OUT.mkdir(parents=True, exist_ok=True)
@@ -157,18 +187,42 @@ def main() -> None:
 
     seconds: dict[str, list[float]] = {name: [] for name in configs}
     cpu: dict[str, list[float]] = {name: [] for name in configs}
+    # Paired: the none build run beside each configuration, its own baseline.
+    baseline_of: dict[str, dict[str, list[float]]] = {"seconds": {name: [] for name in configs},
+                                                      "cpu": {name: [] for name in configs}}
+    cpus = sorted(os.sched_getaffinity(0))[:2]
     for run in range(1, args.runs + 1):
-        for name in configs:
+        for turn, name in enumerate(configs):
             if name == "vault-cold":
                 shutil.rmtree(vault_cache(OUT), ignore_errors=True)
-            wall, used = build(OUT, name, sites / name, env)
+            if not args.paired:
+                wall, used = build(OUT, name, sites / name, env)
+                print(f"round {run}/{args.runs}  {name:<10}  {wall:7.2f} s wall  {used:7.2f} s CPU", flush=True)
+            elif name == "none":
+                continue
+            else:
+                cpu_of_none, cpu_of_config = cpus if (run + turn) % 2 else cpus[::-1]
+                (base_wall, base_used), (wall, used) = build_side_by_side(
+                    OUT, [("none", sites / f"none-beside-{name}", cpu_of_none), (name, sites / name, cpu_of_config)],
+                    env)
+                baseline_of["seconds"][name].append(base_wall)
+                baseline_of["cpu"][name].append(base_used)
+                print(f"round {run}/{args.runs}  {name:<10}  {wall:7.2f} s wall  {used:7.2f} s CPU "
+                      f"(CPU {cpu_of_config})  beside none {base_wall:7.2f} s wall  {base_used:7.2f} s CPU "
+                      f"(CPU {cpu_of_none})", flush=True)
             seconds[name].append(wall)
             cpu[name].append(used)
-            print(f"round {run}/{args.runs}  {name:<10}  {wall:7.2f} s wall  {used:7.2f} s CPU", flush=True)
     shutil.rmtree(sites / "warmup", ignore_errors=True)
+    if args.paired:
+        for kind, samples in (("seconds", seconds), ("cpu", cpu)):
+            samples["none"] = [value for name in configs if name != "none" for value in baseline_of[kind][name]]
 
     def ratio(samples: dict[str, list[float]], name: str) -> float:
-        return statistics.median(r / b for r, b in zip(samples[name], samples["none"], strict=True))
+        if name == "none":
+            return 1.0
+        kind = "seconds" if samples is seconds else "cpu"
+        baseline = baseline_of[kind][name] if args.paired else samples["none"]
+        return statistics.median(r / b for r, b in zip(samples[name], baseline, strict=True))
 
     rows = [["configuration", "median s", "min s", "runs (wall s)", "ratio vs none", "added",
              "CPU median s", "CPU ratio", "CPU added"]]
@@ -196,8 +250,11 @@ def main() -> None:
         " theme mkdocs; every run a fresh `mkdocs build -q` subprocess into a fresh site_dir",
         f"package: source digest {digest} ({state}); builds import a frozen copy of it",
         f"machine: Python {platform.python_version()}, {os.cpu_count()} CPUs, {platform.platform()}",
-        f"rounds: {args.runs} (round robin {' -> '.join(configs)}); ratio = median of "
-        "per-round ratios to none; CPU = user + system seconds of the build process and of its writer process",
+        (f"rounds: {args.runs}, each configuration built at the same time as a none build, the two pinned to "
+         "different CPUs (swapped every round); ratio = median of the pairs' ratios"
+         if args.paired else
+         f"rounds: {args.runs} (round robin {' -> '.join(configs)}); ratio = median of per-round ratios to none")
+        + "; CPU = user + system seconds of the build process and of its writer process",
         "",
         table(rows),
         "",
