@@ -1,0 +1,89 @@
+"""search keeps how many sections match a word for the index version that it counted them on (issue 11, point 5).
+
+A small real index (the package's schema and triggers, rows written as a commit writes them), read by
+`search` itself; which statements SQLite runs is seen through its trace callback.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+
+import pytest
+
+from mkdocs_vault_mcp.index import search as searching
+from mkdocs_vault_mcp.index.filters import Filters
+from mkdocs_vault_mcp.index.schema import create_schema
+
+COUNTING = "SELECT count(*) FROM (SELECT 1 FROM sections_fts"
+
+
+def add_pages(conn: sqlite3.Connection, texts: list[str], built_at: str) -> None:
+    """One commit: a page per text (one section each), and the facts a commit writes."""
+    conn.execute("BEGIN")
+    first = conn.execute("SELECT coalesce(max(id), 0) + 1 FROM documents").fetchone()[0]
+    for number, text in enumerate(texts, start=first):
+        path = f"page-{number}.md"
+        conn.execute(
+            "INSERT INTO documents (id, path, folder, url, title, summary, meta, headings, modified, language)"
+            " VALUES (?, ?, '', ?, ?, '', '{}', '[]', 0, 'en')",
+            [number, path, f"page-{number}/", f"Page {number}"],
+        )
+        conn.execute(
+            "INSERT INTO sections (document_id, position, level, anchor, heading, start, path, title, headings,"
+            " summary, body) VALUES (?, 0, 1, '', ?, 0, ?, ?, '', '', ?)",
+            [number, f"Page {number}", path, f"Page {number}", text],
+        )
+    sections = conn.execute("SELECT count(*) FROM sections").fetchone()[0]
+    conn.executemany(
+        "INSERT OR REPLACE INTO info (key, value) VALUES (?, ?)",
+        [("built_at", built_at), ("section_count", str(sections))],
+    )
+    conn.execute("COMMIT")
+
+
+@pytest.fixture
+def index() -> Iterator[sqlite3.Connection]:
+    searching.forget_counts()
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    create_schema(conn)
+    add_pages(conn, ["routers and dependencies"] * 3 + ["templates"] * 2, built_at="1")
+    yield conn
+    conn.close()
+    searching.forget_counts()
+
+
+def counting_statements(conn: sqlite3.Connection, query: str) -> int:
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    try:
+        searching.search(conn, query, Filters())
+    finally:
+        conn.set_trace_callback(None)
+    return sum(statement.startswith(COUNTING) for statement in statements)
+
+
+def test_a_words_count_is_read_once_per_index_version(index: sqlite3.Connection) -> None:
+    assert counting_statements(index, "routers templates") > 0
+    assert counting_statements(index, "routers templates") == 0
+    assert counting_statements(index, "templates") == 0  # each word's count is kept, not only the query's
+
+
+def test_a_new_commit_counts_again_and_search_weighs_words_by_the_new_counts(index: sqlite3.Connection) -> None:
+    assert searching.document_frequency(index, '"templates"', 100) == 2
+    add_pages(index, ["templates"] * 4, built_at="2")
+    assert searching.document_frequency(index, '"templates"', 100) == 6
+    assert counting_statements(index, "routers templates") > 0
+
+
+def test_a_count_cut_short_is_counted_again_when_more_is_asked(index: sqlite3.Connection) -> None:
+    assert searching.document_frequency(index, '"routers"', 2) == 2
+    assert searching.document_frequency(index, '"routers"', 1) == 1
+    assert searching.document_frequency(index, '"routers"', 100) == 3  # not the 2 it stopped at
+    assert searching.document_frequency(index, '"routers"', 2) == 2
+
+
+def test_an_index_that_does_not_say_its_version_is_counted_every_time(index: sqlite3.Connection) -> None:
+    index.execute("DELETE FROM info WHERE key = 'built_at'")
+    assert counting_statements(index, "routers templates") > 0
+    assert counting_statements(index, "routers templates") > 0
