@@ -85,7 +85,11 @@ Porter stemmer (so `tasks` finds `task`, and `Depends` finds `dependencies`).
    counts, once a statement, every section that holds each word: about 0.05 µs
    a section, which no bound removes. So BM25 is read once per section in a
    plain scan: ORDER BY rank would count them twice, once to sort and once to
-   read the rank back.)
+   read the rank back.) The counts that the relaxed form's cut-off and the
+   bound make (how many sections hold a word: up to 40% of all sections, ~15
+   ms for a common word at 100,000 pages) are kept in memory for the index
+   version they were made on (its commit time and section count): a word is
+   counted once per commit, not once per query.
 7. Snippets are FTS5 snippets of the section text, at most 30 tokens, with the
    meaningful query words marked `**like this**`. A section's URL is the page
    URL plus `#` and the id that the rendered page gives its heading.
@@ -284,7 +288,7 @@ def document_frequency(conn: sqlite3.Connection, expression: str, enough: int) -
 # commit has a new version, and the oldest versions are dropped.
 _COUNTS_BY_VERSION: dict[tuple[str, str], dict[str, tuple[int, int]]] = {}
 KEPT_VERSIONS = 4  # e.g. `mkdocs serve`'s working index, rebuilt while a published index is served
-KEPT_COUNTS = 20_000  # expressions kept per version (~2 MB); past that the version starts afresh
+KEPT_COUNTS = 10_000  # expressions kept per version (a few MB); past that the version starts afresh
 _COUNTS_LOCK = threading.Lock()
 
 
