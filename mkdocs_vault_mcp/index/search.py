@@ -120,7 +120,7 @@ from .filters import (
     literal_words,
     scoped,
 )
-from .schema import FTS_COLUMNS
+from .schema import FTS_COLUMNS, TOKENIZER
 
 # BM25 column weights, in FTS column order: path, title, headings, summary, body.
 COLUMN_WEIGHTS = (2.0, 10.0, 5.0, 1.5, 1.0)
@@ -137,6 +137,9 @@ CJK_SNIPPET_TOKENS = 64  # FTS5's most; a CJK character is a token, so 30 would 
 COMMON_SHARE = 0.4  # a word in more than this share of all sections is left out of the relaxed form ...
 COMMON_MINIMUM = 50  # ... when that is more than this many sections
 RANKED_SECTIONS = 10_000  # sections BM25 ranks for one query, at most (about 3 µs each)
+# Kept sections whose text (every FTS column) is at most this long are marked in memory, not by a scan of the
+# index (about 0.1 µs a character, against ~1.5 µs a match that the scan reads).
+MARKED_IN_MEMORY_CHARACTERS = 50_000
 # The narrower reading of an expression that matches too many sections: its words in these columns. (One
 # reading only: counting the sections of each further one reads every match again, ~10 ms at 100,000 pages.)
 NARROWER_COLUMNS = "title headings"
@@ -465,25 +468,15 @@ def _candidate_sections(
     scores = _best_sections(conn, match, within, base, count, per_page, first_rowid)
     if not scores:
         return []
-    # highlight(), snippet() and instr() load whole rows: only for the rows kept. A scan of the matches between
-    # the first and the last of them finds them (`+` keeps SQLite from handing the list to FTS5, which would
-    # start the whole expression again for each rowid: ~0.2 ms each, more on the whole than the scan).
     columns = _VERBATIM_COLUMNS[scope]
     verbatim = "".join(
         f", ({' OR '.join(f'instr(s.{column}, ?)' for column in columns)}) > 0" for _ in plan.verbatim
     )
-    details = []
-    for ids in _batches(sorted(scores)):
-        details += conn.execute(
-            "SELECT s.id, s.document_id, s.position, s.heading, s.anchor, length(s.body), d.path, d.title, d.url,"
-            " highlight(sections_fts, 1, char(1), char(2)), highlight(sections_fts, 2, char(1), char(2)),"
-            f" snippet(sections_fts, 4, '**', '**', '…', {CJK_SNIPPET_TOKENS if plan.cjk else SNIPPET_TOKENS})"
-            f"{verbatim} FROM sections_fts JOIN sections s ON s.id = sections_fts.rowid"
-            " JOIN documents d ON d.id = s.document_id"
-            " WHERE sections_fts MATCH ? AND sections_fts.rowid BETWEEN ? AND ?"
-            f" AND +sections_fts.rowid IN ({', '.join('?' * len(ids))})",
-            [*(spelling for spelling in plan.verbatim for _ in columns), match, ids[0], ids[-1], *ids],
-        ).fetchall()
+    spellings_bound = [spelling for spelling in plan.verbatim for _ in columns]
+    tokens = CJK_SNIPPET_TOKENS if plan.cjk else SNIPPET_TOKENS
+    details = _marked_in_memory(conn, match, sorted(scores), verbatim, spellings_bound, tokens)
+    if details is None:
+        details = _marked_in_the_index(conn, match, sorted(scores), verbatim, spellings_bound, tokens)
     order = {section_id: index for index, section_id in enumerate(scores)}
     rows = sorted(details, key=lambda row: order[row[0]])
     wanted = max(1, len(plan.words))
@@ -520,6 +513,91 @@ def _candidate_sections(
             }
         )
     return sections
+
+
+def _marked_in_the_index(
+    conn: sqlite3.Connection, match: str, ids: list[int], verbatim: str, spellings: list[str], tokens: int
+) -> list[tuple[Any, ...]]:
+    """The kept sections' fields, title and heading highlights, snippet and exact spellings held, marked by
+    the index's own FTS5 table.
+
+    highlight(), snippet() and instr() load whole rows: only for the rows kept. A scan of the matches between
+    the first and the last of them finds them (`+` keeps SQLite from handing the list to FTS5, which would
+    start the whole expression again for each rowid: ~0.2 ms each, more on the whole than the scan).
+    """
+    details: list[tuple[Any, ...]] = []
+    for batch in _batches(ids):
+        details += conn.execute(
+            "SELECT s.id, s.document_id, s.position, s.heading, s.anchor, length(s.body), d.path, d.title, d.url,"
+            " highlight(sections_fts, 1, char(1), char(2)), highlight(sections_fts, 2, char(1), char(2)),"
+            f" snippet(sections_fts, 4, '**', '**', '…', {tokens})"
+            f"{verbatim} FROM sections_fts JOIN sections s ON s.id = sections_fts.rowid"
+            " JOIN documents d ON d.id = s.document_id"
+            " WHERE sections_fts MATCH ? AND sections_fts.rowid BETWEEN ? AND ?"
+            f" AND +sections_fts.rowid IN ({', '.join('?' * len(batch))})",
+            [*spellings, match, batch[0], batch[-1], *batch],
+        ).fetchall()
+    return details
+
+
+def _marked_in_memory(
+    conn: sqlite3.Connection, match: str, ids: list[int], verbatim: str, spellings: list[str], tokens: int
+) -> list[tuple[Any, ...]] | None:
+    """What `_marked_in_the_index` returns, marked by an in-memory FTS5 table that holds the kept sections
+    alone; None when their text is too long for that to pay.
+
+    highlight() and snippet() depend only on a row's text and the expression's phrases, so a table of the
+    same columns and tokenizer marks them exactly as the index would. On a large site the index's scan between
+    the first and the last kept section reads thousands of matches (~10 ms for a common word at 100,000
+    pages); tokenizing the kept sections again costs about 0.1 µs a character (MARKED_IN_MEMORY_CHARACTERS).
+    """
+    rows: list[tuple[Any, ...]] = []
+    for batch in _batches(ids):
+        rows += conn.execute(
+            "SELECT s.id, s.document_id, s.position, s.heading, s.anchor, length(s.body), d.path, d.title, d.url,"
+            f" s.path, s.title, s.headings, s.summary, s.body{verbatim}"
+            " FROM sections s JOIN documents d ON d.id = s.document_id"
+            f" WHERE s.id IN ({', '.join('?' * len(batch))})",
+            [*spellings, *batch],
+        ).fetchall()
+    if sum(len(text or "") for row in rows for text in row[9:14]) > MARKED_IN_MEMORY_CHARACTERS:
+        return None
+    memory = _memory_table()
+    memory.execute("BEGIN")
+    try:
+        memory.executemany(
+            f"INSERT INTO sections_fts (rowid, {', '.join(FTS_COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?)",
+            [(row[0], *row[9:14]) for row in rows],
+        )
+        marks = {
+            rowid: (marked_title, marked_trail, snippet)
+            for rowid, marked_title, marked_trail, snippet in memory.execute(
+                "SELECT rowid, highlight(sections_fts, 1, char(1), char(2)),"
+                " highlight(sections_fts, 2, char(1), char(2)),"
+                f" snippet(sections_fts, 4, '**', '**', '…', {tokens}) FROM sections_fts WHERE sections_fts MATCH ?",
+                [match],
+            )
+        }
+    finally:
+        memory.execute("ROLLBACK")  # the table is empty again for the next search
+    if len(marks) < len(rows):  # every kept section matches; if one did not here, the index decides
+        return None
+    return [(*row[:9], *marks[row[0]], *row[14:]) for row in rows]
+
+
+_MEMORY = threading.local()  # an SQLite connection is used by the thread that opened it
+
+
+def _memory_table() -> sqlite3.Connection:
+    """This thread's in-memory FTS5 table with the index's columns and tokenizer, empty."""
+    memory: sqlite3.Connection | None = getattr(_MEMORY, "connection", None)
+    if memory is None:
+        memory = sqlite3.connect(":memory:", isolation_level=None)
+        memory.execute(
+            f"CREATE VIRTUAL TABLE sections_fts USING fts5({', '.join(FTS_COLUMNS)}, tokenize='{TOKENIZER}')"
+        )
+        _MEMORY.connection = memory
+    return memory
 
 
 def _best_sections(
