@@ -137,9 +137,10 @@ CJK_SNIPPET_TOKENS = 64  # FTS5's most; a CJK character is a token, so 30 would 
 COMMON_SHARE = 0.4  # a word in more than this share of all sections is left out of the relaxed form ...
 COMMON_MINIMUM = 50  # ... when that is more than this many sections
 RANKED_SECTIONS = 10_000  # sections BM25 ranks for one query, at most (about 3 µs each)
-# Kept sections whose text (every FTS column) is at most this long are marked in memory, not by a scan of the
-# index (about 0.1 µs a character, against ~1.5 µs a match that the scan reads).
-MARKED_IN_MEMORY_CHARACTERS = 50_000
+# The kept sections are marked (highlights, snippet) in memory rather than by a scan of the index's matches when
+# their text is at most this many characters a match that the scan may read: tokenizing costs about 0.1 µs a
+# character, the scan about 1.5 µs a match.
+CHARACTERS_PER_MATCH = 15
 # The narrower reading of an expression that matches too many sections: its words in these columns. (One
 # reading only: counting the sections of each further one reads every match again, ~10 ms at 100,000 pages.)
 NARROWER_COLUMNS = "title headings"
@@ -354,8 +355,13 @@ def search(
             match, within = plan.relaxed, plan.strict
     per_page = max(sections_per_page, 1 + OTHER_SECTIONS)
     count = max(CANDIDATE_SECTIONS, limit * per_page)  # enough for `limit` pages, if there are as many
+    # How many matches marking the kept sections in the index would read, at most (counted again by `bounded`,
+    # kept: no second count).
+    matching = min(document_frequency(conn, match, RANKED_SECTIONS + 1), RANKED_SECTIONS)
     match, first_rowid = bounded(conn, match, count, plan)
-    sections = _candidate_sections(conn, match, within, base, plan, filters.scope, count, per_page, first_rowid)
+    sections = _candidate_sections(
+        conn, match, within, base, plan, filters.scope, count, per_page, first_rowid, matching
+    )
     pages = sorted(_pages(sections).values(), key=lambda page: (-page["score"], page["path"]))[:limit]
     return [_page_result(page, sections_per_page) for page in pages]
 
@@ -462,9 +468,11 @@ def _candidate_sections(
     count: int,
     per_page: int,
     first_rowid: int | None = None,
+    matching: int = RANKED_SECTIONS,
 ) -> list[dict[str, Any]]:
     """The `count` sections that BM25 ranks best for `match` (among those `within` matches, from
-    `first_rowid` on), at most `per_page` of each page, rescored."""
+    `first_rowid` on), at most `per_page` of each page, rescored. `matching`: how many sections `match` holds
+    where it is ranked, at most (what marking them in the index may read)."""
     scores = _best_sections(conn, match, within, base, count, per_page, first_rowid)
     if not scores:
         return []
@@ -474,7 +482,10 @@ def _candidate_sections(
     )
     spellings_bound = [spelling for spelling in plan.verbatim for _ in columns]
     tokens = CJK_SNIPPET_TOKENS if plan.cjk else SNIPPET_TOKENS
-    details = _marked_in_memory(conn, match, sorted(scores), verbatim, spellings_bound, tokens)
+    details = None
+    if len(scores) < matching:  # else the index's scan reads no more than the kept sections
+        budget = CHARACTERS_PER_MATCH * matching
+        details = _marked_in_memory(conn, match, sorted(scores), verbatim, spellings_bound, tokens, budget)
     if details is None:
         details = _marked_in_the_index(conn, match, sorted(scores), verbatim, spellings_bound, tokens)
     order = {section_id: index for index, section_id in enumerate(scores)}
@@ -541,15 +552,21 @@ def _marked_in_the_index(
 
 
 def _marked_in_memory(
-    conn: sqlite3.Connection, match: str, ids: list[int], verbatim: str, spellings: list[str], tokens: int
+    conn: sqlite3.Connection,
+    match: str,
+    ids: list[int],
+    verbatim: str,
+    spellings: list[str],
+    tokens: int,
+    characters: int,
 ) -> list[tuple[Any, ...]] | None:
     """What `_marked_in_the_index` returns, marked by an in-memory FTS5 table that holds the kept sections
-    alone; None when their text is too long for that to pay.
+    alone; None when their text (every FTS column) is longer than `characters`, where that would not pay.
 
     highlight() and snippet() depend only on a row's text and the expression's phrases, so a table of the
     same columns and tokenizer marks them exactly as the index would. On a large site the index's scan between
     the first and the last kept section reads thousands of matches (~10 ms for a common word at 100,000
-    pages); tokenizing the kept sections again costs about 0.1 µs a character (MARKED_IN_MEMORY_CHARACTERS).
+    pages); tokenizing the kept sections again costs about 0.1 µs a character (CHARACTERS_PER_MATCH).
     """
     rows: list[tuple[Any, ...]] = []
     for batch in _batches(ids):
@@ -560,7 +577,7 @@ def _marked_in_memory(
             f" WHERE s.id IN ({', '.join('?' * len(batch))})",
             [*spellings, *batch],
         ).fetchall()
-    if sum(len(text or "") for row in rows for text in row[9:14]) > MARKED_IN_MEMORY_CHARACTERS:
+    if sum(len(text or "") for row in rows for text in row[9:14]) > characters:
         return None
     memory = _memory_table()
     memory.execute("BEGIN")

@@ -1,7 +1,9 @@
-"""search keeps how many sections match a word for the index version that it counted them on (issue 11, point 5).
+"""What search does for speed on large sites (issue 11, point 5), on a small real index.
 
-A small real index (the package's schema and triggers, rows written as a commit writes them), read by
-`search` itself; which statements SQLite runs is seen through its trace callback.
+It keeps how many sections match a word for the index version that it counted them on, and marks the kept
+sections (highlights, snippet) in an in-memory table of them alone rather than by a scan of the index. The index
+is the package's schema and triggers, rows written as a commit writes them; which statements SQLite runs is seen
+through its trace callback.
 """
 
 from __future__ import annotations
@@ -11,11 +13,19 @@ from collections.abc import Iterator
 
 import pytest
 
+from mkdocs_vault_mcp.index import cjk
 from mkdocs_vault_mcp.index import search as searching
 from mkdocs_vault_mcp.index.filters import Filters
 from mkdocs_vault_mcp.index.schema import create_schema
 
 COUNTING = "SELECT count(*) FROM (SELECT 1 FROM sections_fts"
+PROSE = [
+    "Declare the `APIRouter` with its dependencies, then include_in_schema=False hides a route from the "
+    "OpenAPI schema. " * 12 + "Routers group path operations; a router's dependencies run first.",
+    # As the writer stores CJK text: a separator beside each character.
+    cjk.separate("跨域资源共享 (CORS) 指浏览器中运行的前端拥有与后端通信的 JavaScript 代码。"),
+    "Templates render HTML; the router returns a TemplateResponse. " * 30,
+]
 
 
 def add_pages(conn: sqlite3.Connection, texts: list[str], built_at: str) -> None:
@@ -87,3 +97,31 @@ def test_an_index_that_does_not_say_its_version_is_counted_every_time(index: sql
     index.execute("DELETE FROM info WHERE key = 'built_at'")
     assert counting_statements(index, "routers templates") > 0
     assert counting_statements(index, "routers templates") > 0
+
+
+@pytest.mark.parametrize(
+    "match",
+    [
+        '"routers" OR "dependencies"',
+        '("router" OR "templates") AND ({title headings} : ("page"))',
+        '"include in schema" OR "APIRouter" OR "hides"',
+        '"跨 域"',
+        'NEAR("router" "dependencies", 5) OR "templat" *',
+    ],
+)
+def test_the_kept_sections_are_marked_in_memory_exactly_as_the_index_marks_them(
+    index: sqlite3.Connection, match: str
+) -> None:
+    add_pages(index, PROSE, built_at="2")
+    ids = [rowid for (rowid,) in index.execute("SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?", [match])]
+    assert ids
+    verbatim = ", instr(s.body, ?) > 0"
+    for tokens in (8, 30, 64):  # short snippets cut the body, long ones hold it whole
+        in_memory = searching._marked_in_memory(index, match, ids, verbatim, ["APIRouter"], tokens, 10**9)
+        assert in_memory == searching._marked_in_the_index(index, match, ids, verbatim, ["APIRouter"], tokens)
+
+
+def test_sections_whose_text_is_longer_than_the_budget_are_left_to_the_index(index: sqlite3.Connection) -> None:
+    add_pages(index, PROSE, built_at="2")
+    ids = [rowid for (rowid,) in index.execute("SELECT rowid FROM sections_fts WHERE sections_fts MATCH 'templates'")]
+    assert searching._marked_in_memory(index, '"templates"', ids, "", [], 30, 100) is None
