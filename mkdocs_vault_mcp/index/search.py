@@ -638,10 +638,14 @@ def _best_sections(
     inside = "s.id IN (SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?)" if within else "1"
     params = [match, *([first_rowid] if first_rowid is not None else []), *base.params, *([within] if within else [])]
     rows = count * per_page  # the best sections of all: enough unless a few pages hold most of them
-    if base.where == "1" and within is None:
+    if base.where == "1":
+        # No filter: the FTS5 table alone, without a lookup of each match's section and page (half the time
+        # when `within` narrows a common expression). `+` keeps SQLite from handing the list to FTS5 rowid by
+        # rowid.
+        within_rows = " AND +rowid IN (SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?)" if within else ""
         ranked = conn.execute(
             f"SELECT rowid, bm25(sections_fts, {weights}) AS score FROM sections_fts WHERE sections_fts MATCH ?"
-            f"{after} ORDER BY score, rowid LIMIT ?",
+            f"{after}{within_rows} ORDER BY score, rowid LIMIT ?",
             [*params, rows],
         ).fetchall()
     else:
