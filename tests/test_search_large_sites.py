@@ -125,3 +125,32 @@ def test_sections_whose_text_is_longer_than_the_budget_are_left_to_the_index(ind
     add_pages(index, PROSE, built_at="2")
     ids = [rowid for (rowid,) in index.execute("SELECT rowid FROM sections_fts WHERE sections_fts MATCH 'templates'")]
     assert searching._marked_in_memory(index, '"templates"', ids, "", [], 30, 100) is None
+
+
+def test_a_code_name_with_a_stop_word_finds_its_pages_when_the_bound_leaves_them_out(
+    index: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The strict form (the name's words as a phrase) finds enough pages, so only its sections rank, scored by
+    the relaxed form; on a large site the relaxed form is bounded to the sections indexed last that hold its
+    words in a title, none of which holds the phrase."""
+    add_pages(index, ["Speeds up get_path_param_names() in routing."] * 3, built_at="2")
+    index.execute("BEGIN")
+    first = index.execute("SELECT max(id) FROM documents").fetchone()[0] + 1
+    for number in range(first, first + 20):
+        index.execute(
+            "INSERT INTO documents (id, path, folder, url, title, summary, meta, headings, modified, language)"
+            " VALUES (?, ?, '', ?, 'Path operations', '', '{}', '[]', 0, 'en')",
+            [number, f"path-{number}.md", f"path-{number}/"],
+        )
+        index.execute(
+            "INSERT INTO sections (document_id, position, level, anchor, heading, start, path, title, headings,"
+            " summary, body) VALUES (?, 0, 1, '', 'Path operations', 0, ?, 'Path operations', '', '', 'Paths.')",
+            [number, f"path-{number}.md"],
+        )
+    index.execute("UPDATE info SET value = '3' WHERE key = 'built_at'")
+    index.execute("COMMIT")
+    monkeypatch.setattr(searching, "RANKED_SECTIONS", 5)
+    found = searching.search(index, "get_path_param_names()", Filters(), limit=2)
+    assert len(found) == 2
+    assert all("**" in page["sections"][0]["snippet"] for page in found)
+    assert {page["path"] for page in found} <= {"page-6.md", "page-7.md", "page-8.md"}

@@ -358,10 +358,18 @@ def search(
     # How many matches marking the kept sections in the index would read, at most (counted again by `bounded`,
     # kept: no second count).
     matching = min(document_frequency(conn, match, RANKED_SECTIONS + 1), RANKED_SECTIONS)
-    match, first_rowid = bounded(conn, match, count, plan)
+    ranked, first_rowid = bounded(conn, match, count, plan)
     sections = _candidate_sections(
-        conn, match, within, base, plan, filters.scope, count, per_page, first_rowid, matching
+        conn, ranked, within, base, plan, filters.scope, count, per_page, first_rowid, matching
     )
+    if not sections and within is not None and (ranked, first_rowid) != (match, None):
+        # On a large site the bounded reading of the relaxed form can miss every section of the strict form,
+        # which found enough pages: rank the strict form itself (its stop words score) rather than find nothing.
+        matching = min(document_frequency(conn, within, RANKED_SECTIONS + 1), RANKED_SECTIONS)
+        ranked, first_rowid = bounded(conn, within, count)
+        sections = _candidate_sections(
+            conn, ranked, None, base, plan, filters.scope, count, per_page, first_rowid, matching
+        )
     pages = sorted(_pages(sections).values(), key=lambda page: (-page["score"], page["path"]))[:limit]
     return [_page_result(page, sections_per_page) for page in pages]
 
