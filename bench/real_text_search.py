@@ -45,7 +45,7 @@ import real_text_site  # noqa: E402
 from large_site import filter_cases, percentile, pick_filters  # noqa: E402
 from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
 from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
-from mkdocs_vault_mcp.index.search import _CODE_HINT, STOP_WORDS, search  # noqa: E402
+from mkdocs_vault_mcp.index.search import _CODE_HINT, STOP_WORDS, forget_counts, search  # noqa: E402
 from report import table, write_results  # noqa: E402
 
 QUESTION_FORMS = ("how do I use {}?", "how can I set up {}?", "what is {}?", "how does {} work?",
@@ -119,6 +119,8 @@ def main() -> None:
     parser.add_argument("--words", type=int, default=25, help="commonest indexed words searched alone (default 25)")
     parser.add_argument("--calls", type=int, default=15, help="timed calls of each count/aggregate case")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--cold", action="store_true", help="forget search's kept match counts before each timed"
+                        " call (the first search of each word on a fresh index version)")
     parser.add_argument("--index", type=Path, help="another index to read (bench/real_text_copies.py's); default:"
                         " the --pages build's")
     args = parser.parse_args()
@@ -145,6 +147,8 @@ def main() -> None:
     for _ in range(args.rounds):
         for item in every:
             baseline.append(timed(lambda: conn.execute("SELECT 1").fetchone()))
+            if args.cold:
+                forget_counts()
             wall, cpu = timed_cpu(functools.partial(search, conn, item[1], no_filters))
             samples[item].append(wall)
             cpu_samples[item].append(cpu)
@@ -205,7 +209,9 @@ def main() -> None:
         f" load average {load_at_start:.2f} at the start, {os.getloadavg()[0]:.2f} at the end (above {os.cpu_count()},"
         " the wall times carry other work's waits: read the CPU columns, this thread's CPU time per call)",
         f"queries: {args.queries} of each kind drawn with seed {args.seed} from the English headings and code spans;"
-        f" {args.rounds} timed calls each, round robin, after one untimed; search() with no filters, limit 10",
+        f" {args.rounds} timed calls each, round robin, after one untimed; search() with no filters, limit 10; "
+        + ("search's kept match counts forgotten before each timed call (--cold)" if args.cold else
+           "search's match counts kept from call to call, as a server keeps them (warm; --cold forgets them)"),
         *(f"  {kind}: {text}, ..." for kind, text in examples.items()),
         "",
         table(rows),
@@ -223,7 +229,7 @@ def main() -> None:
     ]
     text = "\n".join(lines)
     print(text)
-    write_results("real_text_search", text)
+    write_results("real_text_search_cold" if args.cold else "real_text_search", text)
 
 
 if __name__ == "__main__":

@@ -85,7 +85,11 @@ Porter stemmer (so `tasks` finds `task`, and `Depends` finds `dependencies`).
    counts, once a statement, every section that holds each word: about 0.05 µs
    a section, which no bound removes. So BM25 is read once per section in a
    plain scan: ORDER BY rank would count them twice, once to sort and once to
-   read the rank back.)
+   read the rank back.) The counts that the relaxed form's cut-off and the
+   bound make (how many sections hold a word: up to 40% of all sections, ~15
+   ms for a common word at 100,000 pages) are kept in memory for the index
+   version they were made on (its commit time and section count): a word is
+   counted once per commit, not once per query.
 7. Snippets are FTS5 snippets of the section text, at most 30 tokens, with the
    meaningful query words marked `**like this**`. A section's URL is the page
    URL plus `#` and the id that the rendered page gives its heading.
@@ -100,6 +104,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import sqlite3
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,7 +120,7 @@ from .filters import (
     literal_words,
     scoped,
 )
-from .schema import FTS_COLUMNS
+from .schema import FTS_COLUMNS, TOKENIZER
 
 # BM25 column weights, in FTS column order: path, title, headings, summary, body.
 COLUMN_WEIGHTS = (2.0, 10.0, 5.0, 1.5, 1.0)
@@ -132,6 +137,10 @@ CJK_SNIPPET_TOKENS = 64  # FTS5's most; a CJK character is a token, so 30 would 
 COMMON_SHARE = 0.4  # a word in more than this share of all sections is left out of the relaxed form ...
 COMMON_MINIMUM = 50  # ... when that is more than this many sections
 RANKED_SECTIONS = 10_000  # sections BM25 ranks for one query, at most (about 3 µs each)
+# The kept sections are marked (highlights, snippet) in memory rather than by a scan of the index's matches when
+# their text is at most this many characters a match that the scan may read: tokenizing costs about 0.1 µs a
+# character, the scan about 1.5 µs a match.
+CHARACTERS_PER_MATCH = 15
 # The narrower reading of an expression that matches too many sections: its words in these columns. (One
 # reading only: counting the sections of each further one reads every match again, ~10 ms at 100,000 pages.)
 NARROWER_COLUMNS = "title headings"
@@ -256,11 +265,56 @@ def plan_query(conn: sqlite3.Connection, query: str, scope: str) -> QueryPlan:
 
 
 def document_frequency(conn: sqlite3.Connection, expression: str, enough: int) -> int:
-    """How many sections match, counting no further than `enough`."""
-    return conn.execute(
+    """How many sections match, counting no further than `enough`.
+
+    Counting reads every match up to `enough` (~15 ms for a word in 140,000 sections), and the same words
+    recur from query to query, so each count is kept for the index version it was made on (`_counts`).
+    """
+    counts = _counts(conn)
+    known = counts.get(expression) if counts is not None else None
+    if known is not None:
+        found, counted_to = known
+        if found < counted_to or enough <= counted_to:  # exact, or at least `enough`
+            return min(found, enough)
+    found = conn.execute(
         "SELECT count(*) FROM (SELECT 1 FROM sections_fts WHERE sections_fts MATCH ? LIMIT ?)",
         [expression, enough],
     ).fetchone()[0]
+    if counts is not None:
+        if len(counts) >= KEPT_COUNTS:
+            counts.clear()
+        counts[expression] = (found, enough)
+    return found
+
+
+# Match counts by index version (its commit time and section count, from `info`): expression -> (sections
+# found, the count it stopped at). A version is what one commit wrote, so its counts never change; a new
+# commit has a new version, and the oldest versions are dropped.
+_COUNTS_BY_VERSION: dict[tuple[str, str], dict[str, tuple[int, int]]] = {}
+KEPT_VERSIONS = 4  # e.g. `mkdocs serve`'s working index, rebuilt while a published index is served
+KEPT_COUNTS = 10_000  # expressions kept per version (a few MB); past that the version starts afresh
+_COUNTS_LOCK = threading.Lock()
+
+
+def _counts(conn: sqlite3.Connection) -> dict[str, tuple[int, int]] | None:
+    """The counts kept for the index version `conn` reads; None for an index that does not say its version."""
+    facts = dict(conn.execute("SELECT key, value FROM info WHERE key IN ('built_at', 'section_count')"))
+    if len(facts) < 2:
+        return None
+    version = (facts["built_at"], facts["section_count"])
+    with _COUNTS_LOCK:  # the server's reading threads share them
+        counts = _COUNTS_BY_VERSION.get(version)
+        if counts is None:
+            while len(_COUNTS_BY_VERSION) >= KEPT_VERSIONS:
+                del _COUNTS_BY_VERSION[next(iter(_COUNTS_BY_VERSION))]
+            counts = _COUNTS_BY_VERSION[version] = {}
+    return counts
+
+
+def forget_counts() -> None:
+    """Drop every kept match count (benchmarks time searches without them)."""
+    with _COUNTS_LOCK:
+        _COUNTS_BY_VERSION.clear()
 
 
 def section_count(conn: sqlite3.Connection) -> int:
@@ -301,8 +355,21 @@ def search(
             match, within = plan.relaxed, plan.strict
     per_page = max(sections_per_page, 1 + OTHER_SECTIONS)
     count = max(CANDIDATE_SECTIONS, limit * per_page)  # enough for `limit` pages, if there are as many
-    match, first_rowid = bounded(conn, match, count, plan)
-    sections = _candidate_sections(conn, match, within, base, plan, filters.scope, count, per_page, first_rowid)
+    # How many matches marking the kept sections in the index would read, at most (counted again by `bounded`,
+    # kept: no second count).
+    matching = min(document_frequency(conn, match, RANKED_SECTIONS + 1), RANKED_SECTIONS)
+    ranked, first_rowid = bounded(conn, match, count, plan)
+    sections = _candidate_sections(
+        conn, ranked, within, base, plan, filters.scope, count, per_page, first_rowid, matching
+    )
+    if not sections and within is not None and (ranked, first_rowid) != (match, None):
+        # On a large site the bounded reading of the relaxed form can miss every section of the strict form,
+        # which found enough pages: rank the strict form itself (its stop words score) rather than find nothing.
+        matching = min(document_frequency(conn, within, RANKED_SECTIONS + 1), RANKED_SECTIONS)
+        ranked, first_rowid = bounded(conn, within, count)
+        sections = _candidate_sections(
+            conn, ranked, None, base, plan, filters.scope, count, per_page, first_rowid, matching
+        )
     pages = sorted(_pages(sections).values(), key=lambda page: (-page["score"], page["path"]))[:limit]
     return [_page_result(page, sections_per_page) for page in pages]
 
@@ -327,15 +394,23 @@ def bounded(conn: sqlite3.Connection, match: str, enough: int, plan: QueryPlan |
     # The same sections as `narrower`, read once instead of twice, unless a NOT makes the column filter
     # keep sections that the whole expression leaves out.
     counted = narrower if "NOT" in match else f"{{{NARROWER_COLUMNS}}} : ({match})"
-    found = document_frequency(conn, counted, RANKED_SECTIONS + 1)
-    if enough <= found <= RANKED_SECTIONS:
+    # Its RANKED_SECTIONS-th and next rowids, counted from the last: when both exist, it holds too many, and the
+    # first says where to start (one read of its matches instead of a count and then that read).
+    tail = _rowids_from_the_end(conn, counted, RANKED_SECTIONS, 2)
+    if len(tail) == 2:
+        return narrower, tail[0]
+    if document_frequency(conn, counted, enough) >= enough:
         return narrower, None
-    widest, counted = (narrower, counted) if found > RANKED_SECTIONS else (match, match)
-    row = conn.execute(
-        "SELECT rowid FROM sections_fts WHERE sections_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-        [counted, RANKED_SECTIONS - 1],
-    ).fetchone()
-    return widest, row[0]
+    return match, _rowids_from_the_end(conn, match, RANKED_SECTIONS, 1)[0]
+
+
+def _rowids_from_the_end(conn: sqlite3.Connection, expression: str, nth: int, count: int) -> list[int]:
+    """The rowids of up to `count` matching sections from the `nth` last on, going back."""
+    rows = conn.execute(
+        "SELECT rowid FROM sections_fts WHERE sections_fts MATCH ? ORDER BY rowid DESC LIMIT ? OFFSET ?",
+        [expression, count, nth - 1],
+    )
+    return [rowid for (rowid,) in rows]
 
 
 def rarest(
@@ -401,31 +476,26 @@ def _candidate_sections(
     count: int,
     per_page: int,
     first_rowid: int | None = None,
+    matching: int = RANKED_SECTIONS,
 ) -> list[dict[str, Any]]:
     """The `count` sections that BM25 ranks best for `match` (among those `within` matches, from
-    `first_rowid` on), at most `per_page` of each page, rescored."""
+    `first_rowid` on), at most `per_page` of each page, rescored. `matching`: how many sections `match` holds
+    where it is ranked, at most (what marking them in the index may read)."""
     scores = _best_sections(conn, match, within, base, count, per_page, first_rowid)
     if not scores:
         return []
-    # highlight(), snippet() and instr() load whole rows: only for the rows kept. A scan of the matches between
-    # the first and the last of them finds them (`+` keeps SQLite from handing the list to FTS5, which would
-    # start the whole expression again for each rowid: ~0.2 ms each, more on the whole than the scan).
     columns = _VERBATIM_COLUMNS[scope]
     verbatim = "".join(
         f", ({' OR '.join(f'instr(s.{column}, ?)' for column in columns)}) > 0" for _ in plan.verbatim
     )
-    details = []
-    for ids in _batches(sorted(scores)):
-        details += conn.execute(
-            "SELECT s.id, s.document_id, s.position, s.heading, s.anchor, length(s.body), d.path, d.title, d.url,"
-            " highlight(sections_fts, 1, char(1), char(2)), highlight(sections_fts, 2, char(1), char(2)),"
-            f" snippet(sections_fts, 4, '**', '**', '…', {CJK_SNIPPET_TOKENS if plan.cjk else SNIPPET_TOKENS})"
-            f"{verbatim} FROM sections_fts JOIN sections s ON s.id = sections_fts.rowid"
-            " JOIN documents d ON d.id = s.document_id"
-            " WHERE sections_fts MATCH ? AND sections_fts.rowid BETWEEN ? AND ?"
-            f" AND +sections_fts.rowid IN ({', '.join('?' * len(ids))})",
-            [*(spelling for spelling in plan.verbatim for _ in columns), match, ids[0], ids[-1], *ids],
-        ).fetchall()
+    spellings_bound = [spelling for spelling in plan.verbatim for _ in columns]
+    tokens = CJK_SNIPPET_TOKENS if plan.cjk else SNIPPET_TOKENS
+    details = None
+    if len(scores) < matching:  # else the index's scan reads no more than the kept sections
+        budget = CHARACTERS_PER_MATCH * matching
+        details = _marked_in_memory(conn, match, sorted(scores), verbatim, spellings_bound, tokens, budget)
+    if details is None:
+        details = _marked_in_the_index(conn, match, sorted(scores), verbatim, spellings_bound, tokens)
     order = {section_id: index for index, section_id in enumerate(scores)}
     rows = sorted(details, key=lambda row: order[row[0]])
     wanted = max(1, len(plan.words))
@@ -464,6 +534,97 @@ def _candidate_sections(
     return sections
 
 
+def _marked_in_the_index(
+    conn: sqlite3.Connection, match: str, ids: list[int], verbatim: str, spellings: list[str], tokens: int
+) -> list[tuple[Any, ...]]:
+    """The kept sections' fields, title and heading highlights, snippet and exact spellings held, marked by
+    the index's own FTS5 table.
+
+    highlight(), snippet() and instr() load whole rows: only for the rows kept. A scan of the matches between
+    the first and the last of them finds them (`+` keeps SQLite from handing the list to FTS5, which would
+    start the whole expression again for each rowid: ~0.2 ms each, more on the whole than the scan).
+    """
+    details: list[tuple[Any, ...]] = []
+    for batch in _batches(ids):
+        details += conn.execute(
+            "SELECT s.id, s.document_id, s.position, s.heading, s.anchor, length(s.body), d.path, d.title, d.url,"
+            " highlight(sections_fts, 1, char(1), char(2)), highlight(sections_fts, 2, char(1), char(2)),"
+            f" snippet(sections_fts, 4, '**', '**', '…', {tokens})"
+            f"{verbatim} FROM sections_fts JOIN sections s ON s.id = sections_fts.rowid"
+            " JOIN documents d ON d.id = s.document_id"
+            " WHERE sections_fts MATCH ? AND sections_fts.rowid BETWEEN ? AND ?"
+            f" AND +sections_fts.rowid IN ({', '.join('?' * len(batch))})",
+            [*spellings, match, batch[0], batch[-1], *batch],
+        ).fetchall()
+    return details
+
+
+def _marked_in_memory(
+    conn: sqlite3.Connection,
+    match: str,
+    ids: list[int],
+    verbatim: str,
+    spellings: list[str],
+    tokens: int,
+    characters: int,
+) -> list[tuple[Any, ...]] | None:
+    """What `_marked_in_the_index` returns, marked by an in-memory FTS5 table that holds the kept sections
+    alone; None when their text (every FTS column) is longer than `characters`, where that would not pay.
+
+    highlight() and snippet() depend only on a row's text and the expression's phrases, so a table of the
+    same columns and tokenizer marks them exactly as the index would. On a large site the index's scan between
+    the first and the last kept section reads thousands of matches (~10 ms for a common word at 100,000
+    pages); tokenizing the kept sections again costs about 0.1 µs a character (CHARACTERS_PER_MATCH).
+    """
+    rows: list[tuple[Any, ...]] = []
+    for batch in _batches(ids):
+        rows += conn.execute(
+            "SELECT s.id, s.document_id, s.position, s.heading, s.anchor, length(s.body), d.path, d.title, d.url,"
+            f" s.path, s.title, s.headings, s.summary, s.body{verbatim}"
+            " FROM sections s JOIN documents d ON d.id = s.document_id"
+            f" WHERE s.id IN ({', '.join('?' * len(batch))})",
+            [*spellings, *batch],
+        ).fetchall()
+    if sum(len(text or "") for row in rows for text in row[9:14]) > characters:
+        return None
+    memory = _memory_table()
+    memory.execute("BEGIN")
+    try:
+        memory.executemany(
+            f"INSERT INTO sections_fts (rowid, {', '.join(FTS_COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?)",
+            [(row[0], *row[9:14]) for row in rows],
+        )
+        marks = {
+            rowid: (marked_title, marked_trail, snippet)
+            for rowid, marked_title, marked_trail, snippet in memory.execute(
+                "SELECT rowid, highlight(sections_fts, 1, char(1), char(2)),"
+                " highlight(sections_fts, 2, char(1), char(2)),"
+                f" snippet(sections_fts, 4, '**', '**', '…', {tokens}) FROM sections_fts WHERE sections_fts MATCH ?",
+                [match],
+            )
+        }
+    finally:
+        memory.execute("ROLLBACK")  # the table is empty again for the next search
+    if len(marks) < len(rows):  # every kept section matches; if one did not here, the index decides
+        return None
+    return [(*row[:9], *marks[row[0]], *row[14:]) for row in rows]
+
+
+_MEMORY = threading.local()  # an SQLite connection is used by the thread that opened it
+
+
+def _memory_table() -> sqlite3.Connection:
+    """This thread's in-memory FTS5 table with the index's columns and tokenizer, empty."""
+    memory: sqlite3.Connection | None = getattr(_MEMORY, "connection", None)
+    if memory is None:
+        memory = sqlite3.connect(":memory:", isolation_level=None)
+        memory.execute(
+            f"CREATE VIRTUAL TABLE sections_fts USING fts5({', '.join(FTS_COLUMNS)}, tokenize='{TOKENIZER}')"
+        )
+        _MEMORY.connection = memory
+    return memory
+
+
 def _best_sections(
     conn: sqlite3.Connection,
     match: str,
@@ -485,10 +646,14 @@ def _best_sections(
     inside = "s.id IN (SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?)" if within else "1"
     params = [match, *([first_rowid] if first_rowid is not None else []), *base.params, *([within] if within else [])]
     rows = count * per_page  # the best sections of all: enough unless a few pages hold most of them
-    if base.where == "1" and within is None:
+    if base.where == "1":
+        # No filter: the FTS5 table alone, without a lookup of each match's section and page (half the time
+        # when `within` narrows a common expression). `+` keeps SQLite from handing the list to FTS5 rowid by
+        # rowid.
+        within_rows = " AND +rowid IN (SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?)" if within else ""
         ranked = conn.execute(
             f"SELECT rowid, bm25(sections_fts, {weights}) AS score FROM sections_fts WHERE sections_fts MATCH ?"
-            f"{after} ORDER BY score, rowid LIMIT ?",
+            f"{after}{within_rows} ORDER BY score, rowid LIMIT ?",
             [*params, rows],
         ).fetchall()
     else:
