@@ -113,7 +113,9 @@ def main() -> None:
                         shutil.rmtree(cache, ignore_errors=True)
                     site_dir = Path(__file__).resolve().parent / "out" / "small-site-steps" / name
                     shutil.rmtree(site_dir, ignore_errors=True)
-                    done = subprocess.run([sys.executable, "-c", ONE_BUILD, str(vault), str(site_dir)],
+                    # -P: the site's folder is the working directory, and a repository's own package there
+                    # (MkDocs' docs hold `mkdocs/`) must not shadow the venv's, as it does not for `mkdocs build`
+                    done = subprocess.run([sys.executable, "-P", "-c", ONE_BUILD, str(vault), str(site_dir)],
                                           cwd=config.parent, env=env, capture_output=True, text=True, check=True)
                     if round_number:
                         measured = json.loads(done.stdout.strip().splitlines()[-1])
