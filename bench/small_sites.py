@@ -16,6 +16,9 @@ a fresh `mkdocs build` subprocess into a fresh site_dir:
 - `vault-cold`: the same with vault-mcp added to its plugins (a file beside it that INHERITs it), the plugin's
   cache deleted first
 - `vault-warm`: the same, the cache of the build before kept (the steady state of repeated builds)
+- with `--baseline DIR` (a checkout of another commit, such as main's): `base-cold` and `base-warm`, the same two
+  builds importing the plugin from DIR (put first on PYTHONPATH), in the same rounds, so that both packages meet
+  the same load; reported as a second row per site
 
 Reported per site: median wall and CPU seconds (user + system, all threads) and their ratio to the same
 round's `none` build, and the plugin's own seconds from its closing log line. One untimed build of each
@@ -93,10 +96,11 @@ def describe(folder: Path) -> str:
     return f"{git('rev-parse', '--short=10', 'HEAD')} ({git('rev-list', '--count', 'HEAD')} commits)"
 
 
-def plugin_package(mkdocs: Path) -> str:
+def plugin_package(mkdocs: Path, env: dict[str, str] | None = None) -> str:
     """Which copy of the plugin the builds import (PYTHONPATH may choose another than the venv's), at which commit."""
     where = "import mkdocs_vault_mcp; print(mkdocs_vault_mcp.__file__)"
-    done = subprocess.run([str(mkdocs.with_name("python")), "-c", where], capture_output=True, text=True, cwd="/")
+    done = subprocess.run([str(mkdocs.with_name("python")), "-c", where], capture_output=True, text=True, cwd="/",
+                          env=env)
     folder = Path(done.stdout.strip()).parent.parent
     return f"{os.path.relpath(folder, REPO)} at {describe(folder).split()[0]}"
 
@@ -124,7 +128,11 @@ def main() -> None:
     parser.add_argument("--on-path", action="append", default=[], metavar="NAME",
                         help="put this site's folder on PYTHONPATH")
     parser.add_argument("--name", default="small_sites", help="the results file's name")
+    parser.add_argument("--baseline", type=Path, help="a checkout whose plugin is built too, in the same rounds")
     args = parser.parse_args()
+    # The editable install of the venv must be a path entry (`pip install -e . --config-settings
+    # editable_mode=compat`), else its import hook wins over PYTHONPATH and both rows would build this package.
+    base_path = {"PYTHONPATH": str(args.baseline.resolve())} if args.baseline else None
     mkdocs = args.venv.resolve() / "bin" / "mkdocs"
     origins = []
     lines = [f"load average before: {os.getloadavg()[0]:.1f}", "",
@@ -137,16 +145,25 @@ def main() -> None:
         cache = config.parent / ".cache" / "plugin" / "vault-mcp"
         out = REPO / "bench" / "out" / "small-sites" / args.name / name  # runs of other names may build meanwhile
         samples: Samples = {"none": [], "vault-cold": [], "vault-warm": []}
+        if base_path:
+            samples |= {"base-cold": [], "base-warm": []}
         env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
+        # An installed package comes byte-compiled; an editable one is compiled by its first import, unless this
+        # shell forbids it: then every build compiled the plugin's modules again (about 0.2 s of a cold build).
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         if name in args.on_path:
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(config.parent), env.get("PYTHONPATH")]))
         origins.append(f"{name}: {describe(config.parent)}")
         try:
             for round_number in range(args.runs + 1):  # round 0 is the untimed warm-up
                 for kind in samples:
-                    if kind == "vault-cold":
+                    if kind.endswith("-cold"):
                         shutil.rmtree(cache, ignore_errors=True)
-                    result = build(mkdocs, config if kind == "none" else vault, out / kind, env)
+                    kind_env = env
+                    if kind.startswith("base-") and base_path:  # before the site's own folder (--on-path)
+                        kind_env = {**env, "PYTHONPATH": os.pathsep.join(
+                            filter(None, [base_path["PYTHONPATH"], env.get("PYTHONPATH")]))}
+                    result = build(mkdocs, config if kind == "none" else vault, out / kind, kind_env)
                     if round_number:
                         samples[kind].append(result)
         except BuildFailed as error:
@@ -155,16 +172,19 @@ def main() -> None:
             print(lines[-1], flush=True)
             continue
         pages = sum(1 for _ in (out / "none").rglob("index.html"))
-        lines.append(
-            f"| {name} | {pages} | {statistics.median(n[0] for n in samples['none']):.2f} s "
-            f"| {100 * (ratio(samples, 'vault-cold', 0) - 1):+.1f}% "
-            f"| {100 * (ratio(samples, 'vault-warm', 0) - 1):+.1f}% "
-            f"| {100 * (ratio(samples, 'vault-cold', 1) - 1):+.1f}% "
-            f"| {100 * (ratio(samples, 'vault-warm', 1) - 1):+.1f}% "
-            f"| {plugin(samples, 'vault-cold')} | {plugin(samples, 'vault-warm')} |")
+        for prefix, label in [("vault", name), *([("base", f"{name} (baseline)")] if base_path else [])]:
+            lines.append(
+                f"| {label} | {pages} | {statistics.median(n[0] for n in samples['none']):.2f} s "
+                f"| {100 * (ratio(samples, f'{prefix}-cold', 0) - 1):+.1f}% "
+                f"| {100 * (ratio(samples, f'{prefix}-warm', 0) - 1):+.1f}% "
+                f"| {100 * (ratio(samples, f'{prefix}-cold', 1) - 1):+.1f}% "
+                f"| {100 * (ratio(samples, f'{prefix}-warm', 1) - 1):+.1f}% "
+                f"| {plugin(samples, f'{prefix}-cold')} | {plugin(samples, f'{prefix}-warm')} |")
+            print(lines[-1], flush=True)
         vault.unlink()
-        print(lines[-1], flush=True)
     built = f"built with {os.path.relpath(mkdocs, REPO)}, plugin {plugin_package(mkdocs)}"
+    if base_path:
+        built += f"; baseline rows: plugin {plugin_package(mkdocs, {**os.environ, **base_path})}"
     lines += ["", f"sites: {'; '.join(origins)}; {built}"]
     lines += ["", f"load average after: {os.getloadavg()[0]:.1f}; medians of {args.runs} rounds; ratios to the same "
               "round's build without vault-mcp; plugin: its own seconds (closing log line), and as a share of the "

@@ -7,6 +7,7 @@ import logging
 import os
 import re
 import subprocess
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
@@ -236,6 +237,39 @@ def read_git_times(docs_dir: str, cache_file: Path | None = None) -> GitTimes | 
     return GitTimes({os.fsdecode(path): t for path, t in times.items()},
                     frozenset(os.fsdecode(path) for path in dirty),
                     {os.fsdecode(path): commits for path, commits in history.items()})
+
+
+class GitTimesRead:
+    """`read_git_times` on a thread of its own, started at once: git lists the history (a long one takes git
+    tenths of a second on the other core) while MkDocs reads the files, the nav and the first pages, which need
+    no dates. `result()` waits for it, and raises what the read raised beyond what read_git_times answers None
+    for. A daemon thread: a build that fails meanwhile does not wait for git at exit (the cache files are
+    replaced whole, never left half written)."""
+
+    def __init__(self, docs_dir: str, cache_file: Path | None = None) -> None:
+        self._times: GitTimes | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._read, args=(docs_dir, cache_file), name="vault-mcp git history",
+                                         daemon=True)
+        self._thread.start()
+
+    def _read(self, docs_dir: str, cache_file: Path | None) -> None:
+        try:
+            self._times = read_git_times(docs_dir, cache_file)
+        except BaseException as error:  # handed to the build's thread by result()
+            self._error = error
+
+    def done(self) -> bool:
+        return not self._thread.is_alive()
+
+    def wait(self) -> None:
+        self._thread.join()
+
+    def result(self) -> GitTimes | None:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._times
 
 
 def _history(docs_dir: str, prefix: bytes, git_dir: bytes, index: bytes, head: bytes,

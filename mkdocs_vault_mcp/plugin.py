@@ -3,7 +3,7 @@
 Order of a build (MkDocs 1.6):
   on_startup         once per `mkdocs build` / `mkdocs serve` run: which command runs (its presence keeps this
                      instance alive across serve rebuilds)
-  on_config          every build: per-build state, git history
+  on_config          every build: per-build state, git history read on a thread (pages wait for it, not MkDocs)
   on_files           open the working index (one write transaction, beside the build); add the stats page
   on_nav             note the pages the nav lists (orphan pages); the stats page into the nav when asked
   on_page_markdown   every page (priority 49): which front matter keys the author wrote
@@ -43,7 +43,7 @@ from .freshness import Freshness
 from .i18n import I18nBuild, LanguageRun, i18n_build, theme_language
 from .incremental import IncrementalBuild
 from .index.publish import publish
-from .modified import GitTimes, read_git_times
+from .modified import GitTimes, GitTimesRead
 from .page_facts import document_fields, is_candidate, page_paths, site_files
 from .snapshot import BuildAnswers, write_snapshot
 
@@ -89,12 +89,17 @@ class BuildState:
 
     def __init__(self) -> None:
         self.plugin_seconds = 0.0
-        self.git: GitTimes | None = None
+        self.git_read: GitTimesRead | None = None  # started in on_config, waited for by the first page's dates
+        self.waiting_for_git: list[tuple[Page, str]] = []  # rendered pages (and their HTML) to index once it is done
         self.authored_keys: dict[str, set] = {}  # path -> the front matter keys the author wrote
         self.nav: set[str] | None = None  # the paths of the pages the nav lists (on_nav)
         self.working_index: Path | None = None  # where this build indexes to, and with which options (on_config)
         self.options_json = ""
         self.fault: PluginError | None = None  # the working index failed while pages rendered: on_env says so
+
+    @property
+    def git(self) -> GitTimes | None:
+        return self.git_read.result() if self.git_read is not None else None
 
     @contextlib.contextmanager
     def timed(self) -> Iterator[None]:
@@ -148,6 +153,8 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
     def on_config(self, config: Any) -> None:
         # First: this instance may have served an earlier build in this process, with the plugin enabled.
         self._close_index()
+        if self.state.git_read is not None:  # an earlier build of this serve run may not have needed its dates:
+            self.state.git_read.wait()  # its read ends before this one writes the same cache files
         self.state = BuildState()
         if not self.config.enabled:
             return
@@ -160,7 +167,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         self.freshness.build_started()
         with self.state.timed():
             if self.config.modified != "mtime":
-                self.state.git = read_git_times(config.docs_dir, cache_dir / "git-history.json")
+                self.state.git_read = GitTimesRead(config.docs_dir, cache_dir / "git-history.json")
             options = {key: self.config[key] for key in INDEXING_OPTIONS} | {"docs_dir": config.docs_dir}
             self.state.working_index = cache_dir / ("serve.sqlite" if self.serving else "build.sqlite")
             self.state.options_json = json.dumps(options, sort_keys=True)
@@ -200,20 +207,33 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             return html
         if self.config.respect_search_exclude and search_excluded(page.meta):
             return html  # known only now: material/meta may have set it from a .meta.yml
-        if self.state.fault is not None:
-            return html
-        try:
-            with self.state.timed(), build_fault(f"write the working index {self.indexing.writer.path}", CACHE_HINT):
-                self.indexing.page_rendered(page, html)
-        except PluginError as fault:
-            # Raised here, MkDocs would put "Error reading page" before it, though no page is at fault.
-            self.state.fault = fault
+        # A page's fingerprint holds its git dates: while git still reads the history, pages wait (in rendering
+        # order) and MkDocs goes on rendering, rather than the build waiting for git at its first page.
+        self.state.waiting_for_git.append((page, html))
+        git_read = self.state.git_read
+        if git_read is None or git_read.done():
+            self._index_waiting_pages()
         return html
+
+    def _index_waiting_pages(self) -> None:
+        indexing = self.indexing
+        assert indexing is not None
+        waiting, self.state.waiting_for_git = self.state.waiting_for_git, []
+        for page, html in waiting:
+            if self.state.fault is not None:
+                return
+            try:
+                with self.state.timed(), build_fault(f"write the working index {indexing.writer.path}", CACHE_HINT):
+                    indexing.page_rendered(page, html)
+            except PluginError as fault:
+                # Raised here, MkDocs would put "Error reading page" before it, though no page is at fault.
+                self.state.fault = fault
 
     @event_priority(LAST)
     def on_env(self, env: Any, *, config: Any, files: Files) -> Any:
         if self.indexing is None:
             return env
+        self._index_waiting_pages()  # git read the history more slowly than MkDocs rendered the pages
         if self.state.fault is not None:
             raise self.state.fault
         with self.state.timed(), build_fault(f"write the working index {self.indexing.writer.path}", CACHE_HINT):

@@ -136,3 +136,38 @@ def test_a_site_outside_any_repository_falls_back_to_mtime(site):
     site.write("page.md", "# Page\n")
     os.utime(site.docs / "page.md", ns=(DIRTY_MTIME_NS, DIRTY_MTIME_NS))
     assert build(site, modified="git") == {"page.md": (DIRTY_MTIME_NS // 1000, "mtime")}
+
+
+def test_pages_rendered_while_git_reads_the_history_get_its_dates(repo, monkeypatch):
+    """git reads the history beside the build: MkDocs renders pages meanwhile, and each page still gets the
+    date `git log -1 -- FILE` gives. A real git, made slow by a script before it on PATH that waits before the
+    plugin's history pass (the one `git log` run with `log.diffMerges`) and notes when that pass ended."""
+    real_git = shutil.which("git")
+    slow = repo.root / "slow-git"
+    slow.mkdir()
+    log_ended = repo.root / "log-ended.txt"
+    script = slow / "git"
+    script.write_text(
+        "#!/bin/sh\n"
+        'case "$*" in *log.diffMerges=separate*) sleep 1.5; slow=1;; esac\n'
+        f'"{real_git}" "$@"\n'
+        "status=$?\n"
+        f'[ -n "$slow" ] && date +%s.%N >> "{log_ended}"\n'
+        "exit $status\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{slow}{os.pathsep}{os.environ['PATH']}")
+    rendered = repo.root / "rendered.txt"
+    (repo.root / "hooks.py").write_text(
+        "import time\n\n\n"
+        "def on_page_content(html, page, **kwargs):\n"
+        f"    with open({str(rendered)!r}, 'a') as out:\n"
+        "        out.write(f'{time.time()}\\n')\n"
+        "    return html\n")
+    repo.config = {"plugins": [{"vault-mcp": {"modified": "git"}}], "hooks": ["hooks.py"]}
+    repo.build()
+    found = times(repo)
+    # the pages were rendered before the history pass ended: the build did not wait for git at on_config
+    assert min(map(float, rendered.read_text().split())) < float(log_ended.read_text())
+    for path in TRACKED:
+        assert found[path] == (page_git_time(repo, path) * MICROS, "git"), path
+    assert found["untracked.md"] == (UNTRACKED_MTIME_NS // 1000, "mtime")

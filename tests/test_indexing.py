@@ -431,3 +431,24 @@ def test_the_published_index_is_a_sqlite_database_with_one_row_per_section(rich,
         assert conn.execute("SELECT count(*) FROM sections WHERE document_id NOT IN (SELECT id FROM documents)"
                             ).fetchone() == (0,)
     assert sections == sum(len(rich.sections(path)) for path in docs)
+
+
+def test_a_page_with_more_rows_than_one_statement_takes_keeps_every_row_in_order(tmp_path):
+    """The writer inserts a page's sections, links and values many rows a statement (SQLite binds at most 999
+    values to one): a page of 250 sections, 400 links and 120 tags keeps them all, in page order."""
+    site = Site(tmp_path, {"plugins": ["search", {"vault-mcp": {"indexed_fields": ["tags"]}}]})
+    tags = "".join(f"  - tag-{n:03}\n" for n in range(120))
+    sections = "".join(f"## Part {n}\n\nText {n}: [next](#part-{n + 1}) and [home](index.md).\n\n" for n in range(250))
+    site.write_pages({"index.md": "# Home\n", "big.md": f"---\ntags:\n{tags}---\n# Big\n\n{sections}"})
+    site.build()
+    headings = [section["heading"] for section in site.sections("big.md")]
+    assert headings == ["Big", *(f"Part {n}" for n in range(250))]
+    assert [section["position"] for section in site.sections("big.md")] == list(range(251))
+    assert site.values("big.md")["tags"] == [f"tag-{n:03}" for n in range(120)]
+    with site.db() as conn:
+        links = conn.execute("SELECT links.position, links.url FROM links JOIN documents d ON d.id = document_id"
+                             " WHERE d.path = 'big.md' ORDER BY links.rowid").fetchall()
+    assert len(links) == 500
+    assert [position for position, _ in links] == [n + 1 for n in range(250) for _ in range(2)]
+    hits = conn.execute("SELECT count(*) FROM sections_fts WHERE sections_fts MATCH 'body:text'").fetchone()
+    assert hits == (250,)

@@ -14,7 +14,6 @@ from typing import Any
 
 from ..limits import ROWS, SEARCH_RESULTS
 from .filters import Filters, InvalidArgument, check_choice, check_range, compile_filters, no_document
-from .related import related
 
 SHOWS = ("backlinks", "outlinks", "broken", "orphans", "most_linked", "related", "history")
 WITH_TARGET = ("backlinks", "related", "history")
@@ -71,6 +70,8 @@ def _links(
     if show == "related":
         assert target is not None  # given with this show: checked above
         check_range("limit", limit, 1, SEARCH_RESULTS)
+        from .related import related  # and search with it: a build's snapshot asks for links, never for these
+
         return related(conn, target, filters, limit=limit, offset=offset)
     compiled = compile_filters(conn, filters)
     where, params = compiled.where, list(compiled.params)

@@ -282,9 +282,9 @@ class WorkingIndex:
         # The FTS5 columns hold CJK text one character a token (index/cjk.py); page-level text once a page.
         path, summary = cjk.separate(document.path), cjk.separate(document.summary)
         searched_title = cjk.separate(document.searched_title)
-        self.conn.executemany(
-            "INSERT INTO sections (document_id, position, level, anchor, heading, start, path, title, headings,"
-            " summary, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        _insert_rows(
+            self.conn,
+            "sections (document_id, position, level, anchor, heading, start, path, title, headings, summary, body)",
             [
                 (
                     document_id,
@@ -302,13 +302,12 @@ class WorkingIndex:
                 for position, section in enumerate(document.sections)
             ],
         )
-        self.conn.executemany(
-            "INSERT INTO field_values (field, value, document_id) VALUES (?, ?, ?)",
+        _insert_rows(
+            self.conn, "field_values (field, value, document_id)",
             [(name, value, document_id) for name, values in document.values.items() for value in values],
         )
-        self.conn.executemany(
-            "INSERT INTO links (document_id, position, text, url, target, anchor, host, written)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        _insert_rows(
+            self.conn, "links (document_id, position, text, url, target, anchor, host, written)",
             [(document_id, link.position, link.text, link.url, link.target, link.anchor, link.host, link.written)
              for link in document.links],
         )
@@ -375,6 +374,26 @@ class WorkingIndex:
             finally:
                 self.conn.close()
                 del self.conn  # a connection while there is one: closed, none until _connect
+
+
+# Bound variables per statement: SQLite allows 999 before 3.32 (32,766 since).
+_STATEMENT_VARIABLES = 999
+
+
+def _insert_rows(conn: sqlite3.Connection, table_and_columns: str, rows: list[tuple]) -> None:
+    """Insert `rows` (tuples, one value per column) with one statement per 999 values, in order: executemany
+    runs the statement once per row, and on the writer thread each run gives the GIL up and takes it back; beside
+    MkDocs' rendering, taking it back waits up to the switch interval (5 ms), so a page of a few hundred sections
+    and links waited far longer than SQLite worked on it, and the build waited for the backlog at its commit."""
+    if not rows:
+        return
+    width = len(rows[0])
+    per_statement = max(1, _STATEMENT_VARIABLES // width)
+    row_marks = "(" + ", ".join("?" * width) + ")"
+    for start in range(0, len(rows), per_statement):
+        chunk = rows[start:start + per_statement]
+        conn.execute(f"INSERT INTO {table_and_columns} VALUES {', '.join([row_marks] * len(chunk))}",
+                     [value for row in chunk for value in row])
 
 
 class _Writes:
