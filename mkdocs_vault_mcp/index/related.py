@@ -18,7 +18,7 @@ from typing import Any
 from ..limits import SEARCH_RESULTS
 from .filters import Filters, InvalidArgument, no_document
 from .schema import TOKENIZER
-from .search import is_stop_word, search
+from .search import COMMON_MINIMUM, is_stop_word, search, section_count
 
 TERMS = 25  # distinctive terms searched for
 TITLE_WEIGHT = 3  # the title and headings count as this many uses of their words
@@ -46,7 +46,7 @@ def distinctive_terms(conn: sqlite3.Connection, document_id: int, anchor: str | 
         counts = memory.execute("SELECT term, cnt FROM page_vocab").fetchall()
     finally:
         memory.close()
-    total = conn.execute("SELECT max(rowid) FROM sections").fetchone()[0] or 1
+    total = section_count(conn) or 1  # rowids leave gaps where pages were written again
     uses = {term: count for term, count in counts
             if len(term) >= 2 and _PLAIN_TERM.match(term) and not is_stop_word(term)}
     terms = list(uses)
@@ -58,7 +58,8 @@ def distinctive_terms(conn: sqlite3.Connection, document_id: int, anchor: str | 
     weights = {}
     for term, count in uses.items():
         sections = frequencies.get(term, 0)
-        if sections <= 1 or sections > total / 4:  # in no other section, or in a quarter of the site
+        # In no other section, or too common: in a quarter of the site's sections and more than a small site has.
+        if sections <= 1 or sections > max(total / 4, COMMON_MINIMUM):
             continue
         weights[term] = math.log(1 + count) * math.log(total / sections)
     return sorted(weights, key=lambda term: (-weights[term], term))[:TERMS]
