@@ -57,14 +57,26 @@ def is_candidate(file: File, options: PageOptions) -> bool:
 def page_paths(files: Files, included: Callable[[InclusionLevel], bool], options: PageOptions,
                i18n: I18nBuild | None) -> list[str]:
     """The index paths of every page of the site that may be a document, rendered by this build or not."""
-    pages = files.documentation_pages(inclusion=included)
-    return [document_identity(file, i18n)[0] for file in pages if is_candidate(file, options)]
+    levels = included_levels(included)
+    return [document_identity(file, i18n)[0] for file in files
+            if file.inclusion in levels and file.is_documentation_page() and is_candidate(file, options)]
 
 
 def site_files(files: Files, included: Callable[[InclusionLevel], bool], config: Any) -> dict[str, str]:
     """Every file of the site (pages, generated pages, static files) by its server path: what links resolve to."""
-    base = base_path(config)
-    return {server_path(base + file.url): file.src_uri for file in files if included(file.inclusion)}
+    base, levels = base_path(config), included_levels(included)
+    return {file_server_path(base + file.url): file.src_uri for file in files if file.inclusion in levels}
+
+
+def included_levels(included: Callable[[InclusionLevel], bool]) -> tuple[InclusionLevel, ...]:
+    """The inclusion levels `included` lets in: a file's level is found among them by identity, where calling
+    `included` for each of a site's files costs an enum lookup each time."""
+    return tuple(level for level in InclusionLevel if included(level))
+
+
+# Every build asks for the server path of every file of the site, and a rebuild under `mkdocs serve` has the same
+# files as the build before: the paths are worked out once a serve run (a bound above any real site's file count)
+file_server_path = functools.lru_cache(maxsize=1 << 17)(server_path)
 
 
 def document_fields(
