@@ -81,7 +81,7 @@ file_server_path = functools.lru_cache(maxsize=1 << 17)(server_path)
 
 def document_fields(
     page: Page,
-    config: Any,
+    site_url: str | None,
     options: PageOptions,
     *,
     git: GitTimes | None,
@@ -89,7 +89,8 @@ def document_fields(
     language: str,
     i18n: I18nBuild | None,
 ) -> dict[str, Any]:
-    """`authored_keys`: the front matter keys the page had right after material/meta (None: all of them)."""
+    """`authored_keys`: the front matter keys the page had right after material/meta (None: all of them). `history`
+    is the page's commits as modified.py keeps them, made into the index's rows by `page_source`."""
     if (page.markdown or "").startswith("---"):  # MkDocs removes front matter it could read
         warn_broken_front_matter(page)
     meta = authored_meta(page.meta, authored_keys)
@@ -97,7 +98,6 @@ def document_fields(
     modified, source = modified_instant(
         page.file.src_uri, page.file.abs_src_path, options.modified, git, meta, options.modified_meta
     )
-    site_url = config.site_url
     return {
         "path": path,
         "url": join_url(site_url, page.url),
@@ -113,7 +113,6 @@ def document_fields(
         "fallback_of": fallback_of,
         "page_path": site_base_path(site_url) + page.url,
         "site_url": site_url,
-        # As modified.py keeps them: made into the index's rows only for a page written (`page_source`)
         "history": git.history.get(page.file.src_uri, []) if git is not None else [],
     }
 

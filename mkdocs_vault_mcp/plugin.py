@@ -174,7 +174,8 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         if self.state.working_index is not None:
             path = self.state.working_index
             with self.state.timed(), build_fault(f"open the working index {path}", CACHE_HINT):
-                self.indexing = IncrementalBuild(path, self.state.options_json, functools.partial(self._fields, config),
+                fields_of = functools.partial(self._fields, config.site_url)
+                self.indexing = IncrementalBuild(path, self.state.options_json, fields_of,
                                                  pages=len(files.documentation_pages()),
                                                  live_readers=self.live is not None)
         if self.config.enabled and self.config.stats_page is not False:
@@ -288,9 +289,10 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _fields(self, config: Any, page: Page) -> dict[str, Any]:
-        """The page's build_document arguments but for its HTML and fingerprint."""
-        return document_fields(page, config, self.page_options, git=self.state.git, language=self.language,
+    def _fields(self, site_url: str | None, page: Page) -> dict[str, Any]:
+        """The page's build_document arguments but for its HTML and fingerprint. `site_url`: the config's, read once
+        a build (a MkDocs config option costs an ABC check and a dict lookup, for each of 10,000 pages)."""
+        return document_fields(page, site_url, self.page_options, git=self.state.git, language=self.language,
                                i18n=self.i18n, authored_keys=self.state.authored_keys.get(page.file.src_uri))
 
     def _close_index(self) -> None:
