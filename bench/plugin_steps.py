@@ -92,7 +92,7 @@ def replay(pages: list[dict], cache: Path, in_process: bool) -> dict[str, float]
     from mkdocs_vault_mcp.index.writer import IndexWriter
     from mkdocs_vault_mcp.links import server_path
     from mkdocs_vault_mcp.modified import modified_instant, read_git_times
-    from mkdocs_vault_mcp.page_facts import page_history
+    from mkdocs_vault_mcp.page_facts import history_rows
 
     steps = dict.fromkeys(("open", "fingerprint", "hand over", "commit", "total"), 0.0)
     # fingerprint and hand over: the build's thread alone (what it cannot do while MkDocs renders); open and
@@ -108,9 +108,9 @@ def replay(pages: list[dict], cache: Path, in_process: bool) -> dict[str, float]
         modified, source = modified_instant(page["src_uri"], page["abs_src_path"], "auto", git, page["meta"], None)
         title = unescape(page["title"] or "")
         url = "/" + page["url"]
-        history = page_history(page["src_uri"], git)
+        commits = git.history.get(page["src_uri"], []) if git is not None else []
         digest = page_fingerprint(page["html"], title, url, page["meta"], modified, source,
-                                  (status.st_size, status.st_mtime_ns), "en", None, json.dumps(history))
+                                  (status.st_size, status.st_mtime_ns), "en", None, commits)
         steps["fingerprint"] += time.thread_time() - mark
         if writer.fingerprints.get(page["src_uri"]) == digest:
             continue
@@ -118,7 +118,7 @@ def replay(pages: list[dict], cache: Path, in_process: bool) -> dict[str, float]
         writer.put(
             path=page["src_uri"], url=url, title=title, meta=page["meta"], markdown=page["markdown"],
             source_file=page["abs_src_path"], modified=modified, modified_source=source, indexed_fields="auto",
-            language="en", fallback_of=None, page_path="/" + page["url"], site_url=None, history=history,
+            language="en", fallback_of=None, page_path="/" + page["url"], site_url=None, history=history_rows(commits),
             html_content=page["html"], fingerprint=digest)
         steps["hand over"] += time.thread_time() - mark
     mark = time.perf_counter()

@@ -24,13 +24,18 @@ def build_fault(doing: str, hint: str) -> Iterator[None]:
     try:
         yield
     except (OSError, sqlite3.Error) as error:
-        if isinstance(error, (FileExistsError, NotADirectoryError)) and error.filename:
-            reason = f"{error.filename} is a file where a folder should be"
-        elif isinstance(error, OSError) and error.strerror:
-            reason = error.strerror + (f": {error.filename}" if error.filename else "")
-        else:
-            reason = str(error)
-        raise PluginError(f"vault-mcp could not {doing} ({reason}). {hint}.") from error
+        raise fault_of(error, doing, hint) from error
+
+
+def fault_of(error: OSError | sqlite3.Error, doing: str, hint: str) -> PluginError:
+    """build_fault's error, for a caller that catches the failure itself."""
+    if isinstance(error, (FileExistsError, NotADirectoryError)) and error.filename:
+        reason = f"{error.filename} is a file where a folder should be"
+    elif isinstance(error, OSError) and error.strerror:
+        reason = error.strerror + (f": {error.filename}" if error.filename else "")
+    else:
+        reason = str(error)
+    return PluginError(f"vault-mcp could not {doing} ({reason}). {hint}.")
 
 
 def check_site_dir(config: Any) -> None:

@@ -19,7 +19,6 @@ removes the pages it no longer has.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,7 +81,7 @@ class IncrementalBuild:
         fields = self.fields_of(page)
         digest = page_fingerprint(
             html, fields["title"], fields["url"], fields["meta"], fields["modified"], fields["modified_source"],
-            source_version(page), fields["language"], fields["fallback_of"], json.dumps(fields["history"]),
+            source_version(page), fields["language"], fields["fallback_of"], fields["history"],
         )
         path = fields["path"]
         stored = self.writer.fingerprints.get(path, "")

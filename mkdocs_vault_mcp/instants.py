@@ -16,7 +16,10 @@ def to_micros(instant: dt.datetime) -> int:
 
     Exact, and without converting to UTC first: that overflows near year 1 and year 9999.
     """
-    return (instant - EPOCH) // dt.timedelta(microseconds=1)
+    return (instant - EPOCH) // ONE_MICROSECOND
+
+
+ONE_MICROSECOND = dt.timedelta(microseconds=1)
 
 
 NAIVE_EPOCH = dt.datetime(1970, 1, 1)

@@ -6,8 +6,10 @@ The plugin hands pages and files over as MkDocs and the other plugins left them.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from html import unescape
 from typing import Any
 from urllib.parse import urlsplit
@@ -26,7 +28,25 @@ from .modified import GitTimes, modified_instant
 log = get_plugin_logger("vault-mcp")
 
 
-def is_candidate(file: File, options: VaultMcpConfig) -> bool:
+@dataclass(frozen=True)
+class PageOptions:
+    """The plugin options every rendered page asks for, read once a build: an option of MkDocs' plugin config is a
+    descriptor over a dict, slow enough to show at 10,000 pages a rebuild under `mkdocs serve`."""
+
+    include_generated: bool
+    exclude: list[str]
+    modified: str
+    modified_meta: str | None
+    indexed_fields: Any
+    respect_search_exclude: bool
+
+    @classmethod
+    def of(cls, options: VaultMcpConfig) -> PageOptions:
+        return cls(options.include_generated, list(options.exclude), options.modified, options.modified_meta,
+                   options.indexed_fields, options.respect_search_exclude)
+
+
+def is_candidate(file: File, options: PageOptions) -> bool:
     """Whether a page may be a document before its front matter is known (plugin options `include_generated`,
     `exclude`)."""
     if file.generated_by is not None and not options.include_generated:
@@ -34,30 +54,43 @@ def is_candidate(file: File, options: VaultMcpConfig) -> bool:
     return not excluded_by(file.src_uri, options.exclude)
 
 
-def page_paths(files: Files, included: Callable[[InclusionLevel], bool], options: VaultMcpConfig,
+def page_paths(files: Files, included: Callable[[InclusionLevel], bool], options: PageOptions,
                i18n: I18nBuild | None) -> list[str]:
     """The index paths of every page of the site that may be a document, rendered by this build or not."""
-    pages = files.documentation_pages(inclusion=included)
-    return [document_identity(file, i18n)[0] for file in pages if is_candidate(file, options)]
+    levels = included_levels(included)
+    return [document_identity(file, i18n)[0] for file in files
+            if file.inclusion in levels and file.is_documentation_page() and is_candidate(file, options)]
 
 
 def site_files(files: Files, included: Callable[[InclusionLevel], bool], config: Any) -> dict[str, str]:
     """Every file of the site (pages, generated pages, static files) by its server path: what links resolve to."""
-    base = base_path(config)
-    return {server_path(base + file.url): file.src_uri for file in files if included(file.inclusion)}
+    base, levels = base_path(config), included_levels(included)
+    return {file_server_path(base + file.url): file.src_uri for file in files if file.inclusion in levels}
+
+
+def included_levels(included: Callable[[InclusionLevel], bool]) -> tuple[InclusionLevel, ...]:
+    """The inclusion levels `included` lets in: a file's level is found among them by identity, where calling
+    `included` for each of a site's files costs an enum lookup each time."""
+    return tuple(level for level in InclusionLevel if included(level))
+
+
+# Every build asks for the server path of every file of the site, and a rebuild under `mkdocs serve` has the same
+# files as the build before: the paths are worked out once a serve run (a bound above any real site's file count)
+file_server_path = functools.lru_cache(maxsize=1 << 17)(server_path)
 
 
 def document_fields(
     page: Page,
-    config: Any,
-    options: VaultMcpConfig,
+    site_url: str | None,
+    options: PageOptions,
     *,
     git: GitTimes | None,
     authored_keys: set | None,
     language: str,
     i18n: I18nBuild | None,
 ) -> dict[str, Any]:
-    """`authored_keys`: the front matter keys the page had right after material/meta (None: all of them)."""
+    """`authored_keys`: the front matter keys the page had right after material/meta (None: all of them). `history`
+    is the page's commits as modified.py keeps them, made into the index's rows by `page_source`."""
     if (page.markdown or "").startswith("---"):  # MkDocs removes front matter it could read
         warn_broken_front_matter(page)
     meta = authored_meta(page.meta, authored_keys)
@@ -67,7 +100,7 @@ def document_fields(
     )
     return {
         "path": path,
-        "url": join_url(config.site_url, page.url),
+        "url": join_url(site_url, page.url),
         # MkDocs keeps a title taken from the H1 as HTML (`Tom &amp; Jerry`) and themes write every title into
         # the page as it is: a reader sees it unescaped, as the section headings are
         "title": unescape(page.title or ""),
@@ -78,9 +111,9 @@ def document_fields(
         "indexed_fields": options.indexed_fields,
         "language": language,
         "fallback_of": fallback_of,
-        "page_path": base_path(config) + page.url,
-        "site_url": config.site_url,
-        "history": page_history(page.file.src_uri, git),
+        "page_path": site_base_path(site_url) + page.url,
+        "site_url": site_url,
+        "history": git.history.get(page.file.src_uri, []) if git is not None else [],
     }
 
 
@@ -111,6 +144,7 @@ def page_source(page: Page, fields: dict[str, Any]) -> dict[str, Any]:
     """`fields` with the page's Markdown source, for IndexWriter.put: the file to read it from, and what stands
     for it when the file cannot be read. The writer reads the file, off the build's thread, and only for a page
     indexed again."""
+    fields = {**fields, "history": history_rows(fields["history"])}
     if fields["markdown"] is not None:
         return fields
     if page.file.abs_src_path is not None:  # a file on disk (a plugin that sets a file's content clears it)
@@ -128,16 +162,19 @@ def source_text(page: Page) -> str:
 
 def base_path(config: Any) -> str:
     """The path the site is served under (`/docs/` for site_url https://example.org/docs/), else `/`."""
-    path = urlsplit(config.site_url).path if config.site_url else "/"
+    return site_base_path(config.site_url)
+
+
+@functools.lru_cache(maxsize=8)  # asked for every rendered page, of the one site_url a build has
+def site_base_path(site_url: str | None) -> str:
+    path = urlsplit(site_url).path if site_url else "/"
     return path if path.endswith("/") else path + "/"
 
 
-def page_history(path: str, git: GitTimes | None) -> list[dict[str, Any]]:
-    """The page's last commits as the index keeps them (modified.py reads them with the modification times)."""
-    if git is None:
-        return []
+def history_rows(commits: list[tuple[int, str, str]]) -> list[dict[str, Any]]:
+    """A page's last commits (modified.py reads them with the modification times) as the index keeps them."""
     return [{"time": rfc3339(seconds * 1_000_000), "author": author, "subject": subject}
-            for seconds, author, subject in git.history.get(path, ())]
+            for seconds, author, subject in commits]
 
 
 def warn_broken_front_matter(page: Page) -> None:

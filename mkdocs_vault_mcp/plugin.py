@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import sqlite3
 import sys
 import time
 from collections.abc import Iterator
@@ -36,7 +37,7 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import Page
 
 from . import stats_page
-from .build_faults import CACHE_HINT, SITE_HINT, build_fault, check_cache_dir, check_site_dir
+from .build_faults import CACHE_HINT, SITE_HINT, build_fault, check_cache_dir, check_site_dir, fault_of
 from .config import VaultMcpConfig
 from .documents import search_excluded
 from .freshness import Freshness
@@ -44,7 +45,7 @@ from .i18n import I18nBuild, LanguageRun, i18n_build, theme_language
 from .incremental import IncrementalBuild
 from .index.publish import publish
 from .modified import GitTimes, GitTimesRead
-from .page_facts import document_fields, is_candidate, page_paths, site_files
+from .page_facts import PageOptions, document_fields, is_candidate, page_paths, site_files
 from .snapshot import BuildAnswers, write_snapshot
 
 if TYPE_CHECKING:
@@ -95,6 +96,7 @@ class BuildState:
         self.nav: set[str] | None = None  # the paths of the pages the nav lists (on_nav)
         self.working_index: Path | None = None  # where this build indexes to, and with which options (on_config)
         self.options_json = ""
+        self.page_options: PageOptions | None = None  # what every page asks of the plugin's options (on_config)
         self.fault: PluginError | None = None  # the working index failed while pages rendered: on_env says so
 
     @property
@@ -171,6 +173,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             options = {key: self.config[key] for key in INDEXING_OPTIONS} | {"docs_dir": config.docs_dir}
             self.state.working_index = cache_dir / ("serve.sqlite" if self.serving else "build.sqlite")
             self.state.options_json = json.dumps(options, sort_keys=True)
+            self.state.page_options = PageOptions.of(self.config)
 
     @event_priority(AFTER_I18N)
     def on_files(self, files: Files, *, config: Any) -> Files:
@@ -178,7 +181,8 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         if self.state.working_index is not None:
             path = self.state.working_index
             with self.state.timed(), build_fault(f"open the working index {path}", CACHE_HINT):
-                self.indexing = IncrementalBuild(path, self.state.options_json, functools.partial(self._fields, config),
+                fields_of = functools.partial(self._fields, config.site_url)
+                self.indexing = IncrementalBuild(path, self.state.options_json, fields_of,
                                                  pages=len(files.documentation_pages()),
                                                  live_readers=self.live is not None)
         if self.config.enabled and self.config.stats_page is not False:
@@ -203,31 +207,43 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
 
     @event_priority(LAST)
     def on_page_content(self, html: str, *, page: Page, config: Any, files: Files) -> str:
-        if self.indexing is None or not is_candidate(page.file, self.config):
+        options = self.state.page_options
+        if self.indexing is None or options is None or not is_candidate(page.file, options):
             return html
-        if self.config.respect_search_exclude and search_excluded(page.meta):
+        if options.respect_search_exclude and search_excluded(page.meta):
             return html  # known only now: material/meta may have set it from a .meta.yml
-        # A page's fingerprint holds its git dates: while git still reads the history, pages wait (in rendering
-        # order) and MkDocs goes on rendering, rather than the build waiting for git at its first page.
-        self.state.waiting_for_git.append((page, html))
+        if self.state.fault is not None:
+            return html
         git_read = self.state.git_read
-        if git_read is None or git_read.done():
+        if git_read is not None and not git_read.done():
+            # A page's fingerprint holds its git dates: while git still reads the history, pages wait (in rendering
+            # order) and MkDocs goes on rendering, rather than the build waiting for git at its first page.
+            self.state.waiting_for_git.append((page, html))
+        else:
             self._index_waiting_pages()
+            self._index_page(page, html)
         return html
 
     def _index_waiting_pages(self) -> None:
-        indexing = self.indexing
-        assert indexing is not None
         waiting, self.state.waiting_for_git = self.state.waiting_for_git, []
         for page, html in waiting:
-            if self.state.fault is not None:
-                return
-            try:
-                with self.state.timed(), build_fault(f"write the working index {indexing.writer.path}", CACHE_HINT):
-                    indexing.page_rendered(page, html)
-            except PluginError as fault:
-                # Raised here, MkDocs would put "Error reading page" before it, though no page is at fault.
-                self.state.fault = fault
+            self._index_page(page, html)
+
+    def _index_page(self, page: Page, html: str) -> None:
+        indexing = self.indexing
+        if indexing is None or self.state.fault is not None:
+            return
+        # Timed and guarded by hand rather than with `timed()` and build_fault: every page rendered again under
+        # `mkdocs serve` comes here, and two context managers were a tenth of the time of an unchanged page
+        start = time.perf_counter()
+        try:
+            indexing.page_rendered(page, html)
+        except (OSError, sqlite3.Error) as error:
+            # Raised here, MkDocs would put "Error reading page" before it, though no page is at fault.
+            self.state.fault = fault_of(error, f"write the working index {indexing.writer.path}", CACHE_HINT)
+            self.state.fault.__cause__ = error
+        finally:
+            self.state.plugin_seconds += time.perf_counter() - start
 
     @event_priority(LAST)
     def on_env(self, env: Any, *, config: Any, files: Files) -> Any:
@@ -241,7 +257,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             included = InclusionLevel.is_in_serve if self.serving else InclusionLevel.is_included  # drafts
             self.indexing.commit(
                 # `--dirty` renders only the changed pages; the others are still in the site.
-                kept_unrendered=page_paths(files, included, self.config, self.i18n) if self.dirty else (),
+                kept_unrendered=page_paths(files, included, self.page_options, self.i18n) if self.dirty else (),
                 language=self.page_language,
                 site_languages=set(self.i18n.languages) if self.i18n and self.languages.complete else None,
                 indexed_fields=self.config.indexed_fields, site_name=config.site_name, site_url=config.site_url,
@@ -299,15 +315,21 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _fields(self, config: Any, page: Page) -> dict[str, Any]:
-        """The page's build_document arguments but for its HTML and fingerprint."""
-        return document_fields(page, config, self.config, git=self.state.git, language=self.language, i18n=self.i18n,
-                               authored_keys=self.state.authored_keys.get(page.file.src_uri))
+    def _fields(self, site_url: str | None, page: Page) -> dict[str, Any]:
+        """The page's build_document arguments but for its HTML and fingerprint. `site_url`: the config's, read once
+        a build (a MkDocs config option costs an ABC check and a dict lookup, for each of 10,000 pages)."""
+        return document_fields(page, site_url, self.page_options, git=self.state.git, language=self.language,
+                               i18n=self.i18n, authored_keys=self.state.authored_keys.get(page.file.src_uri))
 
     def _close_index(self) -> None:
         if self.indexing is not None:
             self.indexing.close()
             self.indexing = None
+
+    @property
+    def page_options(self) -> PageOptions:
+        assert self.state.page_options is not None  # on_config reads them whenever the build indexes
+        return self.state.page_options
 
     @property
     def page_language(self) -> str | None:

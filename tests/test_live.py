@@ -360,6 +360,36 @@ def test_dirty_rebuilds_update_only_the_changed_pages_and_keep_the_drafts(tmp_pa
     serve.interrupt()
 
 
+@pytest.mark.parametrize("flags", [(), ("--dirty",)], ids=["serve", "dirty"])
+def test_links_resolve_against_the_files_of_each_rebuild(tmp_path, serve_factory, flags):
+    """The site's files, which links resolve to, are worked out by every rebuild (their server paths are kept
+    across rebuilds): a page added mends the link to it, removed breaks it again, though the linking page is the
+    same (under `--dirty` MkDocs does not even render it again)."""
+    port = free_port()
+    config = write_site(tmp_path, mcp_port=port)
+    docs = tmp_path / "docs"
+    # The address, not notes.md: MkDocs rewrites a link to a page's file only when it renders the linking page
+    (docs / "links.md").write_text("# Links\n\nSee [the notes](../notes/).\n", encoding="utf-8")
+    serve = serve_factory(config, *flags, mcp_port=port)
+    serve.wait_for(r"Serving on ")
+
+    async def session() -> None:
+        async with Client(serve.url) as client:
+            async def broken() -> set[str]:
+                answer = data(await client.call_tool(
+                    "links", {"show": "broken", "limit": 100, "wait_for_pending_writes": True}))
+                return {row["target"] for row in answer["result"]}
+
+            assert "/notes/" in await broken()
+            (docs / "notes.md").write_text("# Notes\n\nWritten later.\n", encoding="utf-8")
+            assert "/notes/" not in await broken(), serve.log
+            (docs / "notes.md").unlink()
+            assert "/notes/" in await broken(), serve.log
+
+    asyncio.run(session())
+    serve.interrupt()
+
+
 @pytest.mark.parametrize("conflict", ["port in use", "port of mkdocs serve"])
 def test_a_port_conflict_is_a_warning_and_serve_goes_on(tmp_path, serve_factory, conflict):
     blocker = socket.socket()
