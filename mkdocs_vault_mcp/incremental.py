@@ -30,6 +30,8 @@ from .documents import fingerprint, page_fingerprint
 from .index.writer import PAGES_FOR_A_PROCESS, IndexWriter, stored_documents
 from .page_facts import page_source, source_version
 
+AUTOREF = "<autoref "  # an element mkdocs-autorefs replaces in every page's content at on_env
+
 
 @dataclass
 class RenderedPage:
@@ -87,7 +89,10 @@ class IncrementalBuild:
         stored = self.writer.fingerprints.get(path, "")
         unchanged = stored == digest or stored.startswith(digest + "/")  # the rest is checked at commit
         self.rendered[path] = RenderedPage(page, html, digest, unchanged)
-        if not unchanged:
+        # mkdocs-autorefs (mkdocstrings' cross-references) turns its <autoref> elements into links at on_env: such
+        # a page would be written twice, now and at commit (on MkDocs' docs, the longest pages: a third of a first
+        # build's writes). Not writing it now leaves its fingerprint unknown to the writer, so the commit writes it.
+        if not unchanged and AUTOREF not in html:
             self.writer.put(**page_source(page, fields), html_content=html, fingerprint=digest)
 
     def commit(

@@ -419,3 +419,41 @@ def test_a_writer_process_is_started_for_the_pages_a_build_will_write_not_for_th
     assert not writes_in_a_process()  # one page to write
     (working_index(site)).unlink()
     assert writes_in_a_process()  # the working index gone: six pages to write
+
+
+AUTOREFS_LIKE_HOOK = '''
+def on_page_content(html, page, **kwargs):
+    return html.replace("[[guide]]", '<autoref identifier="guide">the guide</autoref>')
+
+
+def on_env(env, config, files, **kwargs):
+    for file in files.documentation_pages():
+        if file.page is not None and file.page.content:
+            file.page.content = file.page.content.replace(
+                '<autoref identifier="guide">the guide</autoref>', '<a href="../guide/">the guide</a>')
+    return env
+'''
+
+
+def test_a_page_with_autorefs_is_written_once_with_its_links_resolved(tmp_path):
+    """mkdocs-autorefs leaves <autoref> elements in a page's HTML and turns them into links at on_env (a hook does
+    the same here): the page is written once, at the commit, with the links a reader sees."""
+    site = Site(tmp_path, {"plugins": ["vault-mcp"], "hooks": ["hooks.py"]})
+    (tmp_path / "hooks.py").write_text(AUTOREFS_LIKE_HOOK, encoding="utf-8")
+    site.write_pages({"a.md": "# A\n", "refs.md": "# Refs\n\nSee [[guide]].\n", "guide.md": "# Guide\n",
+                      "z.md": "# Z\n"})
+    site.build()
+    with site.db() as conn:
+        ids = dict(conn.execute("SELECT path, id FROM documents"))
+        content = conn.execute("SELECT content FROM sources WHERE document_id = ?", [ids["refs.md"]]).fetchone()[0]
+        links = conn.execute("SELECT url, target_path, broken FROM links WHERE document_id = ?",
+                             [ids["refs.md"]]).fetchall()
+    assert "<autoref" not in content and '<a href="../guide/">the guide</a>' in content
+    assert links == [("/guide/", "guide.md", None)]
+    # one insert a page: a page written twice would have left its first id unused
+    assert sorted(ids.values()) == list(range(1, 5))
+    assert site.sections("refs.md")[0]["body"] == "See the guide."
+    site.build()
+    assert any("0 changed, 4 unchanged" in message for message in site.messages())
+    with site.db() as conn:
+        assert dict(conn.execute("SELECT path, id FROM documents")) == ids
