@@ -263,7 +263,7 @@ def main() -> None:
     ])
     print()
     print(report)
-    write_results("build_overhead", report)
+    write_results("build_overhead_paired" if args.paired else "build_overhead", report)
 
 
 if __name__ == "__main__":
