@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+ONE_MICROSECOND = dt.timedelta(microseconds=1)
 
 
 def to_micros(instant: dt.datetime) -> int:
@@ -17,9 +18,6 @@ def to_micros(instant: dt.datetime) -> int:
     Exact, and without converting to UTC first: that overflows near year 1 and year 9999.
     """
     return (instant - EPOCH) // ONE_MICROSECOND
-
-
-ONE_MICROSECOND = dt.timedelta(microseconds=1)
 
 
 NAIVE_EPOCH = dt.datetime(1970, 1, 1)

@@ -207,10 +207,9 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
 
     @event_priority(LAST)
     def on_page_content(self, html: str, *, page: Page, config: Any, files: Files) -> str:
-        options = self.state.page_options
-        if self.indexing is None or options is None or not is_candidate(page.file, options):
+        if self.indexing is None or not is_candidate(page.file, self.page_options):
             return html
-        if options.respect_search_exclude and search_excluded(page.meta):
+        if self.page_options.respect_search_exclude and search_excluded(page.meta):
             return html  # known only now: material/meta may have set it from a .meta.yml
         if self.state.fault is not None:
             return html
