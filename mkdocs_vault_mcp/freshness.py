@@ -94,19 +94,19 @@ class Freshness:
         self._generation += 1
         self._condition.notify_all()
 
-    def close(self, wait_seconds: float = 0.0) -> None:
-        """The server is stopping: waits, those in progress too, give up at once (and answer stale).
-
-        With `wait_seconds`, returns once every call has left its wait (or that long has passed): a server that
-        stopped at once could cut the answer of a call whose thread had not run yet (a busy machine)."""
+    def close(self) -> None:
+        """The server is stopping: waits, those in progress too, give up at once (and answer stale)."""
         with self._condition:
             self._closed = True
             self._condition.notify_all()
-            deadline = time.monotonic() + wait_seconds
-            while self._waiting and (left := deadline - time.monotonic()) > 0:
-                self._condition.wait(left)
 
     # -- reader side --------------------------------------------------------------------------
+
+    @property
+    def waiting_calls(self) -> int:
+        """How many calls are inside `wait` now."""
+        with self._condition:
+            return self._waiting
 
     @property
     def pending(self) -> bool:
@@ -153,7 +153,6 @@ class Freshness:
                     self._condition.wait(min(left, deadline - now))
             finally:
                 self._waiting -= 1
-                self._condition.notify_all()  # `close` may be waiting for this call to leave
 
     def catch_up_with_saves(self) -> bool:
         """A save whose file event has not arrived yet is pending too: ask the files themselves.

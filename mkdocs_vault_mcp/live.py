@@ -18,7 +18,7 @@ from mkdocs.plugins import get_plugin_logger
 
 from .freshness import Freshness
 from .server import IndexReader, create_server
-from .streamable_http import LOOPBACK_ADDRESSES, bind, endpoint, http_server
+from .streamable_http import LOOPBACK_ADDRESSES, bind, endpoint, http_server, wait_for_answers
 
 log = get_plugin_logger("vault-mcp")
 
@@ -165,9 +165,10 @@ class LiveServer:
         if self.log_handler is not None:
             self.log_handler.stopping = True  # open event streams are cut at shutdown, as they must be
         if self.http is not None and self.thread is not None:
-            # A call waiting for a rebuild would hold the shutdown up: it answers stale, and goes out before the
-            # server stops taking answers (uvicorn gives in-flight requests one second).
-            self.freshness.close(wait_seconds=STOP_SECONDS)
+            # A call waiting for a rebuild would hold the shutdown up: it answers stale, and its answer goes out
+            # before the server stops.
+            self.freshness.close()
+            wait_for_answers(self.http, STOP_SECONDS)
             self.http.should_exit = True
             self.thread.join(timeout=STOP_SECONDS)
             if self.thread.is_alive():  # a connection that would not close: drop it

@@ -13,6 +13,7 @@ import ipaddress
 import os
 import signal
 import socket
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -88,6 +89,8 @@ class Guard:
         self.app = app
         self.every_address = host in WILDCARD_ADDRESSES
         self.expected = token.encode() if token else None
+        # Requests being answered now, event streams (GET) aside: a server that stops lets them finish first.
+        self.answering = 0
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
@@ -99,7 +102,27 @@ class Guard:
                 await refuse(send, 401, "Unauthorized: send the bearer token (Authorization: Bearer ...)",
                              [(b"www-authenticate", b'Bearer realm="mcp"')])
                 return
+            if scope["method"] != "GET":
+                self.answering += 1
+                try:
+                    await self.app(scope, receive, send)
+                finally:
+                    self.answering -= 1
+                return
         await self.app(scope, receive, send)
+
+
+def wait_for_answers(http: uvicorn.Server, seconds: float) -> bool:
+    """Block until every request the server is answering, event streams aside, has had its answer sent, or
+    `seconds` have passed; whether it is so. For a thread other than the server's.
+
+    uvicorn's own graceful shutdown waits for every connection, open event streams too, which never end on their
+    own: so it is given one second, too little for an answer still being computed on a busy machine."""
+    guard = http.config.app
+    deadline = time.monotonic() + seconds
+    while guard.answering and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return not guard.answering
 
 
 def has_token(authorization: bytes, expected: bytes) -> bool:
