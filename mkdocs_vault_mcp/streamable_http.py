@@ -119,6 +119,7 @@ def wait_for_answers(http: uvicorn.Server, seconds: float) -> bool:
     uvicorn's own graceful shutdown waits for every connection, open event streams too, which never end on their
     own: so it is given one second, too little for an answer still being computed on a busy machine."""
     guard = http.config.app
+    assert isinstance(guard, Guard)
     deadline = time.monotonic() + seconds
     while guard.answering and time.monotonic() < deadline:
         time.sleep(0.01)
