@@ -180,6 +180,9 @@ if not hasattr(plugin, "_vault_bench"):  # MkDocs loads this file again for ever
             incremental.IncrementalBuild.page_rendered = timed("IncrementalBuild.page_rendered", method)
     if hasattr(plugin, "BuildAnswers"):
         plugin.BuildAnswers.read = timed("BuildAnswers.read", plugin.BuildAnswers.read)
+    if hasattr(modified, "GitTimesRead"):  # git reads on a thread; MkDocs waits in result()
+        modified.GitTimesRead.result = timed("GitTimesRead.result", modified.GitTimesRead.result)
+        modified.read_git_times = timed("read_git_times", modified.read_git_times)
     for name in ("_git", "_history"):  # inside read_git_times: its git subprocesses, the history (cached or not)
         if hasattr(modified, name):
             setattr(modified, name, timed(f"modified.{name}", getattr(modified, name)))
@@ -341,7 +344,8 @@ def breakdown(record: dict, measure: str = "seconds") -> dict[str, float]:
     final = get("IncrementalBuild._write_final_content")
     paths, files = get("page_paths"), get("site_files")
     answers = get("BuildAnswers.read")
-    git = get("read_git_times")
+    git = get("read_git_times")  # on its own thread: not in the plugin's total
+    git_wait = get("GitTimesRead.result")  # MkDocs' thread waiting for it, inside on_page_content or on_env
     stats, publish, write_snapshot = get("on_page_context"), get("publish"), get("write_snapshot")
     markdown = get("on_page_markdown")
     rendered = get("IncrementalBuild.page_rendered")
@@ -372,19 +376,22 @@ def breakdown(record: dict, measure: str = "seconds") -> dict[str, float]:
         "final-content check of every rendered page (_write_final_content)": final,
         "paths of the pages --dirty kept (page_paths)": paths,
         "the site's files for links (site_files)": files,
-        "git history (read_git_times)": git,
-        "  of which git subprocesses: rev-parse, status (_git)": get("modified._git"),
-        "  of which history: cache or log (_history)": get("modified._history"),
+        "  of which waiting for the git history (GitTimesRead.result, in on_page_content or on_env)": git_wait,
         "stats + snapshot answers (BuildAnswers.read, after commit)": answers,
         "on_env otherwise": on_env_rest,
         "stats page (on_page_context)": stats,
         "publish index.sqlite into the site (publish)": publish,
         "snapshot.json (write_snapshot)": write_snapshot,
     }
-    accounted = page + opened + keep + commit + others + markdown + final + paths + files + git + answers
+    accounted = page + opened + keep + commit + others + markdown + final + paths + files + answers
     accounted += on_env_rest + stats + publish + write_snapshot
     parts["rest (on_config, on_files, on_nav, on_post_build otherwise)"] = total - accounted
     parts["plugin total in the rebuild"] = total
+    parts |= {
+        "(git history, on a thread of its own beside MkDocs: read_git_times)": git,
+        "  of which git subprocesses: rev-parse, status (_git)": get("modified._git"),
+        "  of which history: cache or log (_history)": get("modified._history"),
+    }
     return parts
 
 
