@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
+import sqlite3
 import stat
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,7 @@ from typing import Any
 import anyio
 from mcp import Client
 
+from mkdocs_vault_mcp.index import queries
 from mkdocs_vault_mcp.server import IndexReader, create_server
 
 SNAPSHOT_KEYS = [
@@ -137,6 +140,26 @@ def test_a_rebuild_rewrites_the_snapshot_from_the_updated_index(site):
     snapshot = assert_snapshot_matches_tools(site, ["tags"])
     assert [b["key"] for b in snapshot["by_folder"]["buckets"]] == ["", "new"]
     assert snapshot["by_tag"]["tags"]["buckets"] == [{"key": "a", "count": 2}, {"key": "c", "count": 1}]
+
+
+def test_stats_kept_for_an_index_version_are_those_of_the_latest_commit(site):
+    site.write("keep.md", "# Keep\n")
+    site.write("old/page.md", "---\ntags: [a]\n---\n# Old\n")
+    site.build()
+    [before] = call_tools(site.index_path, [("stats", {})])
+    assert before["indexed_frontmatter_fields"] == ["tags"]
+    with contextlib.closing(sqlite3.connect(site.index_path)) as conn:  # answers are copies of what is kept
+        queries.index_stats(conn)["indexed_frontmatter_fields"].append("changed by a caller")
+        assert queries.index_stats(conn)["indexed_frontmatter_fields"] == ["tags"]
+    (site.docs / "old" / "page.md").unlink()
+    site.write("new/page.md", "---\nowner: docs team\n---\n# New\n")  # as many pages, folders and sections
+    site.build()
+    [after] = call_tools(site.index_path, [("stats", {})])
+    assert (after["document_count"], after["section_count"]) == (before["document_count"], before["section_count"])
+    assert after["indexed_frontmatter_fields"] == ["owner"]
+    assert after["built_at"] != before["built_at"]
+    with contextlib.closing(sqlite3.connect(site.index_path)) as conn:
+        assert queries.index_stats(conn)["indexed_frontmatter_fields"] == ["owner"]
 
 
 def test_empty_site_has_an_empty_snapshot(site):

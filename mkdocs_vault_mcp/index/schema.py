@@ -144,3 +144,13 @@ CREATE INDEX IF NOT EXISTS "idx_pages_linked_from" ON "pages" ("linked_from");
 def create_schema(conn: sqlite3.Connection) -> None:
     """Every table, index and trigger of an index, in one transaction (`conn` in autocommit mode)."""
     conn.executescript(f"BEGIN;\n{SCHEMA}\nCOMMIT;")
+
+
+def index_version(conn: sqlite3.Connection) -> tuple[str, str] | None:
+    """What the index's last commit wrote, as `info` names it: its commit time (in microseconds) and section count.
+    What is read from one version never changes, so answers may be kept for it. None for an index that does not
+    say (one written before the section count was kept)."""
+    facts = dict(conn.execute("SELECT key, value FROM info WHERE key IN ('built_at', 'section_count')"))
+    if len(facts) < 2:
+        return None
+    return facts["built_at"], facts["section_count"]

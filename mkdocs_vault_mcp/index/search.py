@@ -120,7 +120,7 @@ from .filters import (
     literal_words,
     scoped,
 )
-from .schema import FTS_COLUMNS, TOKENIZER
+from .schema import FTS_COLUMNS, TOKENIZER, index_version
 
 # BM25 column weights, in FTS column order: path, title, headings, summary, body.
 COLUMN_WEIGHTS = (2.0, 10.0, 5.0, 1.5, 1.0)
@@ -298,10 +298,9 @@ _COUNTS_LOCK = threading.Lock()
 
 def _counts(conn: sqlite3.Connection) -> dict[str, tuple[int, int]] | None:
     """The counts kept for the index version `conn` reads; None for an index that does not say its version."""
-    facts = dict(conn.execute("SELECT key, value FROM info WHERE key IN ('built_at', 'section_count')"))
-    if len(facts) < 2:
+    version = index_version(conn)
+    if version is None:
         return None
-    version = (facts["built_at"], facts["section_count"])
     with _COUNTS_LOCK:  # the server's reading threads share them
         counts = _COUNTS_BY_VERSION.get(version)
         if counts is None:
