@@ -158,7 +158,7 @@ if not hasattr(plugin, "_vault_bench"):  # MkDocs loads this file again for ever
     for name in ("on_files", "on_nav", "on_page_markdown", "on_env", "on_page_context"):
         if hasattr(cls, name):
             setattr(cls, name, timed(name, getattr(cls, name)))
-    for name in ("read_git_times", "build_snapshot", "publish", "write_snapshot", "build_document",
+    for name in ("build_snapshot", "publish", "write_snapshot", "build_document",
                  "page_paths", "site_files"):
         if hasattr(plugin, name):
             setattr(plugin, name, timed(name, getattr(plugin, name)))
@@ -376,7 +376,6 @@ def breakdown(record: dict, measure: str = "seconds") -> dict[str, float]:
         "final-content check of every rendered page (_write_final_content)": final,
         "paths of the pages --dirty kept (page_paths)": paths,
         "the site's files for links (site_files)": files,
-        "  of which waiting for the git history (GitTimesRead.result, in on_page_content or on_env)": git_wait,
         "stats + snapshot answers (BuildAnswers.read, after commit)": answers,
         "on_env otherwise": on_env_rest,
         "stats page (on_page_context)": stats,
@@ -388,6 +387,7 @@ def breakdown(record: dict, measure: str = "seconds") -> dict[str, float]:
     parts["rest (on_config, on_files, on_nav, on_post_build otherwise)"] = total - accounted
     parts["plugin total in the rebuild"] = total
     parts |= {
+        "(of the rows above, MkDocs' thread waiting for the git history: GitTimesRead.result)": git_wait,
         "(git history, on a thread of its own beside MkDocs: read_git_times)": git,
         "  of which git subprocesses: rev-parse, status (_git)": get("modified._git"),
         "  of which history: cache or log (_history)": get("modified._history"),

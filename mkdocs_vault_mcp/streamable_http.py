@@ -102,14 +102,12 @@ class Guard:
                 await refuse(send, 401, "Unauthorized: send the bearer token (Authorization: Bearer ...)",
                              [(b"www-authenticate", b'Bearer realm="mcp"')])
                 return
-            if scope["method"] != "GET":
-                self.answering += 1
-                try:
-                    await self.app(scope, receive, send)
-                finally:
-                    self.answering -= 1
-                return
-        await self.app(scope, receive, send)
+        answering = scope["type"] == "http" and scope["method"] != "GET"
+        self.answering += answering
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.answering -= answering
 
 
 def wait_for_answers(http: uvicorn.Server, seconds: float) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 from typing import Any
 
 from ..instants import rfc3339
@@ -24,7 +23,7 @@ from .filters import (
     indexed_fields,
     site_languages,
 )
-from .schema import index_version
+from .schema import KeptPerVersion, index_version
 
 DOCUMENT_COLUMNS = "d.path, d.title, d.folder, d.url, d.modified, d.summary, d.meta, d.language, d.fallback_of"
 
@@ -144,25 +143,17 @@ def query_documents(
 
 # The stats of an index version never change, and `stats` is the call agents make first: kept, they cost one lookup
 # in `info` instead of scans that grow with the site (DISTINCT folder and language read an index each).
-_STATS_BY_VERSION: dict[tuple[tuple[str, str], str | None], dict[str, Any]] = {}
 KEPT_STATS = 8  # versions and languages: a live index rebuilt while a published one is served, a few languages
-_STATS_LOCK = threading.Lock()
+_STATS_BY_VERSION: KeptPerVersion[dict[str, Any]] = KeptPerVersion(KEPT_STATS)
 
 
 def index_stats(conn: sqlite3.Connection, language: str | None = None) -> dict[str, Any]:
     """The index's facts; with `language`, counts and dates of that language's pages only (a stats page
     of a multilingual site describes the language it is published in)."""
     version = index_version(conn)
-    key = (version, language) if version is not None else None
-    with _STATS_LOCK:  # the server's reading threads share them
-        kept = _STATS_BY_VERSION.get(key) if key is not None else None
-    if kept is None:
-        kept = _read_stats(conn, language)
-        if key is not None:
-            with _STATS_LOCK:
-                while len(_STATS_BY_VERSION) >= KEPT_STATS:
-                    del _STATS_BY_VERSION[next(iter(_STATS_BY_VERSION))]
-                _STATS_BY_VERSION[key] = kept
+    if version is None:
+        return _read_stats(conn, language)
+    kept = _STATS_BY_VERSION.get((version, language), lambda: _read_stats(conn, language))
     # A copy: the server adds index_stale to the answer it is given.
     return {name: list(value) if isinstance(value, list) else value for name, value in kept.items()}
 

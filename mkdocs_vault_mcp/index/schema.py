@@ -10,6 +10,9 @@ encodes them.
 from __future__ import annotations
 
 import sqlite3
+import threading
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
 
 # Bump when the schema or what goes into it changes: every page is indexed again.
 FORMAT_VERSION = "9"
@@ -154,3 +157,30 @@ def index_version(conn: sqlite3.Connection) -> tuple[str, str] | None:
     if len(facts) < 2:
         return None
     return facts["built_at"], facts["section_count"]
+
+
+Kept = TypeVar("Kept")
+
+
+class KeptPerVersion(Generic[Kept]):
+    """What was read from an index version, kept for the server's reading threads (which share it): the `limit`
+    newest keys, the oldest dropped first. A key is an index_version, alone or with what else the value depends on."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._kept: dict[Hashable, Kept] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, make: Callable[[], Kept]) -> Kept:
+        """The value kept for `key`, made (once, whichever thread asks first) when there is none."""
+        with self._lock:
+            value = self._kept.get(key)
+            if value is None:
+                while len(self._kept) >= self.limit:
+                    del self._kept[next(iter(self._kept))]
+                value = self._kept[key] = make()
+            return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._kept.clear()

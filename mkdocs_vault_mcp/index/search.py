@@ -120,7 +120,7 @@ from .filters import (
     literal_words,
     scoped,
 )
-from .schema import FTS_COLUMNS, TOKENIZER, index_version
+from .schema import FTS_COLUMNS, TOKENIZER, KeptPerVersion, index_version
 
 # BM25 column weights, in FTS column order: path, title, headings, summary, body.
 COLUMN_WEIGHTS = (2.0, 10.0, 5.0, 1.5, 1.0)
@@ -290,30 +290,20 @@ def document_frequency(conn: sqlite3.Connection, expression: str, enough: int) -
 # Match counts by index version (its commit time and section count, from `info`): expression -> (sections
 # found, the count it stopped at). A version is what one commit wrote, so its counts never change; a new
 # commit has a new version, and the oldest versions are dropped.
-_COUNTS_BY_VERSION: dict[tuple[str, str], dict[str, tuple[int, int]]] = {}
 KEPT_VERSIONS = 4  # e.g. `mkdocs serve`'s working index, rebuilt while a published index is served
 KEPT_COUNTS = 10_000  # expressions kept per version (a few MB); past that the version starts afresh
-_COUNTS_LOCK = threading.Lock()
+_COUNTS_BY_VERSION: KeptPerVersion[dict[str, tuple[int, int]]] = KeptPerVersion(KEPT_VERSIONS)
 
 
 def _counts(conn: sqlite3.Connection) -> dict[str, tuple[int, int]] | None:
     """The counts kept for the index version `conn` reads; None for an index that does not say its version."""
     version = index_version(conn)
-    if version is None:
-        return None
-    with _COUNTS_LOCK:  # the server's reading threads share them
-        counts = _COUNTS_BY_VERSION.get(version)
-        if counts is None:
-            while len(_COUNTS_BY_VERSION) >= KEPT_VERSIONS:
-                del _COUNTS_BY_VERSION[next(iter(_COUNTS_BY_VERSION))]
-            counts = _COUNTS_BY_VERSION[version] = {}
-    return counts
+    return None if version is None else _COUNTS_BY_VERSION.get(version, dict)
 
 
 def forget_counts() -> None:
     """Drop every kept match count (benchmarks time searches without them)."""
-    with _COUNTS_LOCK:
-        _COUNTS_BY_VERSION.clear()
+    _COUNTS_BY_VERSION.clear()
 
 
 def section_count(conn: sqlite3.Connection) -> int:
