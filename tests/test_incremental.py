@@ -8,8 +8,11 @@ import logging
 import os
 import re
 import shutil
+import signal
 import sqlite3
 import stat
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -381,6 +384,30 @@ def test_a_writer_process_that_dies_is_one_clear_error_and_the_working_index_sta
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         assert conn.execute("SELECT path FROM documents").fetchall() == [("p1.md",)]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a pipe's size is set on Linux only")
+def test_pages_wait_for_a_busy_writer_process_in_its_pipe_not_in_the_build(tmp_path):
+    index = writer.IndexWriter(tmp_path / "w.sqlite", "{}", in_process=True)
+    try:
+        assert index.fingerprints == {}  # the writer has opened the index
+        child = index._writes._child
+        page = {**document_arguments(0), "html_content": "<p>" + "word " * 20_000 + "</p>"}  # 100 KB of HTML
+        os.kill(child.pid, signal.SIGSTOP)  # a writer busy with a long page
+        try:
+            # 800 KB, where a pipe holds 64 KB unless it is asked for more
+            handing_over = threading.Thread(
+                target=lambda: [index.put(**{**page, "path": f"p{n}.md"}) for n in range(8)], daemon=True)
+            handing_over.start()
+            handing_over.join(10)
+            assert not handing_over.is_alive()
+        finally:
+            os.kill(child.pid, signal.SIGCONT)
+        index.commit(indexed_fields="auto", site_name="s", site_url=None)
+    finally:
+        index.close()
+    with sqlite3.connect(tmp_path / "w.sqlite") as conn:
+        assert conn.execute("SELECT count(*) FROM documents").fetchone() == (8,)
 
 
 def test_example_site_indexed_by_a_writer_process_holds_the_rows_a_thread_writes(tmp_path, monkeypatch):

@@ -42,6 +42,10 @@ QUEUED_DOCUMENTS = 32  # pages waiting for the writer thread, at most
 # other core, and the build's first page waits for it to have opened the index: on a small site, the build
 # would wait about as long as it saves.
 PAGES_FOR_A_PROCESS = 200
+# The pipe to the writer's process holds this much, where Linux gives a pipe 64 KB: about three pages with their
+# HTML, so MkDocs waited at every page the writer took longer over than MkDocs took over the next ones (0.2 s of
+# a cold FastAPI build, bench/plugin_steps.py). 1 MB is the most an unprivileged process may ask for.
+PIPE_BYTES = 1 << 20
 
 
 def stored_documents(path: Path, options_json: str) -> int:
@@ -485,7 +489,8 @@ def _process_or_thread_writes(path: Path) -> _Writes:
 class _ProcessWrites(_Writes):
     """WorkingIndex in a child process, fed through a pipe: (method, args, whether to answer), pickled.
 
-    The pipe bounds what waits, as the thread's queue does: when the child falls behind, `send` waits for room."""
+    The pipe (PIPE_BYTES) bounds what waits, as the thread's queue does: when the child falls behind, `send` waits
+    for room."""
 
     def __init__(self, path: Path) -> None:
         # The folder this package was imported from, last on the child's path: found there when this Python would
@@ -497,6 +502,10 @@ class _ProcessWrites(_Writes):
         log.debug(f"vault-mcp: writing the index in process {self._child.pid}")
         self._requests: IO[bytes] = self._child.stdin  # type: ignore[assignment]
         self._answers: IO[bytes] = self._child.stdout  # type: ignore[assignment]
+        with contextlib.suppress(ImportError, AttributeError, OSError):  # not Linux, or a lower limit: as it is
+            import fcntl
+
+            fcntl.fcntl(self._requests.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
 
     def send(self, method: str, *args: Any) -> None:
         self._write((method, tuple(_long_text_as_bytes(arg) for arg in args), False))
