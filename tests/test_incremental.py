@@ -391,18 +391,22 @@ def test_pages_wait_for_a_busy_writer_process_in_its_pipe_not_in_the_build(tmp_p
     index = writer.IndexWriter(tmp_path / "w.sqlite", "{}", in_process=True)
     try:
         assert index.fingerprints == {}  # the writer has opened the index
-        child = index._writes._child
+        writes = index._writes
+        assert isinstance(writes, writer._ProcessWrites)
         page = {**document_arguments(0), "html_content": "<p>" + "word " * 20_000 + "</p>"}  # 100 KB of HTML
-        os.kill(child.pid, signal.SIGSTOP)  # a writer busy with a long page
+
+        def hand_over_eight_pages() -> None:  # 800 KB, where a pipe holds 64 KB unless it is asked for more
+            for number in range(8):
+                index.put(**{**page, "path": f"p{number}.md"})
+
+        os.kill(writes._child.pid, signal.SIGSTOP)  # a writer busy with a long page
         try:
-            # 800 KB, where a pipe holds 64 KB unless it is asked for more
-            handing_over = threading.Thread(
-                target=lambda: [index.put(**{**page, "path": f"p{n}.md"}) for n in range(8)], daemon=True)
+            handing_over = threading.Thread(target=hand_over_eight_pages, daemon=True)
             handing_over.start()
             handing_over.join(10)
             assert not handing_over.is_alive()
         finally:
-            os.kill(child.pid, signal.SIGCONT)
+            os.kill(writes._child.pid, signal.SIGCONT)
         index.commit(indexed_fields="auto", site_name="s", site_url=None)
     finally:
         index.close()
