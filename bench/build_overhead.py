@@ -120,18 +120,20 @@ def vault_cache(out: Path) -> Path:
     return out / ".cache" / "plugin" / "vault-mcp"
 
 
-# The metronome: 40,000 additions (about 5 ms of CPU here) twice a second, a line "<monotonic s> <CPU s>" each.
-METRONOME = """
+# The metronome: a beat of BEAT_ADDITIONS additions (about 5 ms of CPU here) twice a second, a line
+# "<monotonic s> <CPU s>" each. bench/writer_interference.py --foreground beat checks that the writer, busy beside
+# it, does not slow the beat down (which would hide part of what a cold build costs).
+BEAT_ADDITIONS = 40_000
+METRONOME = f"""
 import sys, time
 out = open(sys.argv[1], "w", buffering=1)
 while True:
     started, total = time.thread_time(), 0
-    for number in range(40_000):
+    for number in range({BEAT_ADDITIONS}):
         total += number
-    out.write(f"{time.monotonic():.3f} {time.thread_time() - started:.6f}\\n")
+    out.write(f"{{time.monotonic():.3f}} {{time.thread_time() - started:.6f}}\\n")
     time.sleep(0.5)
 """
-
 
 def beat_seconds(beats: Path, start: float, end: float) -> float:
     """The mean CPU seconds of the metronome's beats between `start` and `end` (monotonic seconds)."""
@@ -185,6 +187,7 @@ def main() -> None:
     parser.add_argument("--no-warmup", action="store_true", help="skip the untimed first build")
     parser.add_argument("--paired", action="store_true",
                         help="build each configuration beside a `none` build, on the other CPU (see above)")
+    parser.add_argument("--name", help="the results file's name (default build_overhead, or build_overhead_paired)")
     parser.add_argument("--metronome", action="store_true",
                         help="divide each build's wall time by the CPUs' speed while it ran (see above)")
     parser.add_argument("--configs", default=",".join(name for name in CONFIGS if name != "none-again"),
@@ -320,7 +323,7 @@ def main() -> None:
     ])
     print()
     print(report)
-    write_results("build_overhead_paired" if args.paired else "build_overhead", report)
+    write_results(args.name or ("build_overhead_paired" if args.paired else "build_overhead"), report)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Does the index writer, busy on the other CPU, slow MkDocs' own thread down?
 
-    .venv/bin/python bench/writer_interference.py [--trials 60] [--pages 100]
+    .venv/bin/python bench/writer_interference.py [--trials 60] [--pages 100] [--foreground markdown|beat]
 
 A cold build's writer process works on the second CPU while MkDocs renders on the first, so its CPU is not on
 the build's critical path; but the two CPUs share caches and memory bandwidth, and this machine's CPUs are
@@ -17,12 +17,19 @@ virtual. Wall-clock builds cannot show an effect of a few percent here (a bare b
   - `busy loop`: a Python loop that touches almost no memory: a second CPU in use, nothing more.
 
 The ratio of a pair (running / stopped) is what the background costs MkDocs' thread while it runs; the medians
-over `--trials` pairs are reported. bench/plugin_steps.py must have captured the pages (it does on its first run).
+over `--trials` pairs are reported.
+
+`--foreground beat` times bench/build_overhead.py's metronome beat instead (100 beats a trial, written to
+writer_interference_beat.txt): `--metronome` divides a build's time by the beat's, so a beat the writer slowed down
+would hide part of what a cold build costs; a ratio near 1 says it does not.
+
+bench/plugin_steps.py must have captured the pages (it does on its first run).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import pickle
 import signal
@@ -30,11 +37,13 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import markdown
 
-from report import table, write_results  # bench/ is on sys.path when a script runs
+from build_overhead import BEAT_ADDITIONS  # bench/ is on sys.path when a script runs
+from report import table, write_results
 
 BENCH = Path(__file__).resolve().parent
 PAGES = BENCH / "out" / "fastapi" / "pages.pickle"
@@ -62,7 +71,17 @@ def render(texts: list[str]) -> tuple[float, float]:
     return time.perf_counter() - wall, time.thread_time() - cpu
 
 
-def paired_trials(code: str, texts: list[str], trials: int) -> list[tuple[float, float]]:
+def beats(count: int) -> tuple[float, float]:
+    """Wall and thread CPU seconds of `count` metronome beats (bench/build_overhead.py), back to back."""
+    wall, cpu = time.perf_counter(), time.thread_time()
+    for _ in range(count):
+        total = 0
+        for number in range(BEAT_ADDITIONS):
+            total += number
+    return time.perf_counter() - wall, time.thread_time() - cpu
+
+
+def paired_trials(code: str, foreground: Callable[[], tuple[float, float]], trials: int) -> list[tuple[float, float]]:
     """(wall ratio, CPU ratio) of each pair: the background running against it stopped."""
     background = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
@@ -74,7 +93,7 @@ def paired_trials(code: str, texts: list[str], trials: int) -> list[tuple[float,
             for running in ((True, False) if trial % 2 else (False, True)):
                 background.send_signal(signal.SIGCONT if running else signal.SIGSTOP)
                 time.sleep(0.2)  # the background back at full speed, or off the CPU
-                measured[running] = render(texts)
+                measured[running] = foreground()
             pairs.append((measured[True][0] / measured[False][0], measured[True][1] / measured[False][1]))
         return pairs
     finally:
@@ -87,15 +106,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=60)
     parser.add_argument("--pages", type=int, default=100)
+    parser.add_argument("--foreground", choices=("markdown", "beat"), default="markdown")
     args = parser.parse_args()
     if not PAGES.is_file():
         raise SystemExit(f"{PAGES} is missing: run bench/plugin_steps.py first (it captures the pages)")
     with PAGES.open("rb") as file:
         texts = [page["markdown"] for page in pickle.load(file)][: args.pages]
-    render(texts)  # imports and caches warm
+    if args.foreground == "beat":
+        foreground: Callable[[], tuple[float, float]] = functools.partial(beats, 100)
+        described, victim = "100 beats of bench/build_overhead.py's metronome, back to back", "the metronome's beat"
+    else:
+        foreground = functools.partial(render, texts)
+        described = f"Markdown to HTML of {len(texts)} FastAPI pages (extensions toc, tables, fenced_code)"
+        victim = "MkDocs' thread"
+    foreground()  # imports and caches warm
     rows = [["background", "wall ratio median", "wall mean ± s.e.", "CPU ratio median", "CPU mean ± s.e."]]
     for name, code in BACKGROUNDS.items():
-        pairs = paired_trials(code, texts, args.trials)
+        pairs = paired_trials(code, foreground, args.trials)
         cells = [name]
         for column in (0, 1):
             ratios = [pair[column] for pair in pairs]
@@ -103,18 +130,17 @@ def main() -> None:
             cells += [f"{statistics.median(ratios):.3f}", f"{statistics.mean(ratios):.3f} ± {error:.3f}"]
         rows.append(cells)
     text = "\n".join([
-        f"foreground: Markdown to HTML of {len(texts)} FastAPI pages (extensions toc, tables, fenced_code), "
-        "about a second a trial, wall and thread CPU",
+        f"foreground: {described}, wall and thread CPU",
         f"trials: {args.trials} pairs per background, background running vs stopped (SIGCONT / SIGSTOP), "
         "order swapped every pair",
         f"machine: {os.cpu_count()} CPUs, load average at the end {os.getloadavg()[0]:.1f}",
         "",
         table(rows),
         "",
-        "ratio: MkDocs' thread with the background running over the same work with it stopped",
+        f"ratio: {victim} with the background running over the same work with it stopped",
     ]) + "\n"
     print(text, end="")
-    write_results("writer_interference", text)
+    write_results("writer_interference_beat" if args.foreground == "beat" else "writer_interference", text)
 
 
 if __name__ == "__main__":
