@@ -135,6 +135,7 @@ while True:
     time.sleep(0.5)
 """
 
+
 def beat_seconds(beats: Path, start: float, end: float) -> float:
     """The mean CPU seconds of the metronome's beats between `start` and `end` (monotonic seconds)."""
     taken = [float(cpu) for when, cpu in (line.split() for line in beats.read_text().splitlines() if line.strip())

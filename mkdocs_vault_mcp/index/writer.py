@@ -43,8 +43,9 @@ QUEUED_DOCUMENTS = 32  # pages waiting for the writer thread, at most
 # would wait about as long as it saves.
 PAGES_FOR_A_PROCESS = 200
 # The pipe to the writer's process holds this much, where Linux gives a pipe 64 KB: about three pages with their
-# HTML, so MkDocs waited at every page the writer took longer over than MkDocs took over the next ones (0.2 s of
-# a cold FastAPI build, bench/plugin_steps.py). 1 MB is the most an unprivileged process may ask for.
+# HTML, so MkDocs waited at every page the writer took longer over than MkDocs took over the next ones (about
+# 0.2 s of MkDocs' thread in a cold FastAPI build, replayed at a build's pace). 1 MB is the most an unprivileged
+# process may ask for.
 PIPE_BYTES = 1 << 20
 
 
