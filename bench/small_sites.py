@@ -21,7 +21,9 @@ a fresh `mkdocs build` subprocess into a fresh site_dir:
   the same load; reported as a second row per site
 
 Reported per site: median wall and CPU seconds (user + system, all threads) and their ratio to the same
-round's `none` build, and the plugin's own seconds from its closing log line. One untimed build of each
+round's `none` build, and the plugin's own seconds from its closing log line. With `--metronome`, two more
+columns: the wall ratios with each build's time divided by the CPUs' speed while it ran (bench/build_overhead.py's
+metronome, beside the builds). One untimed build of each
 configuration comes first. Writes bench/results/small_sites.txt (`--name`: another name, such as a
 baseline's).
 """
@@ -35,13 +37,15 @@ import resource
 import shutil
 import statistics
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Literal
 
 import yaml
 
-from report import write_results  # bench/ is on sys.path when a script runs
+from build_overhead import METRONOME, beat_seconds  # bench/ is on sys.path when a script runs
+from report import write_results
 
 REPO = Path(__file__).resolve().parent.parent
 PLUGIN_LINE = re.compile(r"vault-mcp: Indexed .* in ([\d.]+) seconds")
@@ -105,12 +109,15 @@ def plugin_package(mkdocs: Path, env: dict[str, str] | None = None) -> str:
     return f"{os.path.relpath(folder, REPO)} at {describe(folder).split()[0]}"
 
 
-Samples = dict[str, list[tuple[float, float, float | None]]]  # build's results by kind, one a round
+# A build's results by kind, one a round: wall, CPU and plugin seconds, and the wall seconds drift-corrected or None
+Samples = dict[str, list[tuple[float, float, float | None, float | None]]]
 
 
-def ratio(samples: Samples, kind: str, column: Literal[0, 1]) -> float:
-    """The median over the rounds of a kind's wall (0) or CPU (1) seconds over those of the round's `none`."""
-    return statistics.median(s[column] / n[column] for s, n in zip(samples[kind], samples["none"], strict=True))
+def ratio(samples: Samples, kind: str, column: Literal[0, 1, 3]) -> float:
+    """The median over the rounds of a kind's wall (0), CPU (1) or drift-corrected wall (3) seconds over those of
+    the round's `none`."""
+    pairs = [(s[column], n[column]) for s, n in zip(samples[kind], samples["none"], strict=True)]
+    return statistics.median(seconds / baseline for seconds, baseline in pairs if seconds and baseline)
 
 
 def plugin(samples: Samples, kind: str) -> str:
@@ -129,15 +136,22 @@ def main() -> None:
                         help="put this site's folder on PYTHONPATH")
     parser.add_argument("--name", default="small_sites", help="the results file's name")
     parser.add_argument("--baseline", type=Path, help="a checkout whose plugin is built too, in the same rounds")
+    parser.add_argument("--metronome", action="store_true",
+                        help="also the wall ratios divided by the CPUs' speed while each build ran")
     args = parser.parse_args()
     # The editable install of the venv must be a path entry (`pip install -e . --config-settings
     # editable_mode=compat`), else its import hook wins over PYTHONPATH and both rows would build this package.
     base_path = {"PYTHONPATH": str(args.baseline.resolve())} if args.baseline else None
     mkdocs = args.venv.resolve() / "bin" / "mkdocs"
     origins = []
+    corrected_columns = " cold wall, drift-corrected | warm wall, drift-corrected |" if args.metronome else ""
     lines = [f"load average before: {os.getloadavg()[0]:.1f}", "",
-             "| site | pages | none wall | cold wall | warm wall | cold CPU | warm CPU | plugin cold | plugin warm |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "| site | pages | none wall | cold wall | warm wall | cold CPU | warm CPU | plugin cold | plugin warm |"
+             + corrected_columns,
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" + " ---: |" * (2 * args.metronome)]
+    beats = REPO / "bench" / "out" / "small-sites" / args.name / "metronome.txt"
+    beats.parent.mkdir(parents=True, exist_ok=True)
+    metronome = subprocess.Popen([sys.executable, "-c", METRONOME, str(beats)]) if args.metronome else None
     for spec in args.site:
         name, _, path = spec.partition("=")
         config = Path(path).resolve()
@@ -163,9 +177,12 @@ def main() -> None:
                     if kind.startswith("base-") and base_path:  # before the site's own folder (--on-path)
                         kind_env = {**env, "PYTHONPATH": os.pathsep.join(
                             filter(None, [base_path["PYTHONPATH"], env.get("PYTHONPATH")]))}
-                    result = build(mkdocs, config if kind == "none" else vault, out / kind, kind_env)
+                    started = time.monotonic()
+                    wall, cpu, plugin_seconds = build(mkdocs, config if kind == "none" else vault, out / kind,
+                                                      kind_env)
+                    corrected = wall / beat_seconds(beats, started, time.monotonic()) if metronome else None
                     if round_number:
-                        samples[kind].append(result)
+                        samples[kind].append((wall, cpu, plugin_seconds, corrected))
         except BuildFailed as error:
             vault.unlink()
             lines.append(f"| {name} | {error} | | | | | | | |")
@@ -179,9 +196,14 @@ def main() -> None:
                 f"| {100 * (ratio(samples, f'{prefix}-warm', 0) - 1):+.1f}% "
                 f"| {100 * (ratio(samples, f'{prefix}-cold', 1) - 1):+.1f}% "
                 f"| {100 * (ratio(samples, f'{prefix}-warm', 1) - 1):+.1f}% "
-                f"| {plugin(samples, f'{prefix}-cold')} | {plugin(samples, f'{prefix}-warm')} |")
+                f"| {plugin(samples, f'{prefix}-cold')} | {plugin(samples, f'{prefix}-warm')} |"
+                + (f" {100 * (ratio(samples, f'{prefix}-cold', 3) - 1):+.1f}% "
+                   f"| {100 * (ratio(samples, f'{prefix}-warm', 3) - 1):+.1f}% |" if metronome else ""))
             print(lines[-1], flush=True)
         vault.unlink()
+    if metronome is not None:
+        metronome.kill()
+        metronome.wait()
     built = f"built with {os.path.relpath(mkdocs, REPO)}, plugin {plugin_package(mkdocs)}"
     if base_path:
         built += f"; baseline rows: plugin {plugin_package(mkdocs, {**os.environ, **base_path})}"
