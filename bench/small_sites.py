@@ -23,9 +23,8 @@ a fresh `mkdocs build` subprocess into a fresh site_dir:
 Reported per site: median wall and CPU seconds (user + system, all threads) and their ratio to the same
 round's `none` build, and the plugin's own seconds from its closing log line. With `--metronome`, two more
 columns: the wall ratios with each build's time divided by the CPUs' speed while it ran (bench/build_overhead.py's
-metronome, beside the builds). One untimed build of each
-configuration comes first. Writes bench/results/small_sites.txt (`--name`: another name, such as a
-baseline's).
+metronome, beside the builds). One untimed build of each configuration comes first. Writes
+bench/results/small_sites.txt (`--name`: another name, such as a baseline's).
 """
 
 from __future__ import annotations
