@@ -35,6 +35,7 @@ correction leaves noise of its own.
 from __future__ import annotations
 
 import argparse
+import atexit
 import hashlib
 import os
 import platform
@@ -232,6 +233,8 @@ def main() -> None:
     windows: dict[str, list[tuple[float, float]]] = {name: [] for name in configs}  # monotonic start and end
     beats = OUT / "metronome.txt"
     metronome = subprocess.Popen([sys.executable, "-c", METRONOME, str(beats)]) if args.metronome else None
+    if metronome is not None:
+        atexit.register(metronome.kill)  # a failed build ends this script with sys.exit: the metronome too
     for run in range(1, args.runs + 1):
         for turn, name in enumerate(configs):
             if name == "vault-cold":

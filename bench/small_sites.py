@@ -30,6 +30,7 @@ bench/results/small_sites.txt (`--name`: another name, such as a baseline's).
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import re
 import resource
@@ -151,6 +152,8 @@ def main() -> None:
     beats = REPO / "bench" / "out" / "small-sites" / args.name / "metronome.txt"
     beats.parent.mkdir(parents=True, exist_ok=True)
     metronome = subprocess.Popen([sys.executable, "-c", METRONOME, str(beats)]) if args.metronome else None
+    if metronome is not None:
+        atexit.register(metronome.kill)  # a failed build ends this script with sys.exit: the metronome too
     for spec in args.site:
         name, _, path = spec.partition("=")
         config = Path(path).resolve()
