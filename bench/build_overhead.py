@@ -121,20 +121,36 @@ def vault_cache(out: Path) -> Path:
     return out / ".cache" / "plugin" / "vault-mcp"
 
 
-# The metronome: a beat of BEAT_ADDITIONS additions (about 5 ms of CPU here) twice a second, a line
-# "<monotonic s> <CPU s>" each. bench/writer_interference.py --foreground beat checks that the writer, busy beside
-# it, does not slow the beat down (which would hide part of what a cold build costs).
+# The metronome: a beat (about 3 ms of CPU here) twice a second, a line "<monotonic s> <CPU s>" each.
+# bench/writer_interference.py --foreground beat checks that the writer, busy beside it, does not slow the beat down
+# (which would hide part of what a cold build costs).
 BEAT_ADDITIONS = 40_000
 METRONOME = f"""
 import sys, time
+sys.path.insert(0, {str(BENCH)!r})
+from build_overhead import beat
 out = open(sys.argv[1], "w", buffering=1)
 while True:
-    started, total = time.thread_time(), 0
-    for number in range({BEAT_ADDITIONS}):
-        total += number
+    started = time.thread_time()
+    beat()
     out.write(f"{{time.monotonic():.3f}} {{time.thread_time() - started:.6f}}\\n")
     time.sleep(0.5)
 """
+
+
+def beat() -> None:
+    """The metronome's unit of work: pure Python on a few local integers, next to no memory."""
+    total = 0
+    for number in range(BEAT_ADDITIONS):
+        total += number
+
+
+def start_metronome(beats: Path) -> subprocess.Popen:
+    """The metronome, writing its beats to `beats` until the script that started it ends (a failed build ends this
+    one with sys.exit)."""
+    metronome = subprocess.Popen([sys.executable, "-c", METRONOME, str(beats)])
+    atexit.register(metronome.kill)
+    return metronome
 
 
 def beat_seconds(beats: Path, start: float, end: float) -> float:
@@ -232,9 +248,7 @@ def main() -> None:
     cpus = sorted(os.sched_getaffinity(0))[:2]
     windows: dict[str, list[tuple[float, float]]] = {name: [] for name in configs}  # monotonic start and end
     beats = OUT / "metronome.txt"
-    metronome = subprocess.Popen([sys.executable, "-c", METRONOME, str(beats)]) if args.metronome else None
-    if metronome is not None:
-        atexit.register(metronome.kill)  # a failed build ends this script with sys.exit: the metronome too
+    metronome = start_metronome(beats) if args.metronome else None
     for run in range(1, args.runs + 1):
         for turn, name in enumerate(configs):
             if name == "vault-cold":
@@ -261,8 +275,6 @@ def main() -> None:
     shutil.rmtree(sites / "warmup", ignore_errors=True)
     corrected: dict[str, list[float]] = {}  # wall seconds over the metronome's beat while the build ran
     if metronome is not None:
-        metronome.kill()
-        metronome.wait()
         corrected = {name: [wall / beat_seconds(beats, *window) for wall, window in zip(seconds[name], windows[name],
                                                                                          strict=True)]
                      for name in configs}

@@ -30,21 +30,19 @@ bench/results/small_sites.txt (`--name`: another name, such as a baseline's).
 from __future__ import annotations
 
 import argparse
-import atexit
 import os
 import re
 import resource
 import shutil
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Literal
 
 import yaml
 
-from build_overhead import METRONOME, beat_seconds  # bench/ is on sys.path when a script runs
+from build_overhead import beat_seconds, start_metronome  # bench/ is on sys.path when a script runs
 from report import write_results
 
 REPO = Path(__file__).resolve().parent.parent
@@ -151,9 +149,7 @@ def main() -> None:
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" + " ---: |" * (2 * args.metronome)]
     beats = REPO / "bench" / "out" / "small-sites" / args.name / "metronome.txt"
     beats.parent.mkdir(parents=True, exist_ok=True)
-    metronome = subprocess.Popen([sys.executable, "-c", METRONOME, str(beats)]) if args.metronome else None
-    if metronome is not None:
-        atexit.register(metronome.kill)  # a failed build ends this script with sys.exit: the metronome too
+    metronome = start_metronome(beats) if args.metronome else None
     for spec in args.site:
         name, _, path = spec.partition("=")
         config = Path(path).resolve()
@@ -203,9 +199,6 @@ def main() -> None:
                    f"| {100 * (ratio(samples, f'{prefix}-warm', 3) - 1):+.1f}% |" if metronome else ""))
             print(lines[-1], flush=True)
         vault.unlink()
-    if metronome is not None:
-        metronome.kill()
-        metronome.wait()
     built = f"built with {os.path.relpath(mkdocs, REPO)}, plugin {plugin_package(mkdocs)}"
     if base_path:
         built += f"; baseline rows: plugin {plugin_package(mkdocs, {**os.environ, **base_path})}"
