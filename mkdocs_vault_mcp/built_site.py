@@ -56,7 +56,7 @@ from .documents import (
 )
 from .index import queries
 from .index.publish import open_read_only, publish
-from .index.writer import PAGES_FOR_A_PROCESS, IndexWriter
+from .index.writer import PAGES_FOR_A_PROCESS, IndexWriter, spare_cpu
 from .modified import modified_instant, read_git_times
 from .snapshot import build_snapshot, write_snapshot
 
@@ -556,7 +556,8 @@ def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Pat
         "respect_search_exclude": options.respect_search_exclude, "include_generated": options.include_generated,
         "docs_dir": str(docs_dir.resolve()) if docs_dir else None, "site_dir": str(site_dir.resolve()),
     }, sort_keys=True)
-    writer = IndexWriter(cache_dir / "site.sqlite", options_json, in_process=len(contents) >= PAGES_FOR_A_PROCESS)
+    writer = IndexWriter(cache_dir / "site.sqlite", options_json,
+                         in_process=len(contents) >= PAGES_FOR_A_PROCESS and spare_cpu())
     try:
         kept: set[str] = set()
         changed = 0

@@ -27,7 +27,7 @@ from typing import Any
 from mkdocs.structure.pages import Page
 
 from .documents import fingerprint, page_fingerprint
-from .index.writer import PAGES_FOR_A_PROCESS, IndexWriter, stored_documents
+from .index.writer import PAGES_FOR_A_PROCESS, IndexWriter, spare_cpu, stored_documents
 from .page_facts import page_source, source_version
 
 AUTOREF = "<autoref "  # an element mkdocs-autorefs replaces in every page's content at on_env
@@ -59,13 +59,13 @@ class IncrementalBuild:
         (page_facts.document_fields); `pages`: how many pages the build renders; `live_readers`: IndexWriter's.
 
         A process of its own writes the index when at least PAGES_FOR_A_PROCESS of the pages are not in it yet (a
-        first build, new options): a rebuild that finds its pages indexed would only wait for the process to
-        start."""
+        first build, new options) and a second CPU can run it: a rebuild that finds its pages indexed would only
+        wait for the process to start."""
         # Asked again at the commit for a page whose content a plugin changed late, rather than kept for every
         # page: the build's own memory grows with the site by a path and a fingerprint a page.
         self.fields_of = fields_of
         new_pages = pages - stored_documents(path, options_json) if pages >= PAGES_FOR_A_PROCESS else 0
-        self.writer = IndexWriter(path, options_json, in_process=new_pages >= PAGES_FOR_A_PROCESS,
+        self.writer = IndexWriter(path, options_json, in_process=new_pages >= PAGES_FOR_A_PROCESS and spare_cpu(),
                                   live_readers=live_readers)
         self.rendered: dict[str, RenderedPage] = {}  # path -> what on_page_content saw
         self.removed = 0

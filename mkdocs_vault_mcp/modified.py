@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import subprocess
 import threading
 from collections.abc import Sequence
@@ -20,21 +19,25 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # A git hook exports these; inherited, they would point git at another repository or index than the
 # one that holds docs_dir.
 _REPOSITORY_ENV_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
-_AUTHOR_TIME = re.compile(rb"^author .* (-?\d+) [-+]\d{4}$", re.MULTILINE)
-_AUTHOR = re.compile(rb"^author (.*?) <[^>]*> -?\d+ [-+]\d{4}$", re.MULTILINE)
 HISTORY_LENGTH = 10  # commits kept per page
 
 # The whole history in one pass, children always before parents (--topo-order). -m (forced to mean
 # "separate") diffs a merge against each parent in turn, skipping parents it is identical to; a --format
-# cannot say which parent a diff is against, but --pretty=raw writes "commit H P1 P2 (from P2)".
+# cannot say which parent a diff is against, but --pretty=oneline writes "H P1 P2 (from P2) subject", a line
+# where --pretty=raw wrote the whole commit and its message (six times the bytes to read and parse).
 # The pathspec "." (docs_dir) lets git compare only docs_dir's trees, half its work on a long history; with
 # --full-history --sparse every commit is still listed with its own parents (none pruned, none rewritten), so
 # the output is byte for byte the one without it. The other flags pin down everything user configuration
 # could change in that output.
-_LOG_FLAGS = ["-c", "log.diffMerges=separate", "log", "-m", "--topo-order", "--root", "--pretty=raw",
+_LOG_FLAGS = ["-c", "log.diffMerges=separate", "log", "-m", "--topo-order", "--root", "--pretty=oneline",
               "--parents", "--no-abbrev-commit", "--no-decorate", "--no-show-signature", "--no-notes",
-              "--no-color", "--name-status", "--no-renames", "--relative", "-z", "--full-history", "--sparse"]
-_LOG_ARGS = [*_LOG_FLAGS, "--ignore-missing", "HEAD", "--", "."]  # --ignore-missing: no commits yet
+              "--no-color", "--encoding=UTF-8", "--name-status", "--no-renames", "--relative", "-z", "--full-history",
+              "--sparse"]
+# Each commit's parents, author time and author name (as --pretty=raw has them: no .mailmap), which the line of
+# --pretty=oneline lacks: a second git process, whose listing of the commits alone costs git a fraction of the
+# first one's.
+_FACTS_FLAGS = ["log", "--format=%H%x00%P%x00%at%x00%an", "-z", "--no-show-signature", "--no-notes", "--no-color",
+                "--encoding=UTF-8"]
 # Past this many new commits since the kept read, reading them all is no cheaper than reading everything.
 _CATCH_UP_LIMIT = 500
 _STATUS_ARGS = ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--", "."]
@@ -59,7 +62,7 @@ class _Commit:
 
 def _git(args: list[str], cwd: str, allowed_status: int = 0) -> bytes:
     env = {name: value for name, value in os.environ.items() if name not in _REPOSITORY_ENV_VARS}
-    env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat")
+    env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat", GIT_FLUSH="0")
     done = subprocess.run(["git", "--no-pager", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                           capture_output=True, timeout=GIT_TIMEOUT_SECONDS)
     if done.returncode not in (0, allowed_status):
@@ -67,53 +70,56 @@ def _git(args: list[str], cwd: str, allowed_status: int = 0) -> bytes:
     return done.stdout
 
 
-_MESSAGE_END = re.compile(rb"\n(?!    )")  # the first line after the message's, each indented by four spaces
+def _commit_facts(output: bytes) -> dict[bytes, tuple[list[bytes], int, str]]:
+    """sha -> (parents, author time, author name), from the -z listing of _FACTS_FLAGS."""
+    fields = output.split(b"\0")
+    return {sha: (parents.split(), int(author_time), author.decode("utf-8", "replace"))
+            for sha, parents, author_time, author in zip(fields[0::4], fields[1::4], fields[2::4], fields[3::4],
+                                                         strict=False)}
 
 
-def _parse_log(output: bytes) -> dict[bytes, _Commit]:
-    """Commits of the raw -z log, in output order. Entries look like
-    b"commit H P1 P2 (from P1)\\n<raw header>\\n\\n    <message>\\n\\nM", b"path", b"A", b"path", b"",
-    the first status stuck to the header; an entry without changes ends after its message."""
+# A status of --name-status (M, A, D, T, ...; --no-renames: no scores) is this short; a commit's line is an id long.
+_STATUS_MOST = 4
+
+
+def _parse_log(output: bytes, facts: dict[bytes, tuple[list[bytes], int, str]]) -> dict[bytes, _Commit]:
+    """Commits of the oneline -z log, in output order. Entries look like
+    b"H P1 P2 (from P1) subject", b"M", b"path", b"A", b"path", ...; an entry without changes is its line alone.
+    `facts`: _commit_facts of the same commits, whose parents tell where the subject starts."""
     commits: dict[bytes, _Commit] = {}
-    tokens = iter(output.split(b"\0"))
-    for header in tokens:
-        if not header:  # the NUL between two entries
+    tokens = output.split(b"\0")
+    position, count = 0, len(tokens)
+    while position < count:
+        line = tokens[position]
+        position += 1
+        if not line:
             continue
-        meta, _, body = header.partition(b"\n\n")
-        words = meta[:meta.find(b"\n")].split()[1:]
-        diffed_parent = words.pop()[:-1] if words[-1].endswith(b")") else None
-        if diffed_parent is not None:
-            words.pop()  # "(from"
-        sha, parents = words[0], words[1:]
+        sha = line.partition(b" ")[0]
+        parents, author_time, author = facts[sha]
+        ids = b" ".join([sha, *parents])
+        if not line.startswith(ids):
+            raise ValueError(f"the log's commit {sha!r} has other parents than git's listing of it")
+        rest = line[len(ids):]
+        diffed_parent = None
+        if len(parents) > 1 and rest.startswith(b" (from "):
+            diffed_parent = rest[7:rest.find(b")")]
+            rest = rest[8 + len(diffed_parent):]
         commit = commits.get(sha)
         if commit is None:
-            author, author_time = _author(meta)
-            if author_time is None:
-                raise ValueError(f"no author time in the log's commit {sha!r}")
-            subject = body.partition(b"\n")[0].strip() if body.startswith(b"    ") else b""
-            commit = commits[sha] = _Commit(parents, author_time, {}, author, subject.decode("utf-8", "replace"))
+            subject = rest.removeprefix(b" ").decode("utf-8", "replace")
+            commit = commits[sha] = _Commit(parents, author_time, {}, author, subject)
         # no "(from P)": a commit with at most one parent, or a merge identical to all of its parents
         changes = commit.diffs.setdefault(diffed_parent or (parents[0] if parents else None), {})
-        if body.startswith(b"    "):  # every message line, blank ones too, is indented by four spaces
-            end = _MESSAGE_END.search(body)
-            body = body[end.end():] if end else b""
-        status = body.removeprefix(b"\n")
-        while status:
-            changes[next(tokens)] = status
-            status = next(tokens, b"")
+        while position + 1 < count and 0 < len(tokens[position]) <= _STATUS_MOST:
+            changes[tokens[position + 1]] = tokens[position]
+            position += 2
     return commits
 
 
-def _author(meta: bytes) -> tuple[str, int | None]:
-    """The raw header's author name and time. Its own line comes first (a signature's or a merged tag's lines
-    start with a space), so the expressions look at that line alone; the whole header only if it is odd."""
-    start = meta.find(b"\nauthor ") + 1
-    end = meta.find(b"\n", start)
-    line = meta[start:end if end >= 0 else None] if start else b""
-    author = _AUTHOR.match(line) or _AUTHOR.search(meta)
-    author_time = _AUTHOR_TIME.match(line) or _AUTHOR_TIME.search(meta)
-    return (author[1].decode("utf-8", "replace") if author else "",
-            int(author_time[1]) if author_time else None)
+def _read_log(docs_dir: str, revisions: list[str], log_flags: list[str]) -> dict[bytes, _Commit]:
+    """The commits of `git log REVISIONS -- .` in docs_dir, with what each changed there."""
+    facts = _commit_facts(_git([*_FACTS_FLAGS, *revisions, "--"], docs_dir))
+    return _parse_log(_git([*log_flags, *revisions, "--", "."], docs_dir), facts)
 
 
 def _last_change_per_path(commits: dict[bytes, _Commit]) -> dict[bytes, int]:
@@ -292,7 +298,7 @@ def _history(docs_dir: str, prefix: bytes, git_dir: bytes, index: bytes, head: b
             return stored
     commits, kept = _caught_up(docs_dir, key, head, _commits_file(cache_file)) if cache_file and key else (None, False)
     if commits is None:
-        commits = _parse_log(_git(_LOG_ARGS, docs_dir))
+        commits = _read_log(docs_dir, ["--ignore-missing", "HEAD"], _LOG_FLAGS)
     times = _last_change_per_path(commits)
     history = _history_per_path(commits, set(times))
     if key is not None and cache_file is not None:  # key: only with a cache file
@@ -325,8 +331,8 @@ def _caught_up(docs_dir: str, key: list, head: bytes,
     if kept_head == head:  # only the index changed, and the log does not depend on it
         return commits, True
     try:
-        new = _parse_log(_git([*_LOG_FLAGS, f"--max-count={_CATCH_UP_LIMIT}", head.decode(), "--not",
-                               kept_head.decode(), "--", "."], docs_dir))
+        new = _read_log(docs_dir, [head.decode(), "--not", kept_head.decode()],
+                        [*_LOG_FLAGS, f"--max-count={_CATCH_UP_LIMIT}"])
     except (OSError, subprocess.SubprocessError, ValueError, LookupError, StopIteration) as error:
         log.debug("vault-mcp: reading the whole git history again: %s", error)  # e.g. the kept HEAD is gone
         return None, False

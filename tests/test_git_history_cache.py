@@ -12,7 +12,8 @@ from test_modified import Repo
 
 
 def log_runs(calls) -> int:
-    return sum("log" in args for args, _ in calls)
+    """How many walks of the history (a `git log` with its changes; each comes with a listing of its commits)."""
+    return sum("--name-status" in args for args, _ in calls)
 
 
 def test_history_is_read_again_only_when_head_or_the_index_changed(tmp_path, monkeypatch):

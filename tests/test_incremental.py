@@ -60,13 +60,19 @@ def working_index(site: Site) -> Path:
     return site.root / ".cache" / "plugin" / "vault-mcp" / "build.sqlite"
 
 
+def writes_in(monkeypatch, writes: str) -> None:
+    """Every build of the test writes its index in a process of its own ("process", as a build with
+    PAGES_FOR_A_PROCESS pages or more to write does on a machine of two CPUs or more), or on a thread ("thread")."""
+    monkeypatch.setattr(incremental, "PAGES_FOR_A_PROCESS", 0 if writes == "process" else sys.maxsize)
+    monkeypatch.setattr(incremental, "spare_cpu", lambda: True)
+
+
 @pytest.fixture
 def five(request, site, monkeypatch) -> Site:
     """Five pages, built once. Parametrized indirectly with "process", every build of the test writes the index in a
-    process of its own (as a build with PAGES_FOR_A_PROCESS pages or more to write does), else on a thread."""
+    process of its own, else on a thread."""
     writes = getattr(request, "param", "thread")
-    if writes == "process":
-        monkeypatch.setattr(incremental, "PAGES_FOR_A_PROCESS", 0)
+    writes_in(monkeypatch, writes)
     site.write_pages(PAGES)
     site.build()
     assert summary(site) == (5, 10, 5, 0, 0)
@@ -326,7 +332,7 @@ def test_damage_found_only_while_writing_is_repaired_from_the_pages_at_hand(five
 
 
 def test_an_interrupted_build_in_a_writer_process_leaves_the_previous_index(tmp_path, monkeypatch):
-    monkeypatch.setattr(incremental, "PAGES_FOR_A_PROCESS", 0)
+    writes_in(monkeypatch, "process")
     site = Site(tmp_path, {"plugins": ["vault-mcp"], "hooks": ["hook.py"]})
     (tmp_path / "hook.py").write_text(HOOK, encoding="utf-8")
     site.write_pages(PAGES)
@@ -427,8 +433,7 @@ def test_example_site_indexed_by_a_writer_process_holds_the_rows_a_thread_writes
     for writes in ("thread", "process"):
         root = tmp_path / writes
         shutil.copytree(ROOT / "example-site", root, ignore=shutil.ignore_patterns(".cache", "site"))
-        if writes == "process":
-            monkeypatch.setattr(incremental, "PAGES_FOR_A_PROCESS", 0)
+        writes_in(monkeypatch, writes)
         Site(root, None).build_in_root()
         built[writes] = rows(root)
     assert built["process"]["documents"] and built["process"]["links"]
@@ -438,6 +443,7 @@ def test_example_site_indexed_by_a_writer_process_holds_the_rows_a_thread_writes
 def test_a_writer_process_is_started_for_the_pages_a_build_will_write_not_for_those_it_finds_indexed(site,
                                                                                                    monkeypatch):
     monkeypatch.setattr(incremental, "PAGES_FOR_A_PROCESS", 5)
+    monkeypatch.setattr(incremental, "spare_cpu", lambda: True)
     site.write_pages(PAGES)
 
     def writes_in_a_process() -> bool:
@@ -450,6 +456,26 @@ def test_a_writer_process_is_started_for_the_pages_a_build_will_write_not_for_th
     assert not writes_in_a_process()  # one page to write
     (working_index(site)).unlink()
     assert writes_in_a_process()  # the working index gone: six pages to write
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="CPU affinity is Linux's")
+def test_a_first_build_of_ten_pages_writes_in_a_process_unless_the_build_has_one_cpu(site):
+    site.write_pages({f"page-{n}.md": f"# Page {n}\n\nText {n}.\n" for n in range(incremental.PAGES_FOR_A_PROCESS)})
+
+    def first_build_writes_in_a_process() -> bool:
+        working_index(site).unlink(missing_ok=True)
+        site.build()
+        return any(m.startswith("vault-mcp: writing the index in process") for m in site.messages(logging.DEBUG))
+
+    cpus = os.sched_getaffinity(0)
+    if len(cpus) > 1:
+        assert first_build_writes_in_a_process()
+    os.sched_setaffinity(0, {min(cpus)})
+    try:
+        assert not first_build_writes_in_a_process()
+    finally:
+        os.sched_setaffinity(0, cpus)
+    assert summary(site)[0] == incremental.PAGES_FOR_A_PROCESS
 
 
 AUTOREFS_LIKE_HOOK = '''

@@ -178,8 +178,9 @@ def test_reading_git_times_takes_the_same_few_git_processes_for_any_history(hist
     small_count = len(calls)
     calls.clear()
     assert read_git_times(str(history.root / D)) is not None
-    assert len(calls) == small_count <= 3
-    assert sum("log" in args for args, _ in calls) == 1  # the whole history in one walk
+    assert len(calls) == small_count <= 4
+    assert sum("--name-status" in args for args, _ in calls) == 1  # the whole history in one walk
+    assert sum("log" in args for args, _ in calls) == 2  # and a listing of the commits' authors
     for args, kwargs in calls:
         assert args[0] == "git"
         assert kwargs["capture_output"] and kwargs["timeout"] and kwargs["stdin"] == subprocess.DEVNULL

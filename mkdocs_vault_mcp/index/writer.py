@@ -37,11 +37,12 @@ log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
 
 QUEUED_DOCUMENTS = 32  # pages waiting for the writer thread, at most
-# From this many pages a build may write, the writes go to a process of their own. Each page handed over saves the
-# build's own thread about 1.5 ms (bench/plugin_steps.py); starting the process costs about 0.15 s of CPU on the
-# other core, and the build's first page waits for it to have opened the index: on a small site, the build
-# would wait about as long as it saves.
-PAGES_FOR_A_PROCESS = 200
+# From this many pages a build may write, the writes go to a process of their own, when there is a second CPU to
+# run it on. Each page handed over saves the build's own thread 1.5 to 5 ms of Python (bench/plugin_steps.py,
+# bench/small_site_steps.py) that a writer thread would take from it (the GIL); starting the process costs about
+# 0.1 s of CPU, on the other core, and about 5 ms of the build's thread. Below ten pages the saving is lost in
+# the noise of a build; on one CPU the process would only take turns with MkDocs.
+PAGES_FOR_A_PROCESS = 10
 # The pipe to the writer's process holds this much, where Linux gives a pipe 64 KB: about three pages with their
 # HTML, so MkDocs waited at every page the writer took longer over than MkDocs took over the next ones (about
 # 0.2 s of MkDocs' thread in a cold FastAPI build, replayed at a build's pace). 1 MB is the most an unprivileged
@@ -479,6 +480,14 @@ class _ThreadWrites(_Writes):
                 done.set_result(result)
 
 
+def spare_cpu() -> bool:
+    """Whether this process may run on more than one CPU, so a writer process runs beside MkDocs, not in turns."""
+    try:
+        return len(os.sched_getaffinity(0)) > 1
+    except AttributeError:  # not Linux
+        return (os.cpu_count() or 1) > 1
+
+
 def _process_or_thread_writes(path: Path) -> _Writes:
     try:
         return _ProcessWrites(path)
@@ -599,6 +608,10 @@ def serve_writes() -> None:
                 failure = None
     finally:
         index.close()
+    # Every answer is flushed as it is written and the index is closed: ending here spares the build, which waits
+    # for this process at its end, the interpreter's teardown (30 to 60 ms).
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _answer(answers: IO[bytes], message: tuple) -> None:

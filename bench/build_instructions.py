@@ -1,0 +1,113 @@
+"""What vault-mcp adds to `mkdocs build` of small real sites, counted in instructions (issue 11: <= 5%).
+
+    .venv/bin/python bench/build_instructions.py --site NAME=PATH/mkdocs.yml [--site ...] \
+        [--venv bench/out/sites-venv] [--baseline DIR] [--name build_instructions]
+
+The same builds as bench/small_sites.py (`none`, `vault-cold`, `vault-warm`, and with `--baseline DIR` the same two
+importing the plugin from DIR), each run once under valgrind (`--tool=cachegrind --cache-sim=no
+--trace-children=yes`, one log per process), which counts the instructions every process executes. A wall-clock
+ratio of a 3-second build moves by more than 5% from one run to the next on a shared machine whose CPUs change speed
+(see small_sites' results); an instruction count of the same build moves by less than 0.5% (`none` runs twice to
+show it), so it can tell a few percent apart. It counts work, not time:
+
+- `build process`: every thread of the `mkdocs build` process (MkDocs, the plugin's events, the git history's
+  thread, the writer's thread). Work on another thread is counted in full, though part of it runs beside MkDocs
+  (SQLite and git release the GIL), so this is the most the plugin can add to the build's own CPU;
+- `other processes`: git's, and the writer's process (a first build of PAGES_FOR_A_PROCESS pages or more), which run
+  on another CPU beside the build when there is one. They add to the machine's work, not to the build's thread.
+
+The ratios are to the `none` build's process. PYTHONHASHSEED=0 for every build (set and string order decide some
+work). Writes bench/results/build_instructions.txt (`--name`: another name). Takes about a minute a build.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from report import write_results  # bench/ is on sys.path when a script runs
+from small_sites import REPO, describe, plugin_package, with_vault
+
+VALGRIND = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--trace-children=yes",
+            "--cachegrind-out-file=/dev/null"]
+INSTRUCTIONS = re.compile(r"I\s+refs:\s+([\d,]+)")
+
+
+def count(python: Path, mkdocs: Path, config: Path, env: dict[str, str]) -> tuple[int, int]:
+    """(instructions of the build's own process, of every process it started) for one `mkdocs build`."""
+    with tempfile.TemporaryDirectory() as scratch:
+        logs = Path(scratch) / "logs"
+        logs.mkdir()
+        done = subprocess.run([*VALGRIND, f"--log-file={logs}/%p.log", str(python), str(mkdocs), "build", "-q",
+                               "-f", str(config), "-d", str(Path(scratch) / "site")],
+                              cwd=config.parent, env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"building {config} failed: {done.stderr.strip().splitlines()[-1:]}")
+        own = others = 0
+        for log in logs.iterdir():
+            text = log.read_text(encoding="utf-8", errors="replace")
+            found = INSTRUCTIONS.search(text)
+            if found is None:  # a process that exec'd another program: counted under that one's log
+                continue
+            instructions = int(found.group(1).replace(",", ""))
+            if " build -q -f " in text:
+                own += instructions
+            else:
+                others += instructions
+        return own, others
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--site", action="append", required=True, help="NAME=PATH/mkdocs.yml")
+    parser.add_argument("--venv", type=Path, default=REPO / ".venv", help="the venv whose mkdocs builds the sites")
+    parser.add_argument("--baseline", type=Path, help="a checkout whose plugin is counted too")
+    parser.add_argument("--name", default="build_instructions", help="the results file's name")
+    args = parser.parse_args()
+    if shutil.which("valgrind") is None:
+        raise SystemExit("valgrind is not installed (apt-get install valgrind)")
+    python, mkdocs = args.venv / "bin" / "python", args.venv / "bin" / "mkdocs"
+    env = {**os.environ, "PYTHONHASHSEED": "0", "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
+    plugins = {"vault": (env, plugin_package(mkdocs))}
+    if args.baseline:
+        base_env = {**env, "PYTHONPATH": str(args.baseline.resolve())}
+        plugins["base"] = (base_env, plugin_package(mkdocs, base_env))
+
+    rows, sites = [], []
+    for spec in args.site:
+        name, _, path = spec.partition("=")
+        config = Path(path).resolve()
+        child = with_vault(config)
+        cache = config.parent / ".cache" / "plugin" / "vault-mcp"
+        first, again = count(python, mkdocs, config, env), count(python, mkdocs, config, env)
+        none = first[0]
+        rows.append(f"| {name} | none | {first[0] / 1e9:.3f} G | {again[0] / none - 1:+.2%} (again) | "
+                    f"{first[1] / 1e9:.3f} G | |")
+        for kind, (kind_env, _) in plugins.items():
+            shutil.rmtree(cache, ignore_errors=True)
+            for build in ("cold", "warm"):  # warm: the cache the cold build left
+                own, others = count(python, mkdocs, child, kind_env)
+                rows.append(f"| {name} | {kind}-{build} | {own / 1e9:.3f} G | {own / none - 1:+.2%} | "
+                            f"{others / 1e9:.3f} G | {(own + others) / sum(first) - 1:+.2%} |")
+        shutil.rmtree(cache, ignore_errors=True)
+        sites.append(f"{name}: {describe(config.parent)}")
+        print(*rows[-1 - 2 * len(plugins):], sep="\n", flush=True)
+
+    header = ("| site | build | build process | over `none` | other processes | all processes over `none` |\n"
+              "| --- | --- | ---: | ---: | ---: | ---: |")
+    packages = "; ".join(f"{kind}: {package}" for kind, (_, package) in plugins.items())
+    text = (f"{header}\n" + "\n".join(rows) + f"\n\nsites: {'; '.join(sites)}; built with {mkdocs.relative_to(REPO)}"
+            f"; plugin {packages}\n\ninstructions counted by valgrind's cachegrind; `over none`: the build process "
+            "against the same site's `none` (and `none` run again against the first); `other processes`: git's and "
+            "the writer process's, which run beside the build on another CPU; `all processes`: everything the "
+            "build started, against `none`'s")
+    write_results(args.name, text)
+
+
+if __name__ == "__main__":
+    main()
