@@ -71,7 +71,8 @@ def main() -> None:
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (apt-get install valgrind)")
-    python, mkdocs = args.venv / "bin" / "python", args.venv / "bin" / "mkdocs"
+    venv = args.venv.absolute()
+    python, mkdocs = venv / "bin" / "python", venv / "bin" / "mkdocs"
     env = {**os.environ, "PYTHONHASHSEED": "0", "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
     plugins = {"vault": (env, plugin_package(mkdocs))}
     if args.baseline:
