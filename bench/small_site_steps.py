@@ -12,7 +12,9 @@ Reported, the best of `--rounds` for each column:
 - `import`: CPU of importing the plugin after MkDocs, Markdown and Jinja are loaded (what a build pays first);
 - `events`: CPU of the plugin's events on the build's own thread (the closing log line's seconds are their wall
   time, waits included);
-- `writer`: CPU of the writer thread (making documents, inserts, FTS5, the commit);
+- `writer`: CPU of the writer thread (making documents, inserts, FTS5, the commit); a build with
+  PAGES_FOR_A_PROCESS pages or more to write writes in a process of its own, counted under `git children`,
+  which holds every child process;
 - `git`: CPU of the thread that reads the git history (parsing, walking, the cache files) and of its git
   processes (a package that reads git on the build's thread counts it under `events` and `git` children);
 - `build`: CPU of the whole build process and its children, for scale (the bare build is bench/small_sites.py's

@@ -16,14 +16,13 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
-from typing import Any
+from typing import Any, NamedTuple
 
 from .instants import to_micros
 from .links import Link, extract_links, page_anchors
 
 
-@dataclass(frozen=True)
-class Section:
+class Section(NamedTuple):
     """The text from one heading to the next heading of any level."""
 
     heading: str  # as the page shows it; "" for the text before the first heading
@@ -392,8 +391,7 @@ _ATTR_LIST = re.compile(r"\s*\{\s*[:#.][^}]*\}\s*$")
 _CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
 
 
-@dataclass(frozen=True)
-class MarkdownHeading:
+class MarkdownHeading(NamedTuple):
     start: int  # character offset of the heading's first line
     level: int
     text: str  # without closing hashes and attribute lists

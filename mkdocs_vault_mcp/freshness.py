@@ -25,15 +25,14 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 # MkDocs polls every 0.5 s and waits for 0.1 s of quiet before rebuilding; the rest is slack for
 # loading the config and the plugins of a large site before our on_config marks the build.
 DEFAULT_SETTLE_SECONDS = 3.0
 
 
-@dataclass(frozen=True)
-class ReadToken:
+class ReadToken(NamedTuple):
     generation: int
     pending: bool
 

@@ -7,14 +7,12 @@ the plugin's events run once per language within one `mkdocs build`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from mkdocs.structure.files import File
 
 
-@dataclass(frozen=True)
-class I18nBuild:
+class I18nBuild(NamedTuple):
     """What mkdocs-static-i18n says about the build that runs now."""
 
     language: str  # the language this build publishes

@@ -8,9 +8,9 @@ import os
 import subprocess
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
+from typing import NamedTuple
 
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
@@ -43,16 +43,14 @@ _CATCH_UP_LIMIT = 500
 _STATUS_ARGS = ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--", "."]
 
 
-@dataclass(frozen=True)
-class GitTimes:
+class GitTimes(NamedTuple):
     author_times: dict[str, int]  # docs-relative POSIX path (as File.src_uri) -> author time, epoch seconds
     dirty: frozenset[str]  # docs-relative paths with uncommitted changes (staged or not) or untracked
     # docs-relative path -> its last commits, newest first: (author time, author name, subject)
-    history: dict[str, list[tuple[int, str, str]]] = field(default_factory=dict)
+    history: dict[str, list[tuple[int, str, str]]]
 
 
-@dataclass
-class _Commit:
+class _Commit(NamedTuple):
     parents: list[bytes]
     author_time: int
     diffs: dict[bytes | None, dict[bytes, bytes]]  # parent diffed against (None: root) -> path -> status

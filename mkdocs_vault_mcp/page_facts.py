@@ -9,9 +9,8 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from html import unescape
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from mkdocs.plugins import get_plugin_logger
@@ -28,8 +27,7 @@ from .modified import GitTimes, modified_instant
 log = get_plugin_logger("vault-mcp")
 
 
-@dataclass(frozen=True)
-class PageOptions:
+class PageOptions(NamedTuple):
     """The plugin options every rendered page asks for, read once a build: an option of MkDocs' plugin config is a
     descriptor over a dict, slow enough to show at 10,000 pages a rebuild under `mkdocs serve`."""
 

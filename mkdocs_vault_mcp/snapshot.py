@@ -7,9 +7,8 @@ import json
 import os
 import secrets
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .index import queries
 from .index.filters import Filters
@@ -53,8 +52,7 @@ def build_snapshot(
     }
 
 
-@dataclass(frozen=True)
-class BuildAnswers:
+class BuildAnswers(NamedTuple):
     """What a build publishes beside the index, from one read of the committed index."""
 
     stats: dict[str, Any]  # index_stats: the closing log line and the stats page

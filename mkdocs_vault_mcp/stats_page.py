@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -118,13 +118,13 @@ class TocToken(TypedDict):
     children: list[TocToken]
 
 
-@dataclass
 class PageHtml:
     """Collects the HTML and the headings (for the page's table of contents)."""
 
-    parts: list[str] = field(default_factory=list)
-    headings: list[TocToken] = field(default_factory=list)
-    ids: set[str] = field(default_factory=set)
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.headings: list[TocToken] = []
+        self.ids: set[str] = set()
 
     def add(self, *parts: str) -> None:
         self.parts.extend(parts)

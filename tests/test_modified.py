@@ -221,7 +221,7 @@ def test_user_config_and_hook_environment_do_not_change_the_result(history, tmp_
 def test_a_repository_without_commits_has_no_times_and_every_file_dirty(tmp_path):
     repo = Repo(tmp_path / "fresh")
     repo.write("docs/a b.md", "draft\n")
-    assert read_git_times(str(repo.root / "docs")) == GitTimes({}, frozenset({"a b.md"}))
+    assert read_git_times(str(repo.root / "docs")) == GitTimes({}, frozenset({"a b.md"}), {})
 
 
 def test_outside_a_repository_or_without_git_there_are_no_git_times_and_no_output(tmp_path, monkeypatch, capsys):

@@ -20,6 +20,7 @@ Python's sqlite3 cannot register a tokenizer of its own, and the tokenizer must 
 
 from __future__ import annotations
 
+import functools
 import re
 
 SEPARATOR = "\u200b"  # ZERO WIDTH SPACE: a token boundary for unicode61, invisible to a reader
@@ -30,20 +31,27 @@ CJK_RANGES = (
     (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF), (0xFF66, 0xFF9F), (0x20000, 0x2FA1F),
 )
 CJK_CHARACTERS = "".join(f"{chr(first)}-{chr(last)}" for first, last in CJK_RANGES)  # for a regex class
-# One expression for both questions (is there a character, where are the runs): compiling a class this wide
-# takes milliseconds, paid by every build at import.
-_RUN = re.compile(f"[{CJK_CHARACTERS}]+")
+
+
+@functools.cache
+def _runs() -> re.Pattern[str]:
+    """One expression for both questions (is there a character, where are the runs). Compiling a class this wide
+    takes milliseconds: paid by the first text that is not ASCII, not by every build at import (a build whose
+    writer is a process of its own never needs it on MkDocs' side)."""
+    return re.compile(f"[{CJK_CHARACTERS}]+")
+
+
 # Two marked matches that only separators divide (`**跨**\u200b**域**`): one match to a reader.
 _SPLIT_MARK = re.compile(r"\*\*" + SEPARATOR + r"+\*\*")
 
 
 def has_cjk(text: str) -> bool:
-    return _RUN.search(text) is not None
+    return _runs().search(text) is not None
 
 
 def runs(text: str) -> list[str]:
     """The unbroken runs of CJK characters in `text`, in order."""
-    return _RUN.findall(text)
+    return _runs().findall(text)
 
 
 def _separated_run(run: re.Match) -> str:
@@ -58,7 +66,7 @@ def separate(text: str) -> str:
     """
     if text.isascii() or not has_cjk(text):
         return text
-    return _RUN.sub(_separated_run, text).replace(SEPARATOR + SEPARATOR, SEPARATOR)
+    return _runs().sub(_separated_run, text).replace(SEPARATOR + SEPARATOR, SEPARATOR)
 
 
 def join(text: str) -> str:
@@ -96,8 +104,8 @@ def fts_query(query: str) -> str:
     pieces = []
     position = 0
     for quoted in _QUOTED.finditer(query):
-        pieces.append(_RUN.sub(lambda run: f" {query_phrase(run.group())} ", query[position : quoted.start()]))
-        pieces.append(_RUN.sub(lambda run: " " + " ".join(run.group()) + " ", quoted.group()))
+        pieces.append(_runs().sub(lambda run: f" {query_phrase(run.group())} ", query[position : quoted.start()]))
+        pieces.append(_runs().sub(lambda run: " " + " ".join(run.group()) + " ", quoted.group()))
         position = quoted.end()
-    pieces.append(_RUN.sub(lambda run: f" {query_phrase(run.group())} ", query[position:]))
+    pieces.append(_runs().sub(lambda run: f" {query_phrase(run.group())} ", query[position:]))
     return "".join(pieces)

@@ -11,7 +11,7 @@ import json
 import re
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..documents import normalize_value
 from ..instants import to_micros
@@ -49,8 +49,7 @@ class Filters:
     language: str | None = None
 
 
-@dataclass(frozen=True)
-class Compiled:
+class Compiled(NamedTuple):
     where: str  # a condition over `documents d`
     params: list[Any]
     match: str | None  # the FTS5 expression actually used, or None
