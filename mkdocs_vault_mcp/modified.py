@@ -33,9 +33,9 @@ _LOG_FLAGS = ["-c", "log.diffMerges=separate", "log", "-m", "--topo-order", "--r
               "--parents", "--no-abbrev-commit", "--no-decorate", "--no-show-signature", "--no-notes",
               "--no-color", "--encoding=UTF-8", "--name-status", "--no-renames", "--relative", "-z", "--full-history",
               "--sparse"]
-# Each commit's parents, author time and author name (as --pretty=raw has them: no .mailmap), which the line of
-# --pretty=oneline lacks: a second git process, whose listing of the commits alone costs git a fraction of the
-# first one's.
+# Each commit's parents, author time and author name (%an: as the commit records it, no .mailmap), which the line
+# of --pretty=oneline lacks: a second git process, whose listing of the commits without diffs costs git a
+# fraction of the first one's.
 _FACTS_FLAGS = ["log", "--format=%H%x00%P%x00%at%x00%an", "-z", "--no-show-signature", "--no-notes", "--no-color",
                 "--encoding=UTF-8"]
 # Past this many new commits since the kept read, reading them all is no cheaper than reading everything.
@@ -100,8 +100,9 @@ def _parse_log(output: bytes, facts: dict[bytes, tuple[list[bytes], int, str]]) 
         rest = line[len(ids):]
         diffed_parent = None
         if len(parents) > 1 and rest.startswith(b" (from "):
-            diffed_parent = rest[7:rest.find(b")")]
-            rest = rest[8 + len(diffed_parent):]
+            marked = rest[7:rest.find(b")")]
+            if marked in parents:  # else the subject of a merge identical to its parents starts so
+                diffed_parent, rest = marked, rest[8 + len(marked):]
         commit = commits.get(sha)
         if commit is None:
             subject = rest.removeprefix(b" ").decode("utf-8", "replace")
