@@ -91,7 +91,8 @@ class BuildState:
     def __init__(self) -> None:
         self.plugin_seconds = 0.0
         self.git_read: GitTimesRead | None = None  # started in on_config, waited for by the first page's dates
-        self.waiting_for_git: list[tuple[Page, str]] = []  # rendered pages (and their HTML) to index once it is done
+        # Rendered pages (and their HTML) to index once git is done and the writer has opened the index
+        self.waiting: list[tuple[Page, str]] = []
         self.authored_keys: dict[str, set] = {}  # path -> the front matter keys the author wrote
         self.nav: set[str] | None = None  # the paths of the pages the nav lists (on_nav)
         self.working_index: Path | None = None  # where this build indexes to, and with which options (on_config)
@@ -214,17 +215,18 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         if self.state.fault is not None:
             return html
         git_read = self.state.git_read
-        if git_read is not None and not git_read.done():
-            # A page's fingerprint holds its git dates: while git still reads the history, pages wait (in rendering
-            # order) and MkDocs goes on rendering, rather than the build waiting for git at its first page.
-            self.state.waiting_for_git.append((page, html))
+        if (git_read is not None and not git_read.done()) or not self.indexing.writer.is_open():
+            # A page's fingerprint holds its git dates, and is checked against those the index holds: while git
+            # still reads the history or the writer (a process, on a first build) still opens the index, pages
+            # wait (in rendering order) and MkDocs goes on rendering, rather than the build waiting at its first page.
+            self.state.waiting.append((page, html))
         else:
             self._index_waiting_pages()
             self._index_page(page, html)
         return html
 
     def _index_waiting_pages(self) -> None:
-        waiting, self.state.waiting_for_git = self.state.waiting_for_git, []
+        waiting, self.state.waiting = self.state.waiting, []
         for page, html in waiting:
             self._index_page(page, html)
 
@@ -248,7 +250,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
     def on_env(self, env: Any, *, config: Any, files: Files) -> Any:
         if self.indexing is None:
             return env
-        self._index_waiting_pages()  # git read the history more slowly than MkDocs rendered the pages
+        self._index_waiting_pages()  # git, or the writer opening the index, took longer than MkDocs rendering
         if self.state.fault is not None:
             raise self.state.fault
         with self.state.timed(), build_fault(f"write the working index {self.indexing.writer.path}", CACHE_HINT):

@@ -13,6 +13,7 @@ import sqlite3
 import stat
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -418,6 +419,30 @@ def test_pages_wait_for_a_busy_writer_process_in_its_pipe_not_in_the_build(tmp_p
         index.close()
     with sqlite3.connect(tmp_path / "w.sqlite") as conn:
         assert conn.execute("SELECT count(*) FROM documents").fetchone() == (8,)
+
+
+def test_a_writer_process_still_starting_says_the_index_is_not_open_and_pages_can_wait_for_it(tmp_path):
+    """The plugin keeps a first build's pages back while the writer's process starts (on_page_content), rather
+    than MkDocs waiting for it at its first page: `is_open` must not wait, and must turn true."""
+    index = writer.IndexWriter(tmp_path / "w.sqlite", "{}", in_process=True)
+    try:
+        child = index._writes._child
+        os.kill(child.pid, signal.SIGSTOP)  # just started: Python itself takes tens of milliseconds to start
+        try:
+            assert not index.is_open()
+        finally:
+            os.kill(child.pid, signal.SIGCONT)
+        deadline = time.monotonic() + 30
+        while not index.is_open() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert index.is_open()
+        index.put(**document_arguments(0))
+        index.commit(indexed_fields="auto", site_name="s", site_url=None)
+    finally:
+        index.close()
+    assert child.returncode == 0
+    with sqlite3.connect(tmp_path / "w.sqlite") as conn:
+        assert conn.execute("SELECT count(*) FROM documents").fetchone() == (1,)
 
 
 def test_example_site_indexed_by_a_writer_process_holds_the_rows_a_thread_writes(tmp_path, monkeypatch):

@@ -16,6 +16,7 @@ import logging
 import os
 import pickle
 import queue
+import select
 import signal
 import sqlite3
 import subprocess
@@ -101,6 +102,10 @@ class IndexWriter:
         """path -> language, of every stored document."""
         self._opened()
         return self._languages
+
+    def is_open(self) -> bool:
+        """Whether the index has opened (or failed to): a page handed over now waits for nothing."""
+        return self._opening is None or self._writes.answered()
 
     def _opened(self) -> None:
         if self._opening is not None:
@@ -417,6 +422,10 @@ class _Writes:
         """`call` without waiting: the function returned waits for the result. Nothing else is asked before it."""
         raise NotImplementedError
 
+    def answered(self) -> bool:
+        """Whether the answer to the last `ask` is there, so that waiting for it would not wait."""
+        raise NotImplementedError
+
     def stop(self) -> None:
         """Roll back what was not committed; wait for the writer to end."""
         raise NotImplementedError
@@ -430,6 +439,7 @@ class _ThreadWrites(_Writes):
         # more pages (each with its HTML) in memory.
         self._room = threading.BoundedSemaphore(QUEUED_DOCUMENTS)
         self._failure: BaseException | None = None
+        self._asked: Future | None = None
         self._thread = threading.Thread(target=self._work, name="vault-mcp-index-writer", daemon=True)
         self._thread.start()
 
@@ -439,6 +449,7 @@ class _ThreadWrites(_Writes):
 
     def ask(self, method: str, *args: Any) -> Callable[[], Any]:
         done: Future = Future()
+        self._asked = done
         self._jobs.put((functools.partial(getattr(self._index, method), *args), done))
 
         def result() -> Any:
@@ -450,6 +461,9 @@ class _ThreadWrites(_Writes):
                     raise failure
 
         return result
+
+    def answered(self) -> bool:
+        return self._asked is None or self._asked.done()
 
     def stop(self) -> None:
         if self._thread.is_alive():
@@ -528,6 +542,11 @@ class _ProcessWrites(_Writes):
             raise self._stopped() from None
         return self._answer
 
+    def answered(self) -> bool:
+        # The pipe, not the reader's buffer: nothing is read ahead of an answer, as every answer is waited for
+        # before the next one is asked.
+        return bool(select.select([self._answers], [], [], 0)[0])
+
     def _answer(self) -> Any:
         try:
             outcome, value, failure = pickle.load(self._answers)
@@ -595,7 +614,7 @@ def serve_writes() -> None:
             try:
                 method, args, answer = pickle.load(requests)
             except EOFError:
-                return
+                break
             args = tuple(_long_text_as_str(arg) for arg in args)
             try:
                 outcome, value = "done", getattr(index, method)(*args)
