@@ -426,7 +426,9 @@ def test_a_writer_process_still_starting_says_the_index_is_not_open_and_pages_ca
     than MkDocs waiting for it at its first page: `is_open` must not wait, and must turn true."""
     index = writer.IndexWriter(tmp_path / "w.sqlite", "{}", in_process=True)
     try:
-        child = index._writes._child
+        writes = index._writes
+        assert isinstance(writes, writer._ProcessWrites)
+        child = writes._child
         os.kill(child.pid, signal.SIGSTOP)  # just started: Python itself takes tens of milliseconds to start
         try:
             assert not index.is_open()
