@@ -545,7 +545,10 @@ class _ProcessWrites(_Writes):
     def answered(self) -> bool:
         # The pipe, not the reader's buffer: nothing is read ahead of an answer, as every answer is waited for
         # before the next one is asked.
-        return bool(select.select([self._answers], [], [], 0)[0])
+        try:
+            return bool(select.select([self._answers], [], [], 0)[0])
+        except (OSError, ValueError):  # Windows selects sockets only: the caller waits for the answer, as before
+            return True
 
     def _answer(self) -> Any:
         try:
