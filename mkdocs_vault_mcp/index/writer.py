@@ -37,7 +37,6 @@ from .schema import FORMAT_VERSION, TABLES, create_schema
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
 
-QUEUED_DOCUMENTS = 32  # pages waiting for the writer thread, at most
 # From this many pages a build may write, the writes go to a process of their own, when there is a second CPU to
 # run it on. Each page handed over saves the build's own thread 1.5 to 5 ms of Python (bench/plugin_steps.py,
 # bench/small_site_steps.py) that a writer thread would take from it (the GIL); starting the process costs about
@@ -71,9 +70,9 @@ class WriterStopped(OSError):
 class IndexWriter:
     """One build's writes, in one transaction: readers see the old index until `commit`.
 
-    `put` hands a page over and returns at once (on a thread: as soon as the writer has room, QUEUED_DOCUMENTS
-    pages at most wait; in a process: as soon as the pipe takes it); every other method waits for the writes
-    before it, and raises what a write raised. `in_process`: the writes run in a process of their own.
+    `put` hands a page over and returns at once (on a thread: held until the next method that waits; in a
+    process: as soon as the pipe takes it); every other method waits for the writes before it, and raises what a
+    write raised. `in_process`: the writes run in a process of their own.
     """
 
     def __init__(self, path: Path, options_json: str, *, in_process: bool = False, live_readers: bool = False) -> None:
@@ -432,22 +431,29 @@ class _Writes:
 
 
 class _ThreadWrites(_Writes):
+    """WorkingIndex on a thread. What is sent is held until the next `ask`, and handed over with it: the build
+    waits for that answer anyway. Written beside MkDocs' rendering instead, the thread took the GIL back after
+    every SQLite statement, hundreds of hand-overs between the two CPUs in a build that wrote one page, for no
+    gain: the thread writes when a process would not pay (few pages to write, or one CPU)."""
+
     def __init__(self, path: Path) -> None:
         self._index = WorkingIndex(path)
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()  # never blocks: `stop` may run while Ctrl-C stops serve
-        # Bounded: when the writer falls behind MkDocs' rendering, `send` waits for room instead of holding ever
-        # more pages (each with its HTML) in memory.
-        self._room = threading.BoundedSemaphore(QUEUED_DOCUMENTS)
+        # What was sent since the last `ask`: the pages' HTML and front matter are MkDocs' own objects, which it
+        # keeps until the build ends, so holding them costs a reference each.
+        self._held: list[Callable[[], Any]] = []
         self._failure: BaseException | None = None
         self._asked: Future | None = None
         self._thread = threading.Thread(target=self._work, name="vault-mcp-index-writer", daemon=True)
         self._thread.start()
 
     def send(self, method: str, *args: Any) -> None:
-        self._room.acquire()
-        self._jobs.put((functools.partial(self._run_queued, getattr(self._index, method), *args), None))
+        self._held.append(functools.partial(getattr(self._index, method), *args))
 
     def ask(self, method: str, *args: Any) -> Callable[[], Any]:
+        held, self._held = self._held, []
+        for job in held:
+            self._jobs.put((job, None))
         done: Future = Future()
         self._asked = done
         self._jobs.put((functools.partial(getattr(self._index, method), *args), done))
@@ -470,12 +476,6 @@ class _ThreadWrites(_Writes):
             self._jobs.put((self._index.close, None))
             self._jobs.put((None, None))
             self._thread.join()
-
-    def _run_queued(self, job: Callable, *args: Any) -> None:
-        try:
-            job(*args)
-        finally:
-            self._room.release()
 
     def _work(self) -> None:
         while True:
