@@ -1,10 +1,11 @@
 """The writer: one build's writes to the working index, in one transaction, beside the build.
 
 `IndexWriter` is what the build calls. The writes themselves (making each page's document from its HTML, the
-inserts, FTS5's tokenizing, the commit) are `WorkingIndex`'s, which runs beside MkDocs on a thread of its own or,
-for a build that renders many pages, in a process of its own: MkDocs renders on one core, so the page's
-document and its inserts are made on another one, and the build itself only hands each page over. (On a
-thread, SQLite releases the GIL while it tokenizes and writes, but making the document holds it.)
+inserts, FTS5's tokenizing, the commit) are `WorkingIndex`'s. For a build with PAGES_FOR_A_PROCESS pages or more
+to write and a second CPU, it runs in a process of its own: MkDocs renders on one core, the page's document and
+its inserts are made on another one, and the build itself only hands each page over. Otherwise it runs on a
+thread, which writes the pages when the build next waits for it (the commit): making a document holds the GIL,
+and a thread writing beside MkDocs would only take turns with it.
 """
 
 from __future__ import annotations
