@@ -23,7 +23,6 @@ work). Writes bench/results/build_instructions.txt (`--name`: another name). Tak
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
 import subprocess
@@ -31,7 +30,7 @@ import tempfile
 from pathlib import Path
 
 from report import write_results  # bench/ is on sys.path when a script runs
-from small_sites import REPO, describe, plugin_package, with_vault
+from small_sites import REPO, build_env, describe, plugin_package, with_vault
 
 VALGRIND = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--trace-children=yes",
             "--cachegrind-out-file=/dev/null"]
@@ -73,7 +72,7 @@ def main() -> None:
         raise SystemExit("valgrind is not installed (apt-get install valgrind)")
     venv = args.venv.absolute()
     python, mkdocs = venv / "bin" / "python", venv / "bin" / "mkdocs"
-    env = {**os.environ, "PYTHONHASHSEED": "0", "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
+    env = build_env() | {"PYTHONHASHSEED": "0"}
     plugins = {"vault": (env, plugin_package(mkdocs))}
     if args.baseline:
         base_env = {**env, "PYTHONPATH": str(args.baseline.resolve())}

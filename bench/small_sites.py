@@ -68,6 +68,15 @@ def with_vault(config: Path) -> Path:
     return child
 
 
+def build_env() -> dict[str, str]:
+    """The environment of a measured build: this one, without MkDocs 2's notice, and writing bytecode. An installed
+    package comes byte-compiled; an editable one is compiled by its first import, unless this shell forbids it:
+    then every build compiled the plugin's modules again (about 0.2 s of a cold build)."""
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 class BuildFailed(Exception):
     """A site that does not build with this venv's packages: reported in its row, the others still measured."""
 
@@ -159,10 +168,7 @@ def main() -> None:
         samples: Samples = {"none": [], "vault-cold": [], "vault-warm": []}
         if base_path:
             samples |= {"base-cold": [], "base-warm": []}
-        env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
-        # An installed package comes byte-compiled; an editable one is compiled by its first import, unless this
-        # shell forbids it: then every build compiled the plugin's modules again (about 0.2 s of a cold build).
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env = build_env()
         if name in args.on_path:
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(config.parent), env.get("PYTHONPATH")]))
         origins.append(f"{name}: {describe(config.parent)}")
