@@ -10,7 +10,8 @@ the package it documents, redirects, ...) are not the project's: they go in a be
 with this project installed in it too (`pip install -e .`). `--on-path NAME` puts that site's folder on
 PYTHONPATH, as the `python -m mkdocs build` its project runs from there would (pymdown-extensions' docs
 import `tools.*`). Each site's commit and commit count are listed under the table. Per site, round robin, each
-a fresh `mkdocs build` subprocess into a fresh site_dir:
+a fresh `mkdocs build` subprocess into a fresh site_dir; each round starts one configuration further on (a cold
+build and its warm one stay together), so that none always runs first:
 
 - `none`: the site's own mkdocs.yml (its own plugins, without vault-mcp)
 - `vault-cold`: the same with vault-mcp added to its plugins (a file beside it that INHERITs it), the plugin's
@@ -23,7 +24,8 @@ a fresh `mkdocs build` subprocess into a fresh site_dir:
 Reported per site: median wall and CPU seconds (user + system, all threads) and their ratio to the same
 round's `none` build, and the plugin's own seconds from its closing log line. With `--metronome`, two more
 columns: the wall ratios with each build's time divided by the CPUs' speed while it ran (bench/build_overhead.py's
-metronome, beside the builds). One untimed build of each configuration comes first. Writes
+metronome, beside the builds). Under the table, how far the rounds spread: the quartiles of each wall ratio
+(drift-corrected with `--metronome`). One untimed build of each configuration comes first. Writes
 bench/results/small_sites.txt (`--name`: another name, such as a baseline's).
 """
 
@@ -120,11 +122,22 @@ def plugin_package(mkdocs: Path, env: dict[str, str] | None = None) -> str:
 Samples = dict[str, list[tuple[float, float, float | None, float | None]]]
 
 
-def ratio(samples: Samples, kind: str, column: Literal[0, 1, 3]) -> float:
-    """The median over the rounds of a kind's wall (0), CPU (1) or drift-corrected wall (3) seconds over those of
-    the round's `none`."""
+def round_ratios(samples: Samples, kind: str, column: Literal[0, 1, 3]) -> list[float]:
+    """A kind's wall (0), CPU (1) or drift-corrected wall (3) seconds over those of the same round's `none`."""
     pairs = [(s[column], n[column]) for s, n in zip(samples[kind], samples["none"], strict=True)]
-    return statistics.median(seconds / baseline for seconds, baseline in pairs if seconds and baseline)
+    return [seconds / baseline for seconds, baseline in pairs if seconds and baseline]
+
+
+def ratio(samples: Samples, kind: str, column: Literal[0, 1, 3]) -> float:
+    """The median of round_ratios."""
+    return statistics.median(round_ratios(samples, kind, column))
+
+
+def spread(samples: Samples, kind: str, column: Literal[0, 3]) -> str:
+    """The lower quartile, median and upper quartile of round_ratios, as percentages."""
+    ratios = round_ratios(samples, kind, column)
+    quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
+    return " / ".join(f"{100 * (value - 1):+.1f}%" for value in quartiles)
 
 
 def plugin(samples: Samples, kind: str) -> str:
@@ -159,6 +172,7 @@ def main() -> None:
     beats = REPO / "bench" / "out" / "small-sites" / args.name / "metronome.txt"
     beats.parent.mkdir(parents=True, exist_ok=True)
     metronome = start_metronome(beats) if args.metronome else None
+    spreads: list[str] = []  # a line per row of the table
     for spec in args.site:
         name, _, path = spec.partition("=")
         config = Path(path).resolve()
@@ -173,8 +187,12 @@ def main() -> None:
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(config.parent), env.get("PYTHONPATH")]))
         origins.append(f"{name}: {describe(config.parent)}")
         try:
+            units = [["none"], ["vault-cold", "vault-warm"], *([["base-cold", "base-warm"]] if base_path else [])]
             for round_number in range(args.runs + 1):  # round 0 is the untimed warm-up
-                for kind in samples:
+                # A build runs a little slower or faster for what ran just before it (caches, the CPUs' clock):
+                # run in a fixed order, that bias falls on the same configurations in every round.
+                shift = round_number % len(units)
+                for kind in [kind for unit in units[shift:] + units[:shift] for kind in unit]:
                     if kind.endswith("-cold"):
                         shutil.rmtree(cache, ignore_errors=True)
                     kind_env = env
@@ -204,10 +222,15 @@ def main() -> None:
                 + (f" {100 * (ratio(samples, f'{prefix}-cold', 3) - 1):+.1f}% "
                    f"| {100 * (ratio(samples, f'{prefix}-warm', 3) - 1):+.1f}% |" if metronome else ""))
             print(lines[-1], flush=True)
+            column: Literal[0, 3] = 3 if metronome else 0
+            spreads.append(f"{label}: " + "; ".join(f"{kind.partition('-')[2]} {spread(samples, kind, column)}"
+                                                    for kind in samples if kind.startswith(prefix)))
         vault.unlink()
     built = f"built with {os.path.relpath(mkdocs, REPO)}, plugin {plugin_package(mkdocs)}"
     if base_path:
         built += f"; baseline rows: plugin {plugin_package(mkdocs, {**os.environ, **base_path})}"
+    which = "drift-corrected wall" if args.metronome else "wall"
+    lines += ["", f"quartiles of the {which} ratios over the rounds (lower, median, upper):", "", *spreads]
     lines += ["", f"sites: {'; '.join(origins)}; {built}"]
     lines += ["", f"load average after: {os.getloadavg()[0]:.1f}; medians of {args.runs} rounds; ratios to the same "
               "round's build without vault-mcp; plugin: its own seconds (closing log line), and as a share of the "

@@ -136,7 +136,19 @@ def page_fingerprint(html_content: str, title: str, url: str, meta: dict[str, An
     a fallback of."""
     meta_json = meta_fingerprint(meta)
     micros = None if modified is None else to_micros(modified)
-    return fingerprint(html_content, title, url, meta_json, micros, modified_source, markdown, *more)
+    return fingerprint(without_object_addresses(html_content), title, url, meta_json, micros, modified_source,
+                       markdown, *more)
+
+
+# Python's default repr of an object names its address ("<Sentinel object at 0x7f5f50b18290>"), new in every run.
+# API reference generators print it for default values (mkautodoc on httpx's docs): with the address in the
+# fingerprint, such a page was written again by every build though neither its source nor its text changed.
+_OBJECT_ADDRESS = re.compile(r"(?<= at 0x)[0-9a-fA-F]+(?=>|&gt;)")
+
+
+def without_object_addresses(html_content: str) -> str:
+    """The HTML with the addresses of Python object reprs left out, for its fingerprint."""
+    return _OBJECT_ADDRESS.sub("", html_content) if " at 0x" in html_content else html_content
 
 
 def _json_fallback(value: Any) -> Any:

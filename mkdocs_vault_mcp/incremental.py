@@ -4,7 +4,8 @@ removes the pages it no longer has.
 - Fingerprints. A page's fingerprint (documents.page_fingerprint) covers everything its document is made of: the
   HTML, title, URL, front matter, modification time, its file (by size and modification time: the file is read
   only for a page written again), language, what it is a fallback of and its git history. A page whose
-  fingerprint the index holds is not written again.
+  fingerprint the index holds is not written again. The addresses in Python object reprs that API reference
+  generators print (`<Sentinel object at 0x7f…>`) are left out of it: they change with every run.
 - Late content. Some plugins complete a page after on_page_content (material/tags fills its tag listings in
   on_env), so what a reader sees is known only when the build commits. Such a page is indexed again then, and its
   fingerprint is `rendered/late`: the fingerprint of the page as on_page_content saw it and that of its final
@@ -26,7 +27,7 @@ from typing import Any
 
 from mkdocs.structure.pages import Page
 
-from .documents import fingerprint, page_fingerprint
+from .documents import fingerprint, page_fingerprint, without_object_addresses
 from .index.writer import PAGES_FOR_A_PROCESS, IndexWriter, spare_cpu, stored_documents
 from .page_facts import page_source, source_version
 
@@ -46,7 +47,7 @@ class RenderedPage:
         """The content a reader sees and its fingerprint, once every plugin is done with the page."""
         content = self.page.content
         if isinstance(content, str) and content is not self.html and content != self.html:
-            return content, f"{self.digest}/{fingerprint(content)}"
+            return content, f"{self.digest}/{fingerprint(without_object_addresses(content))}"
         return self.html, self.digest
 
 

@@ -122,6 +122,31 @@ def test_one_changed_page_is_the_only_one_indexed_again(five):
         assert conn.execute("SELECT count(*) FROM field_values WHERE value = 't2'").fetchone() == (0,)
 
 
+def test_an_object_address_new_in_every_build_does_not_index_a_page_again(five):
+    # As mkautodoc prints a default value on httpx's API page: Python's repr, with an address new in every run.
+    hook = five.root / "hooks" / "defaults.py"
+    hook.parent.mkdir()
+    hook.write_text(
+        "import secrets\n\n\n"
+        "def on_page_markdown(markdown, page, **kwargs):\n"
+        "    if page.file.src_uri != 'page-3.md':\n"
+        "        return markdown\n"
+        "    return markdown + f'\\n`timeout=<UseClientDefault object at 0x{secrets.token_hex(6)}>`\\n'\n"
+    )
+    assert five.config is not None
+    five.config["hooks"] = ["hooks/defaults.py"]
+    five.build()
+    assert summary(five) == (5, 10, 1, 4, 0)
+    first = five.sections("page-3.md")[-1]["body"]
+    five.build()
+    assert summary(five) == (5, 10, 0, 5, 0)
+    assert five.sections("page-3.md")[-1]["body"] == first
+    assert re.search(r"timeout=<UseClientDefault object at 0x[0-9a-f]{12}>", first), first
+    five.write("page-3.md", PAGES["page-3.md"].replace("More 3.", "Changed 3."))
+    five.build()  # anything else of the page still counts
+    assert summary(five) == (5, 10, 1, 4, 0)
+
+
 def test_a_new_modification_time_alone_indexes_the_page_again(five):
     target = five.docs / "page-1.md"
     os.utime(target, ns=(1_700_000_000_123_456_000, 1_700_000_000_123_456_000))
