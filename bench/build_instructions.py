@@ -1,7 +1,7 @@
 """What vault-mcp adds to `mkdocs build` of small real sites, counted in instructions (issue 11: <= 5%).
 
     .venv/bin/python bench/build_instructions.py --site NAME=PATH/mkdocs.yml [--site ...] \
-        [--venv bench/out/sites-venv] [--baseline DIR] [--name build_instructions]
+        [--venv bench/out/sites-venv] [--baseline DIR] [--cache-sim] [--name build_instructions]
 
 The same builds as bench/small_sites.py (`none`, `vault-cold`, `vault-warm`, and with `--baseline DIR` the same two
 importing the plugin from DIR), each run once under valgrind (`--tool=cachegrind --cache-sim=no
@@ -18,6 +18,11 @@ show it), so it can tell a few percent apart. It counts work, not time:
 
 The ratios are to the `none` build's process. PYTHONHASHSEED=0 for every build (set and string order decide some
 work). Writes bench/results/build_instructions.txt (`--name`: another name). Takes about a minute a build.
+
+Instructions are not cycles: code that misses the caches (a module imported, memory touched for the first time)
+takes more cycles an instruction than MkDocs' steady rendering. `--cache-sim` has valgrind simulate the caches
+(L1, and as last level the host's, as valgrind reads it) and counts, instead of instructions, KCachegrind's cycle
+estimate: instructions + 10 x first-level misses + 100 x last-level misses. Still deterministic; about twice as slow.
 """
 
 from __future__ import annotations
@@ -32,17 +37,26 @@ from pathlib import Path
 from report import write_results  # bench/ is on sys.path when a script runs
 from small_sites import REPO, build_env, describe, plugin_package, with_vault
 
-VALGRIND = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--trace-children=yes",
-            "--cachegrind-out-file=/dev/null"]
+VALGRIND = ["valgrind", "--tool=cachegrind", "--trace-children=yes", "--cachegrind-out-file=/dev/null"]
 INSTRUCTIONS = re.compile(r"I\s+refs:\s+([\d,]+)")
+FIRST_LEVEL_MISSES = re.compile(r"LL refs:\s+([\d,]+)")  # what missed L1 (instructions and data) went on to LL
+LAST_LEVEL_MISSES = re.compile(r"LL misses:\s+([\d,]+)")
 
 
-def count(python: Path, mkdocs: Path, config: Path, env: dict[str, str]) -> tuple[int, int]:
-    """(instructions of the build's own process, of every process it started) for one `mkdocs build`."""
+def number(pattern: re.Pattern[str], text: str) -> int:
+    found = pattern.search(text)
+    assert found is not None, f"no {pattern.pattern!r} in a valgrind log"
+    return int(found.group(1).replace(",", ""))
+
+
+def count(python: Path, mkdocs: Path, config: Path, env: dict[str, str], cache_sim: bool) -> tuple[int, int]:
+    """(instructions of the build's own process, of every process it started) for one `mkdocs build`, or with
+    `cache_sim` their estimated cycles."""
     with tempfile.TemporaryDirectory() as scratch:
         logs = Path(scratch) / "logs"
         logs.mkdir()
-        done = subprocess.run([*VALGRIND, f"--log-file={logs}/%p.log", str(python), str(mkdocs), "build", "-q",
+        done = subprocess.run([*VALGRIND, f"--cache-sim={'yes' if cache_sim else 'no'}", f"--log-file={logs}/%p.log",
+                               str(python), str(mkdocs), "build", "-q",
                                "-f", str(config), "-d", str(Path(scratch) / "site")],
                               cwd=config.parent, env=env, capture_output=True, text=True)
         if done.returncode != 0:
@@ -50,10 +64,11 @@ def count(python: Path, mkdocs: Path, config: Path, env: dict[str, str]) -> tupl
         own = others = 0
         for log in logs.iterdir():
             text = log.read_text(encoding="utf-8", errors="replace")
-            found = INSTRUCTIONS.search(text)
-            if found is None:  # a process that exec'd another program: counted under that one's log
+            if INSTRUCTIONS.search(text) is None:  # a process that exec'd another program: counted under that one's log
                 continue
-            instructions = int(found.group(1).replace(",", ""))
+            instructions = number(INSTRUCTIONS, text)
+            if cache_sim:
+                instructions += 10 * number(FIRST_LEVEL_MISSES, text) + 100 * number(LAST_LEVEL_MISSES, text)
             if " build -q -f " in text:
                 own += instructions
             else:
@@ -66,6 +81,7 @@ def main() -> None:
     parser.add_argument("--site", action="append", required=True, help="NAME=PATH/mkdocs.yml")
     parser.add_argument("--venv", type=Path, default=REPO / ".venv", help="the venv whose mkdocs builds the sites")
     parser.add_argument("--baseline", type=Path, help="a checkout whose plugin is counted too")
+    parser.add_argument("--cache-sim", action="store_true", help="count estimated cycles rather than instructions")
     parser.add_argument("--name", default="build_instructions", help="the results file's name")
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
@@ -84,14 +100,14 @@ def main() -> None:
         config = Path(path).resolve()
         child = with_vault(config)
         cache = config.parent / ".cache" / "plugin" / "vault-mcp"
-        first, again = count(python, mkdocs, config, env), count(python, mkdocs, config, env)
+        first, again = (count(python, mkdocs, config, env, args.cache_sim) for _ in range(2))
         none = first[0]
         rows.append(f"| {name} | none | {first[0] / 1e9:.3f} G | {again[0] / none - 1:+.2%} (again) | "
                     f"{first[1] / 1e9:.3f} G | |")
         for kind, (kind_env, _) in plugins.items():
             shutil.rmtree(cache, ignore_errors=True)
             for build in ("cold", "warm"):  # warm: the cache the cold build left
-                own, others = count(python, mkdocs, child, kind_env)
+                own, others = count(python, mkdocs, child, kind_env, args.cache_sim)
                 rows.append(f"| {name} | {kind}-{build} | {own / 1e9:.3f} G | {own / none - 1:+.2%} | "
                             f"{others / 1e9:.3f} G | {(own + others) / sum(first) - 1:+.2%} |")
         shutil.rmtree(cache, ignore_errors=True)
@@ -100,9 +116,11 @@ def main() -> None:
 
     header = ("| site | build | build process | over `none` | other processes | all processes over `none` |\n"
               "| --- | --- | ---: | ---: | ---: | ---: |")
+    counted = ("estimated cycles (instructions + 10 x L1 misses + 100 x LL misses, caches simulated) counted"
+               if args.cache_sim else "instructions counted")
     packages = "; ".join(f"{kind}: {package}" for kind, (_, package) in plugins.items())
     text = (f"{header}\n" + "\n".join(rows) + f"\n\nsites: {'; '.join(sites)}; built with {mkdocs.relative_to(REPO)}"
-            f"; plugin {packages}\n\ninstructions counted by valgrind's cachegrind; `over none`: the build process "
+            f"; plugin {packages}\n\n{counted} by valgrind's cachegrind; `over none`: the build process "
             "against the same site's `none` (and `none` run again against the first); `other processes`: git's and "
             "the writer process's, which run beside the build on another CPU; `all processes`: everything the "
             "build started, against `none`'s")
