@@ -14,6 +14,8 @@ a fresh `mkdocs build` subprocess into a fresh site_dir; each round starts one c
 build and its warm one stay together), so that none always runs first:
 
 - `none`: the site's own mkdocs.yml (its own plugins, without vault-mcp)
+- `none-again`: the same build once more, elsewhere in the round: its ratio to `none` is the noise floor, what the
+  ratios of two identical builds spread over on this machine
 - `vault-cold`: the same with vault-mcp added to its plugins (a file beside it that INHERITs it), the plugin's
   cache deleted first
 - `vault-warm`: the same, the cache of the build before kept (the steady state of repeated builds)
@@ -179,7 +181,7 @@ def main() -> None:
         vault = with_vault(config)
         cache = config.parent / ".cache" / "plugin" / "vault-mcp"
         out = REPO / "bench" / "out" / "small-sites" / args.name / name  # runs of other names may build meanwhile
-        samples: Samples = {"none": [], "vault-cold": [], "vault-warm": []}
+        samples: Samples = {"none": [], "none-again": [], "vault-cold": [], "vault-warm": []}
         if base_path:
             samples |= {"base-cold": [], "base-warm": []}
         env = build_env()
@@ -187,7 +189,8 @@ def main() -> None:
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(config.parent), env.get("PYTHONPATH")]))
         origins.append(f"{name}: {describe(config.parent)}")
         try:
-            units = [["none"], ["vault-cold", "vault-warm"], *([["base-cold", "base-warm"]] if base_path else [])]
+            units = [["none"], ["vault-cold", "vault-warm"], ["none-again"],
+                     *([["base-cold", "base-warm"]] if base_path else [])]
             for round_number in range(args.runs + 1):  # round 0 is the untimed warm-up
                 # A build runs a little slower or faster for what ran just before it (caches, the CPUs' clock):
                 # run in a fixed order, that bias falls on the same configurations in every round.
@@ -200,7 +203,7 @@ def main() -> None:
                         kind_env = {**env, "PYTHONPATH": os.pathsep.join(
                             filter(None, [base_path["PYTHONPATH"], env.get("PYTHONPATH")]))}
                     started = time.monotonic()
-                    wall, cpu, plugin_seconds = build(mkdocs, config if kind == "none" else vault, out / kind,
+                    wall, cpu, plugin_seconds = build(mkdocs, config if kind.startswith("none") else vault, out / kind,
                                                       kind_env)
                     corrected = wall / beat_seconds(beats, started, time.monotonic()) if metronome else None
                     if round_number:
@@ -211,6 +214,8 @@ def main() -> None:
             print(lines[-1], flush=True)
             continue
         pages = sum(1 for _ in (out / "none").rglob("index.html"))
+        column: Literal[0, 3] = 3 if metronome else 0
+        spreads.append(f"{name}, the bare build again (the noise floor): {spread(samples, 'none-again', column)}")
         for prefix, label in [("vault", name), *([("base", f"{name} (baseline)")] if base_path else [])]:
             lines.append(
                 f"| {label} | {pages} | {statistics.median(n[0] for n in samples['none']):.2f} s "
@@ -222,7 +227,6 @@ def main() -> None:
                 + (f" {100 * (ratio(samples, f'{prefix}-cold', 3) - 1):+.1f}% "
                    f"| {100 * (ratio(samples, f'{prefix}-warm', 3) - 1):+.1f}% |" if metronome else ""))
             print(lines[-1], flush=True)
-            column: Literal[0, 3] = 3 if metronome else 0
             spreads.append(f"{label}: " + "; ".join(f"{kind.partition('-')[2]} {spread(samples, kind, column)}"
                                                     for kind in samples if kind.startswith(prefix)))
         vault.unlink()

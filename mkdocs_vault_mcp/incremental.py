@@ -103,8 +103,9 @@ class IncrementalBuild:
         language: str | None = None,
         site_languages: set[str] | None = None,
         **facts: Any,
-    ) -> None:
-        """Write the late content, remove the pages gone, commit (`facts`: IndexWriter.commit's arguments).
+    ) -> Callable[[], None]:
+        """Write the late content, remove the pages gone, commit (`facts`: IndexWriter.commit's arguments); return
+        the function that waits for the commit (IndexWriter.commit_with).
 
         `kept_unrendered`: the paths of pages `--dirty` left in the site without rendering them. `language`: on a
         multilingual site, the language this build indexes (the others' pages stay); `site_languages`: every
@@ -116,7 +117,7 @@ class IncrementalBuild:
             self._write_final_content()
             self._remove_gone(kept, language, site_languages)
 
-        self.writer.commit_with(last_writes, **facts)
+        return self.writer.commit_with(last_writes, **facts)
 
     def _write_final_content(self) -> None:
         for path, seen in self.rendered.items():

@@ -8,8 +8,9 @@ Order of a build (MkDocs 1.6):
   on_nav             note the pages the nav lists (orphan pages); the stats page into the nav when asked
   on_page_markdown   every page (priority 49): which front matter keys the author wrote
   on_page_content    every rendered page: a document, unless unchanged since the last build (incremental.py)
-  on_env             all pages are rendered: late content, drop vanished pages, resolve links, commit
-  on_page_context    the stats page gets its content, drawn from the committed index
+  on_env             all pages are rendered: late content, drop vanished pages, resolve links, commit (a writer
+                     process commits while MkDocs renders the templates)
+  on_page_context    the stats page (rendered last) gets its content, drawn from the committed index
   on_post_build      publish index.sqlite and snapshot.json; under serve, start the MCP server once
 
 mkdocs-static-i18n builds every other language by calling MkDocs' `build()` again from its
@@ -26,7 +27,7 @@ import json
 import sqlite3
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -99,6 +100,8 @@ class BuildState:
         self.options_json = ""
         self.page_options: PageOptions | None = None  # what every page asks of the plugin's options (on_config)
         self.fault: PluginError | None = None  # the working index failed while pages rendered: on_env says so
+        self.committed: Callable[[], None] | None = None  # waits for the commit on_env asked for
+        self.answers: BuildAnswers | None = None  # read from the committed index, once the commit is done
 
     @property
     def git(self) -> GitTimes | None:
@@ -256,7 +259,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         with self.state.timed(), build_fault(f"write the working index {self.indexing.writer.path}", CACHE_HINT):
             self.languages.indexed_language(self.language, self.i18n)
             included = InclusionLevel.is_in_serve if self.serving else InclusionLevel.is_included  # drafts
-            self.indexing.commit(
+            self.state.committed = self.indexing.commit(
                 # `--dirty` renders only the changed pages; the others are still in the site.
                 kept_unrendered=page_paths(files, included, self.page_options, self.i18n) if self.dirty else (),
                 language=self.page_language,
@@ -264,16 +267,27 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
                 indexed_fields=self.config.indexed_fields, site_name=config.site_name, site_url=config.site_url,
                 site_files=site_files(files, included, config), nav=self.state.nav,
             )
-            self.freshness.index_committed()  # MCP readers see this build now, before the snapshot
-            self.answers = BuildAnswers.read(self.indexing.writer.path, self.config.tag_fields, self.page_language,
-                                             whole_site=self.languages.complete)
         return env
+
+    def _answers(self) -> BuildAnswers:
+        """What the build publishes, from the committed index. The first call waits for the commit: a writer
+        process commits while MkDocs renders the pages' templates (IndexWriter.commit_with), and the stats page
+        is rendered last (on_files adds it last)."""
+        state, indexing = self.state, self.indexing
+        assert indexing is not None and state.committed is not None  # on_env asked for the commit
+        if state.answers is None:
+            with state.timed(), build_fault(f"write the working index {indexing.writer.path}", CACHE_HINT):
+                state.committed()
+                self.freshness.index_committed()  # MCP readers see this build now, before the snapshot
+                state.answers = BuildAnswers.read(indexing.writer.path, self.config.tag_fields, self.page_language,
+                                                  whole_site=self.languages.complete)
+        return state.answers
 
     @event_priority(50)  # before the search plugins index page.content and page.toc
     def on_page_context(self, context: TemplateContext, *, page: Page, config: Any, nav: Any) -> TemplateContext:
         if self.indexing is not None and page.file is self.stats_file:
+            answers = self._answers()
             with self.state.timed():
-                answers = self.answers
                 page.content, page.toc = stats_page.render(answers.page_snapshot, answers.stats, page.url,
                                                            self.page_language)
         return context
@@ -282,7 +296,8 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
     def on_post_build(self, *, config: Any) -> None:
         if self.indexing is None:
             return
-        snapshot = self.answers.site_snapshot  # once every language of the run is indexed
+        answers = self._answers()
+        snapshot = answers.site_snapshot  # once every language of the run is indexed
         if snapshot is not None:
             with self.state.timed():
                 site = Path(config.site_dir) / "vault-mcp"
@@ -292,7 +307,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
                     if self.config.publish_index and not self.serving:
                         publish(self.indexing.writer.path, site / "index.sqlite")
                     write_snapshot(snapshot, site / "snapshot.json")
-        indexing, stats, where = self.indexing, self.answers.stats, f" in '{self.language}'" if self.i18n else ""
+        indexing, stats, where = self.indexing, answers.stats, f" in '{self.language}'" if self.i18n else ""
         log.info(
             f"Indexed {stats['document_count']} pages{where}, {stats['section_count']} sections: "
             f"{indexing.changed} changed, {indexing.unchanged} unchanged, "

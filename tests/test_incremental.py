@@ -566,3 +566,52 @@ def test_a_page_with_autorefs_is_written_once_with_its_links_resolved(tmp_path):
     assert any("0 changed, 4 unchanged" in message for message in site.messages())
     with site.db() as conn:
         assert dict(conn.execute("SELECT path, id FROM documents")) == ids
+
+
+STOP_THE_WRITER_HOOK = '''
+import os
+import signal
+import threading
+from pathlib import Path
+
+NOTES = Path(__file__).with_name("notes.txt")
+stopped = []
+
+
+def on_env(env, config, files, **kwargs):  # before vault-mcp's on_env, which asks for the commit
+    writer = config.plugins["vault-mcp"].indexing.writer
+    writer.fingerprints  # waits for the index to open: on so small a site the pages wait for it (on_page_content)
+    pid = writer._writes._child.pid
+    os.kill(pid, signal.SIGSTOP)
+    going_on = threading.Timer(20, os.kill, (pid, signal.SIGCONT))  # a build that waited would go on after this
+    going_on.start()
+    stopped.append((pid, going_on))
+    return env
+
+
+def on_post_page(output, page, config, **kwargs):
+    if stopped:
+        pid, going_on = stopped.pop()
+        going_on.cancel()
+        with open(f"/proc/{pid}/stat") as stat:
+            state = stat.read().rpartition(")")[2].split()[0]
+        NOTES.write_text(f"{page.file.src_uri} written with the writer in state {state}")
+        os.kill(pid, signal.SIGCONT)
+    return output
+'''
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="a process's state is read from Linux's /proc")
+def test_a_writer_process_commits_while_mkdocs_writes_the_pages(tmp_path, monkeypatch):
+    """The commit's last pages (mkdocstrings' API pages, written at the commit) are made into documents while
+    MkDocs renders the templates: with the writer stopped when the commit is asked for, the build writes its
+    first page, and the stats page (rendered last) waits for the commit."""
+    writes_in(monkeypatch, "process")
+    site = Site(tmp_path, {"plugins": ["vault-mcp"], "hooks": ["hooks.py"]})
+    (tmp_path / "hooks.py").write_text(STOP_THE_WRITER_HOOK, encoding="utf-8")
+    site.write_pages(PAGES)
+    site.build()
+    assert (tmp_path / "notes.txt").read_text() == "page-0.md written with the writer in state T"
+    assert summary(site) == (5, 10, 5, 0, 0)
+    stats = (site.site_dir / "stats" / "index.html").read_text(encoding="utf-8")
+    assert '<div class="vm-stats">' in stats and ">5<" in stats

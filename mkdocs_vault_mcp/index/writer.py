@@ -3,7 +3,8 @@
 `IndexWriter` is what the build calls. The writes themselves (making each page's document from its HTML, the
 inserts, FTS5's tokenizing, the commit) are `WorkingIndex`'s. For a build with PAGES_FOR_A_PROCESS pages or more
 to write and a second CPU, it runs in a process of its own: MkDocs renders on one core, the page's document and
-its inserts are made on another one, and the build itself only hands each page over. Otherwise it runs on a
+its inserts are made on another one, and the build itself only hands each page over; it commits while MkDocs
+renders the templates, and the build waits for the commit when it needs the index. Otherwise it runs on a
 thread, which writes the pages when the build next waits for it (the commit): making a document holds the GIL,
 and a thread writing beside MkDocs would only take turns with it.
 """
@@ -146,7 +147,7 @@ class IndexWriter:
         for path in gone:
             del self.fingerprints[path]
             del self.languages[path]
-        self._writes.call("delete_all", gone)
+        self._writes.send("delete_all", gone)
 
     def commit(
         self,
@@ -159,32 +160,62 @@ class IndexWriter:
     ) -> None:
         """`site_files`: every file of the site by its server path (links.server_path), which links are
         resolved against; `nav`: the paths of the pages the nav lists."""
+        self._ask_commit(indexed_fields, site_name, site_url, site_files, nav)()
+
+    def _ask_commit(self, indexed_fields: str | list[str], site_name: str, site_url: str | None,
+                    site_files: dict[str, str] | None = None, nav: set[str] | None = None) -> Callable[[], Any]:
         self._opened()
-        self._writes.call("commit", indexed_fields, site_name, site_url, site_files, nav)
+        return self._writes.ask("commit", indexed_fields, site_name, site_url, site_files, nav)
 
     def close(self) -> None:
         """Roll back whatever was not committed and stop the writer."""
         self._opening = None  # its answer, or its failure, matters no more
         self._writes.stop()
 
-    def commit_with(self, last_writes: Callable[[], None], **facts: Any) -> None:
-        """Run `last_writes` (the build's last puts and removals), then `commit(**facts)`.
+    def commit_with(self, last_writes: Callable[[], None], **facts: Any) -> Callable[[], None]:
+        """Run `last_writes` (the build's last puts and removals), then `commit(**facts)`; return a function that
+        waits for the commit and raises what it raised.
+
+        A process commits beside the build, and the function waits for it: the last pages (those a plugin
+        completed late, such as mkdocstrings' API pages) are made into documents while MkDocs renders its
+        templates. A thread has committed when this returns: beside MkDocs it would take turns with it for the GIL.
 
         The working index is a cache, so damage is never repaired: when the writes find the index damaged, it is
         thrown away and both run again on an empty one, where `last_writes` puts every page of the build (every
         page whose fingerprint `fingerprints` lacks). Damage found when the index is opened is handled there.
         """
-        try:
+
+        def write_and_commit() -> Callable[[], Any]:
             last_writes()
-            self.commit(**facts)
-        except sqlite3.DatabaseError as error:
+            return self._ask_commit(**facts)
+
+        def again_if_damaged(error: sqlite3.DatabaseError) -> None:
             if not is_corrupt(error):
-                raise
+                raise error
             log.info(f"vault-mcp: The working index {self.path} is damaged ({error}); indexing every page again")
             self._fingerprints, self._languages = {}, {}
             self._writes.call("discard_and_open", self._options)
-            last_writes()
-            self.commit(**facts)
+            write_and_commit()()
+
+        def wait_for(answer: Callable[[], Any]) -> None:
+            try:
+                answer()
+            except sqlite3.DatabaseError as error:
+                again_if_damaged(error)
+
+        try:
+            answer = write_and_commit()
+        except sqlite3.DatabaseError as error:  # a failed open, or a put that waited for the writer
+            again_if_damaged(error)
+            return _nothing
+        if self._writes.runs_beside:
+            return functools.partial(wait_for, answer)
+        wait_for(answer)
+        return _nothing
+
+
+def _nothing() -> None:
+    """What there is to wait for once the commit is done."""
 
 
 class WorkingIndex:
@@ -412,6 +443,8 @@ class _Writes:
 
     A failed `send` is raised by the next `call`: the earlier failure is the one to report."""
 
+    runs_beside = False  # whether the writes run while the build's thread goes on, not in turns with it
+
     def send(self, method: str, *args: Any) -> None:
         raise NotImplementedError
 
@@ -514,8 +547,9 @@ def _process_or_thread_writes(path: Path) -> _Writes:
 class _ProcessWrites(_Writes):
     """WorkingIndex in a child process, fed through a pipe: (method, args, whether to answer), pickled.
 
-    The pipe (PIPE_BYTES) bounds what waits, as the thread's queue does: when the child falls behind, `send` waits
-    for room."""
+    The pipe (PIPE_BYTES) bounds what waits: when the child falls behind, `send` waits for room."""
+
+    runs_beside = True
 
     def __init__(self, path: Path) -> None:
         # The folder this package was imported from, last on the child's path: found there when this Python would
