@@ -26,8 +26,8 @@ build and its warm one stay together), so that none always runs first:
 Reported per site: median wall and CPU seconds (user + system, all threads) and their ratio to the same
 round's `none` build, and the plugin's own seconds from its closing log line. With `--metronome`, two more
 columns: the wall ratios with each build's time divided by the CPUs' speed while it ran (bench/build_overhead.py's
-metronome, beside the builds). Under the table, how far the rounds spread: the quartiles of each wall ratio
-(drift-corrected with `--metronome`). One untimed build of each configuration comes first. Writes
+metronome, beside the builds). Under the table, how far the rounds spread: the quartiles of each ratio, beside
+those of the bare build run twice (the noise floor). One untimed build of each configuration comes first. Writes
 bench/results/small_sites.txt (`--name`: another name, such as a baseline's).
 """
 
@@ -135,7 +135,7 @@ def ratio(samples: Samples, kind: str, column: Literal[0, 1, 3]) -> float:
     return statistics.median(round_ratios(samples, kind, column))
 
 
-def spread(samples: Samples, kind: str, column: Literal[0, 3]) -> str:
+def spread(samples: Samples, kind: str, column: Literal[0, 1, 3]) -> str:
     """The lower quartile, median and upper quartile of round_ratios, as percentages."""
     ratios = round_ratios(samples, kind, column)
     quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
@@ -214,8 +214,9 @@ def main() -> None:
             print(lines[-1], flush=True)
             continue
         pages = sum(1 for _ in (out / "none").rglob("index.html"))
-        column: Literal[0, 3] = 3 if metronome else 0
-        spreads.append(f"{name}, the bare build again (the noise floor): {spread(samples, 'none-again', column)}")
+        measures: list[tuple[str, Literal[0, 1, 3]]] = [("wall", 0), ("CPU", 1)]
+        if metronome:
+            measures.append(("drift-corrected", 3))
         for prefix, label in [("vault", name), *([("base", f"{name} (baseline)")] if base_path else [])]:
             lines.append(
                 f"| {label} | {pages} | {statistics.median(n[0] for n in samples['none']):.2f} s "
@@ -227,14 +228,16 @@ def main() -> None:
                 + (f" {100 * (ratio(samples, f'{prefix}-cold', 3) - 1):+.1f}% "
                    f"| {100 * (ratio(samples, f'{prefix}-warm', 3) - 1):+.1f}% |" if metronome else ""))
             print(lines[-1], flush=True)
-            spreads.append(f"{label}: " + "; ".join(f"{kind.partition('-')[2]} {spread(samples, kind, column)}"
-                                                    for kind in samples if kind.startswith(prefix)))
+            for measure, column in measures:
+                spreads.append(f"{label}, {measure}: bare again {spread(samples, 'none-again', column)}; "
+                               f"cold {spread(samples, f'{prefix}-cold', column)}; "
+                               f"warm {spread(samples, f'{prefix}-warm', column)}")
         vault.unlink()
     built = f"built with {os.path.relpath(mkdocs, REPO)}, plugin {plugin_package(mkdocs)}"
     if base_path:
         built += f"; baseline rows: plugin {plugin_package(mkdocs, {**os.environ, **base_path})}"
-    which = "drift-corrected wall" if args.metronome else "wall"
-    lines += ["", f"quartiles of the {which} ratios over the rounds (lower, median, upper):", "", *spreads]
+    lines += ["", "quartiles of each ratio over the rounds (lower / median / upper); `bare again`: the bare build "
+              "run twice in a round, the second against the first, what two identical builds read here:", "", *spreads]
     lines += ["", f"sites: {'; '.join(origins)}; {built}"]
     lines += ["", f"load average after: {os.getloadavg()[0]:.1f}; medians of {args.runs} rounds; ratios to the same "
               "round's build without vault-mcp; plugin: its own seconds (closing log line), and as a share of the "
