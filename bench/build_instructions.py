@@ -22,7 +22,7 @@ work). Writes bench/results/build_instructions.txt (`--name`: another name). Tak
 Instructions are not cycles: code that misses the caches (a module imported, memory touched for the first time)
 takes more cycles an instruction than MkDocs' steady rendering. `--cache-sim` has valgrind simulate the caches
 (L1, and as last level the host's, as valgrind reads it) and counts, instead of instructions, KCachegrind's cycle
-estimate: instructions + 10 x first-level misses + 100 x last-level misses. Still deterministic; about twice as slow.
+estimate: instructions + 10 x first-level misses + 100 x last-level misses. Still deterministic; three times as slow.
 """
 
 from __future__ import annotations

@@ -174,7 +174,7 @@ def main() -> None:
     beats = REPO / "bench" / "out" / "small-sites" / args.name / "metronome.txt"
     beats.parent.mkdir(parents=True, exist_ok=True)
     metronome = start_metronome(beats) if args.metronome else None
-    spreads: list[str] = []  # a line per row of the table
+    spreads: list[str] = []  # the quartiles under the table: a line per row and measure
     for spec in args.site:
         name, _, path = spec.partition("=")
         config = Path(path).resolve()
