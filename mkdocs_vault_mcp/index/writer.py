@@ -72,9 +72,10 @@ class WriterStopped(OSError):
 class IndexWriter:
     """One build's writes, in one transaction: readers see the old index until `commit`.
 
-    `put` hands a page over and returns at once (on a thread: held until the next method that waits; in a
-    process: as soon as the pipe takes it); every other method waits for the writes before it, and raises what a
-    write raised. `in_process`: the writes run in a process of their own.
+    `put` and the removals (`keep_only`, `keep_languages`) hand their writes over and return at once (on a thread:
+    held until the next method that waits; in a process: as soon as the pipe takes them); every other method waits
+    for the writes before it, and raises what a write raised. `in_process`: the writes run in a process of their
+    own.
     """
 
     def __init__(self, path: Path, options_json: str, *, in_process: bool = False, live_readers: bool = False) -> None:
