@@ -27,14 +27,23 @@ Reported per site: median wall and CPU seconds (user + system, all threads) and 
 round's `none` build, and the plugin's own seconds from its closing log line. With `--metronome`, two more
 columns: the wall ratios with each build's time divided by the CPUs' speed while it ran (bench/build_overhead.py's
 metronome, beside the builds). Under the table, how far the rounds spread: the quartiles of each ratio, beside
-those of the bare build run twice (the noise floor). One untimed build of each configuration comes first. Writes
-bench/results/small_sites.txt (`--name`: another name, such as a baseline's).
+those of the bare build run twice (the noise floor); each median ratio with its 90% bootstrap interval, how far
+the median itself may be off with this many rounds; and each kind's best of the rounds (its fastest build) over the
+bare build's best, the measure issue 11 first reported ("best of 2"). One untimed build of each configuration comes
+first. Writes bench/results/small_sites.txt (`--name`: another name, such as a baseline's).
+
+`--cpu N` runs every build on CPU N alone (its affinity, inherited by its threads and by git): the builds compared
+then all run on the same one of this machine's two virtual CPUs, whose speeds drift apart. Pinned, the plugin's git
+thread and its writer share the build's CPU instead of using the other one (a cold build writes on a thread, with
+no second CPU for a writer process), so a pinned ratio is an upper bound of what the plugin adds. It leaves the
+metronome, which times the other CPU, out.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import random
 import re
 import resource
 import shutil
@@ -142,6 +151,22 @@ def spread(samples: Samples, kind: str, column: Literal[0, 1, 3]) -> str:
     return " / ".join(f"{100 * (value - 1):+.1f}%" for value in quartiles)
 
 
+def interval(samples: Samples, kind: str, column: Literal[0, 1, 3], resamples: int = 2000) -> str:
+    """The median of round_ratios and its 90% bootstrap interval (the rounds drawn again with replacement,
+    seeded, so a rerun of the script on the same samples prints the same), as percentages."""
+    ratios = round_ratios(samples, kind, column)
+    draw = random.Random(0)
+    medians = sorted(statistics.median(draw.choices(ratios, k=len(ratios))) for _ in range(resamples))
+    low, high = medians[int(0.05 * resamples)], medians[int(0.95 * resamples) - 1]
+    return f"{100 * (statistics.median(ratios) - 1):+.1f}% [{100 * (low - 1):+.1f}%, {100 * (high - 1):+.1f}%]"
+
+
+def best(samples: Samples, kind: str, column: Literal[0, 1]) -> str:
+    """A kind's fastest build over the fastest `none` build, as a percentage."""
+    fastest = min(s[column] for s in samples[kind])
+    return f"{100 * (fastest / min(n[column] for n in samples['none']) - 1):+.1f}%"
+
+
 def plugin(samples: Samples, kind: str) -> str:
     seconds = [s[2] for s in samples[kind] if s[2] is not None]
     none_wall = statistics.median(n[0] for n in samples["none"])
@@ -160,7 +185,12 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path, help="a checkout whose plugin is built too, in the same rounds")
     parser.add_argument("--metronome", action="store_true",
                         help="also the wall ratios divided by the CPUs' speed while each build ran")
+    parser.add_argument("--cpu", type=int, help="run every build on this CPU alone")
     args = parser.parse_args()
+    if args.cpu is not None:
+        if args.metronome:
+            parser.error("--cpu leaves no CPU for the builds' metronome: choose one of --cpu and --metronome")
+        os.sched_setaffinity(0, {args.cpu})  # inherited by every build, its threads and the processes it starts
     # The editable install of the venv must be a path entry (`pip install -e . --config-settings
     # editable_mode=compat`), else its import hook wins over PYTHONPATH and both rows would build this package.
     base_path = {"PYTHONPATH": str(args.baseline.resolve())} if args.baseline else None
@@ -175,6 +205,8 @@ def main() -> None:
     beats.parent.mkdir(parents=True, exist_ok=True)
     metronome = start_metronome(beats) if args.metronome else None
     spreads: list[str] = []  # the quartiles under the table: a line per row and measure
+    bests: list[str] = []  # each kind's fastest build over the bare build's fastest: a line per row
+    intervals: list[str] = []  # each median ratio with its bootstrap interval: a line per row and measure
     for spec in args.site:
         name, _, path = spec.partition("=")
         config = Path(path).resolve()
@@ -232,12 +264,24 @@ def main() -> None:
                 spreads.append(f"{label}, {measure}: bare again {spread(samples, 'none-again', column)}; "
                                f"cold {spread(samples, f'{prefix}-cold', column)}; "
                                f"warm {spread(samples, f'{prefix}-warm', column)}")
+                intervals.append(f"{label}, {measure}: bare again {interval(samples, 'none-again', column)}; "
+                                 f"cold {interval(samples, f'{prefix}-cold', column)}; "
+                                 f"warm {interval(samples, f'{prefix}-warm', column)}")
+            bests.append(f"{label}: bare again {best(samples, 'none-again', 0)} wall, "
+                         f"{best(samples, 'none-again', 1)} CPU; cold {best(samples, f'{prefix}-cold', 0)} wall, "
+                         f"{best(samples, f'{prefix}-cold', 1)} CPU; warm {best(samples, f'{prefix}-warm', 0)} wall, "
+                         f"{best(samples, f'{prefix}-warm', 1)} CPU")
         vault.unlink()
     built = f"built with {os.path.relpath(mkdocs, REPO)}, plugin {plugin_package(mkdocs)}"
+    if args.cpu is not None:
+        built += f"; every build on CPU {args.cpu} alone"
     if base_path:
         built += f"; baseline rows: plugin {plugin_package(mkdocs, {**os.environ, **base_path})}"
     lines += ["", "quartiles of each ratio over the rounds (lower / median / upper); `bare again`: the bare build "
               "run twice in a round, the second against the first, what two identical builds read here:", "", *spreads]
+    lines += ["", "each median ratio and its 90% bootstrap interval (where the median of rounds like these falls "
+              "9 times in 10):", "", *intervals]
+    lines += ["", f"best of {args.runs}: each kind's fastest build over the fastest bare build:", "", *bests]
     lines += ["", f"sites: {'; '.join(origins)}; {built}"]
     lines += ["", f"load average after: {os.getloadavg()[0]:.1f}; medians of {args.runs} rounds; ratios to the same "
               "round's build without vault-mcp; plugin: its own seconds (closing log line), and as a share of the "
