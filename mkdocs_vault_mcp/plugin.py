@@ -269,24 +269,31 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             )
         return env
 
-    def _answers(self) -> BuildAnswers:
+    def _answers(self) -> BuildAnswers | None:
         """What the build publishes, from the committed index. The first call waits for the commit: a writer
         process commits while MkDocs renders the pages' templates (IndexWriter.commit_with), and the stats page
-        is rendered last (on_files adds it last)."""
+        is rendered last (on_files adds it last). None when the commit or the read failed: the fault is kept for
+        on_post_build to raise, as a page's is for on_env (raised while the stats page renders, MkDocs would put
+        "Error building page 'stats/index.md'" before it, though no page is at fault)."""
         state, indexing = self.state, self.indexing
         assert indexing is not None and state.committed is not None  # on_env asked for the commit
-        if state.answers is None:
-            with state.timed(), build_fault(f"write the working index {indexing.writer.path}", CACHE_HINT):
-                state.committed()
-                self.freshness.index_committed()  # MCP readers see this build now, before the snapshot
-                state.answers = BuildAnswers.read(indexing.writer.path, self.config.tag_fields, self.page_language,
-                                                  whole_site=self.languages.complete)
+        if state.answers is None and state.fault is None:
+            try:
+                with state.timed(), build_fault(f"write the working index {indexing.writer.path}", CACHE_HINT):
+                    state.committed()
+                    self.freshness.index_committed()  # MCP readers see this build now, before the snapshot
+                    state.answers = BuildAnswers.read(indexing.writer.path, self.config.tag_fields,
+                                                      self.page_language, whole_site=self.languages.complete)
+            except PluginError as fault:
+                state.fault = fault
         return state.answers
 
     @event_priority(50)  # before the search plugins index page.content and page.toc
     def on_page_context(self, context: TemplateContext, *, page: Page, config: Any, nav: Any) -> TemplateContext:
         if self.indexing is not None and page.file is self.stats_file:
             answers = self._answers()
+            if answers is None:  # on_post_build ends the build with the fault
+                return context
             with self.state.timed():
                 page.content, page.toc = stats_page.render(answers.page_snapshot, answers.stats, page.url,
                                                            self.page_language)
@@ -297,6 +304,9 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         if self.indexing is None:
             return
         answers = self._answers()
+        if answers is None:
+            assert self.state.fault is not None  # what _answers kept
+            raise self.state.fault
         snapshot = answers.site_snapshot  # once every language of the run is indexed
         if snapshot is not None:
             with self.state.timed():

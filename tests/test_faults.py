@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Site
+from mkdocs_vault_mcp.index.writer import spare_cpu
 from test_reliability import random_pages
 
 MKDOCS = Path(sys.executable).with_name("mkdocs")
@@ -182,3 +183,48 @@ def test_a_build_killed_while_it_publishes_leaves_nothing_that_a_dirty_build_dep
 
     with sqlite3.connect(published / "index.sqlite") as conn:
         assert conn.execute("SELECT title FROM documents WHERE path = 'p000.md'").fetchone() == ("Changed",)
+
+
+STOP_HOOK = '''
+import os
+import signal
+
+import mkdocs_vault_mcp.incremental as incremental
+
+incremental.PAGES_FOR_A_PROCESS = 0  # a writer process, however few the pages
+
+
+def on_env(env, config, files, **kwargs):  # before vault-mcp's on_env, which asks the process for the commit
+    writer = config.plugins["vault-mcp"].indexing.writer
+    writer.fingerprints  # the index is open
+    os.kill(writer._writes._child.pid, signal.SIGSTOP)
+    return env
+'''
+KILL_HOOK = '''
+import os
+import signal
+
+from mkdocs.plugins import event_priority
+
+
+@event_priority(-200)  # after vault-mcp's on_env: the commit is asked for, and waited for later
+def on_env(env, config, files, **kwargs):
+    os.kill(config.plugins["vault-mcp"].indexing.writer._writes._child.pid, signal.SIGKILL)
+    return env
+'''
+
+
+@pytest.mark.skipif(not spare_cpu(), reason="a writer process runs only with a second CPU")
+def test_a_commit_that_fails_in_the_writer_process_is_one_clear_error_that_blames_no_page(tmp_path):
+    """The process commits while MkDocs renders the templates, and the stats page (rendered last) waits for it;
+    its failure is still the plugin's one error, without MkDocs' "Error building page" before it."""
+    site = Site(tmp_path, None)
+    site.write_pages(PAGES)
+    (site.root / "stop_hook.py").write_text(STOP_HOOK, encoding="utf-8")
+    (site.root / "kill_hook.py").write_text(KILL_HOOK, encoding="utf-8")
+    write_config(site, stats_page="stats/")
+    with (site.root / "mkdocs.yml").open("a", encoding="utf-8") as config:
+        config.write("hooks:\n- stop_hook.py\n- kill_hook.py\n")
+    assert_one_clear_error(mkdocs_build(site), "working index", "writer process ended")
+    published = site.site_dir / "vault-mcp"
+    assert not (published / "index.sqlite").exists() and not (published / "snapshot.json").exists()
