@@ -54,9 +54,10 @@ from .documents import (
     visible_text,
     yaml_problem,
 )
+from .forked import spare_cpu
 from .index import queries
 from .index.publish import open_read_only, publish
-from .index.writer import PAGES_FOR_A_PROCESS, IndexWriter, spare_cpu
+from .index.writer import PAGES_FOR_A_PROCESS, IndexWriter
 from .modified import modified_instant, read_git_times
 from .snapshot import build_snapshot, write_snapshot
 

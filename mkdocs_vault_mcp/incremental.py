@@ -28,7 +28,8 @@ from typing import Any
 from mkdocs.structure.pages import Page
 
 from .documents import fingerprint, page_fingerprint, without_object_addresses
-from .index.writer import PAGES_FOR_A_PROCESS, IndexWriter, spare_cpu, stored_documents
+from .forked import spare_cpu
+from .index.writer import PAGES_FOR_A_PROCESS, IndexWriter, stored_documents
 from .page_facts import page_source, source_version
 
 AUTOREF = "<autoref "  # an element mkdocs-autorefs replaces in every page's content at on_env

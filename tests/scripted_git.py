@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -37,6 +38,19 @@ def git_log_time(repo_root: Path, path: str) -> int:
     out = REAL_RUN(["git", "--literal-pathspecs", "log", "-1", "--format=%at", "--", path],
                    cwd=repo_root, capture_output=True, text=True, check=True).stdout
     return int(out)
+
+
+def record_git_runs(monkeypatch, folder: Path) -> Path:
+    """Note every git run from now on, by any process (a child forked from this one too), one line of arguments
+    each, in the file returned; each still runs. A script named git, first on PATH, notes them."""
+    folder.mkdir()
+    runs = folder / "git-runs.txt"
+    runs.touch()
+    script = folder / "git"
+    script.write_text(f'#!/bin/sh\necho "$*" >> "{runs}"\nexec "{shutil.which("git")}" "$@"\n')
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    return runs
 
 
 def count_subprocess_runs(monkeypatch) -> list[tuple[list[str], dict]]:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Site
-from mkdocs_vault_mcp.index.writer import spare_cpu
+from mkdocs_vault_mcp.forked import spare_cpu
 from test_reliability import random_pages
 
 MKDOCS = Path(sys.executable).with_name("mkdocs")

@@ -11,6 +11,7 @@ import shutil
 import signal
 import sqlite3
 import stat
+import subprocess
 import sys
 import threading
 import time
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, Site
-from mkdocs_vault_mcp import incremental
+from mkdocs_vault_mcp import forked, incremental
 from mkdocs_vault_mcp.index import publish, schema, writer
 from mkdocs_vault_mcp.index.search import section_count
 
@@ -62,10 +63,23 @@ def working_index(site: Site) -> Path:
 
 
 def writes_in(monkeypatch, writes: str) -> None:
-    """Every build of the test writes its index in a process of its own ("process", as a build with
-    PAGES_FOR_A_PROCESS pages or more to write does on a machine of two CPUs or more), or on a thread ("thread")."""
-    monkeypatch.setattr(incremental, "PAGES_FOR_A_PROCESS", 0 if writes == "process" else sys.maxsize)
+    """Every build of the test writes its index on a thread ("thread"), or in a process of its own ("process", as a
+    build with PAGES_FOR_A_PROCESS pages or more to write does on a machine of two CPUs or more): forked from the
+    build where that is safe (forked.py), or ("new-python") a new Python, as where it is not."""
+    monkeypatch.setattr(incremental, "PAGES_FOR_A_PROCESS", sys.maxsize if writes == "thread" else 0)
     monkeypatch.setattr(incremental, "spare_cpu", lambda: True)
+    if writes == "new-python":
+        monkeypatch.setattr(writer, "can_fork", lambda: False)
+
+
+@pytest.fixture(params=["forked", "new-python"])
+def process_start(request, monkeypatch) -> str:
+    """How a writer process starts: forked from this process, or as a new Python (where a fork is not safe)."""
+    if request.param == "new-python":
+        monkeypatch.setattr(writer, "can_fork", lambda: False)
+    elif not forked.can_fork():
+        pytest.skip("no fork() here: another thread runs, or this is not Linux")
+    return request.param
 
 
 @pytest.fixture
@@ -383,7 +397,7 @@ def document_arguments(number: int) -> dict:
             "modified_source": "mtime", "indexed_fields": "auto", "fingerprint": f"f{number}", "language": "en"}
 
 
-def test_a_write_that_fails_in_the_writer_process_is_raised_by_the_next_call_with_its_type(tmp_path):
+def test_a_write_that_fails_in_the_writer_process_is_raised_by_the_next_call_with_its_type(tmp_path, process_start):
     index = writer.IndexWriter(tmp_path / "w.sqlite", "{}", in_process=True)
     try:
         index.put(**document_arguments(1))
@@ -395,7 +409,7 @@ def test_a_write_that_fails_in_the_writer_process_is_raised_by_the_next_call_wit
         index.close()
 
 
-def test_a_writer_process_that_dies_is_one_clear_error_and_the_working_index_stays_whole(tmp_path):
+def test_a_writer_process_that_dies_is_one_clear_error_and_the_working_index_stays_whole(tmp_path, process_start):
     path = tmp_path / "w.sqlite"
     index = writer.IndexWriter(path, "{}", in_process=True)
     index.put(**document_arguments(1))
@@ -419,7 +433,7 @@ def test_a_writer_process_that_dies_is_one_clear_error_and_the_working_index_sta
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a pipe's size is set on Linux only")
-def test_pages_wait_for_a_busy_writer_process_in_its_pipe_not_in_the_build(tmp_path):
+def test_pages_wait_for_a_busy_writer_process_in_its_pipe_not_in_the_build(tmp_path, process_start):
     index = writer.IndexWriter(tmp_path / "w.sqlite", "{}", in_process=True)
     try:
         assert index.fingerprints == {}  # the writer has opened the index
@@ -446,29 +460,43 @@ def test_pages_wait_for_a_busy_writer_process_in_its_pipe_not_in_the_build(tmp_p
         assert conn.execute("SELECT count(*) FROM documents").fetchone() == (8,)
 
 
-def test_a_writer_process_still_starting_says_the_index_is_not_open_and_pages_can_wait_for_it(tmp_path):
-    """The plugin keeps a first build's pages back while the writer's process starts (on_page_content), rather
-    than MkDocs waiting for it at its first page: `is_open` must not wait, and must turn true."""
-    index = writer.IndexWriter(tmp_path / "w.sqlite", "{}", in_process=True)
+def test_a_writer_process_still_opening_the_index_says_it_is_not_open_and_pages_can_wait_for_it(tmp_path,
+                                                                                                   process_start):
+    """The plugin keeps a first build's pages back while the writer's process starts and opens the index
+    (on_page_content), rather than MkDocs waiting for it at its first page: `is_open` must not wait, and must turn
+    true. Another process's write lock holds the open back (a new Python takes tens of milliseconds to start, a
+    forked one about a millisecond); in this process it would stay held in the forked copy of SQLite's locks."""
+    path = tmp_path / "w.sqlite"
+    writer.IndexWriter(path, "{}").close()  # the file, with its tables
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], isolation_level=None); "
+         "c.execute('BEGIN EXCLUSIVE'); print('held', flush=True); sys.stdin.read()", str(path)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdin is not None and holder.stdout is not None
     try:
-        writes = index._writes
-        assert isinstance(writes, writer._ProcessWrites)
-        child = writes._child
-        os.kill(child.pid, signal.SIGSTOP)  # just started: Python itself takes tens of milliseconds to start
+        assert holder.stdout.readline() == "held\n"
+        index = writer.IndexWriter(path, "{}", in_process=True)
         try:
+            writes = index._writes
+            assert isinstance(writes, writer._ProcessWrites)
+            child = writes._child
+            time.sleep(0.2)
             assert not index.is_open()
+            holder.stdin.close()  # the lock goes with the process
+            holder.wait()
+            deadline = time.monotonic() + 30
+            while not index.is_open() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert index.is_open()
+            index.put(**document_arguments(0))
+            index.commit(indexed_fields="auto", site_name="s", site_url=None)
         finally:
-            os.kill(child.pid, signal.SIGCONT)
-        deadline = time.monotonic() + 30
-        while not index.is_open() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert index.is_open()
-        index.put(**document_arguments(0))
-        index.commit(indexed_fields="auto", site_name="s", site_url=None)
+            index.close()
     finally:
-        index.close()
+        holder.kill()
+        holder.wait()
     assert child.returncode == 0
-    with sqlite3.connect(tmp_path / "w.sqlite") as conn:
+    with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT count(*) FROM documents").fetchone() == (1,)
 
 
@@ -482,14 +510,18 @@ def test_example_site_indexed_by_a_writer_process_holds_the_rows_a_thread_writes
                  .fetchall()}
 
     built = {}
-    for writes in ("thread", "process"):
+    for writes in ("thread", "process", "new-python"):
         root = tmp_path / writes
         shutil.copytree(ROOT / "example-site", root, ignore=shutil.ignore_patterns(".cache", "site"))
         writes_in(monkeypatch, writes)
-        Site(root, None).build_in_root()
+        site = Site(root, None)
+        site.build_in_root()
+        started = site.messages(logging.DEBUG, "vault-mcp: writing the index in process")
+        assert [m.rpartition(" (")[2] for m in started] == {
+            "thread": [], "process": ["forked from the build)"], "new-python": ["a new Python)"]}[writes]
         built[writes] = rows(root)
     assert built["process"]["documents"] and built["process"]["links"]
-    assert built["process"] == built["thread"]
+    assert built["process"] == built["thread"] == built["new-python"]
 
 
 def test_a_writer_process_is_started_for_the_pages_a_build_will_write_not_for_those_it_finds_indexed(site,

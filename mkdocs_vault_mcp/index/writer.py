@@ -2,7 +2,8 @@
 
 `IndexWriter` is what the build calls. The writes themselves (making each page's document from its HTML, the
 inserts, FTS5's tokenizing, the commit) are `WorkingIndex`'s. For a build with PAGES_FOR_A_PROCESS pages or more
-to write and a second CPU, it runs in a process of its own: MkDocs renders on one core, the page's document and
+to write and a second CPU, it runs in a process of its own (forked from the build where that is safe, else a new
+Python: forked.py): MkDocs renders on one core, the page's document and
 its inserts are made on another one, and the build itself only hands each page over; it commits while MkDocs
 renders the templates, and the build waits for the commit when it needs the index. Otherwise it runs on a
 thread, which writes the pages when the build next waits for it (the commit): making a document holds the GIL,
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..documents import build_document
+from ..forked import ForkedChild, can_fork
 from ..instants import now_micros, to_micros
 from . import cjk
 from .publish import is_corrupt
@@ -41,9 +43,10 @@ log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
 # From this many pages a build may write, the writes go to a process of their own, when there is a second CPU to
 # run it on. Each page handed over saves the build's own thread 1.5 to 5 ms of Python (bench/plugin_steps.py,
-# bench/small_site_steps.py) that a writer thread would take from it (the GIL); starting the process costs about
-# 0.1 s of CPU, on the other core, and about 5 ms of the build's thread. Below ten pages the saving is lost in
-# the noise of a build; on one CPU the process would only take turns with MkDocs.
+# bench/small_site_steps.py) that a writer thread would take from it (the GIL); forking the process (forked.py)
+# costs the build's thread about 2 ms and the copy-on-write of its memory, starting a new Python where a fork is
+# not safe about 0.1 s of CPU on the other core. Below ten pages the saving is lost in the noise of a build; on
+# one CPU the process would only take turns with MkDocs.
 PAGES_FOR_A_PROCESS = 10
 # The pipe to the writer's process holds this much, where Linux gives a pipe 64 KB: about three pages with their
 # HTML, so MkDocs waited at every page the writer took longer over than MkDocs took over the next ones (about
@@ -529,14 +532,6 @@ class _ThreadWrites(_Writes):
                 done.set_result(result)
 
 
-def spare_cpu() -> bool:
-    """Whether this process may run on more than one CPU, so a writer process runs beside MkDocs, not in turns."""
-    try:
-        return len(os.sched_getaffinity(0)) > 1
-    except AttributeError:  # not Linux
-        return (os.cpu_count() or 1) > 1
-
-
 def _process_or_thread_writes(path: Path) -> _Writes:
     try:
         return _ProcessWrites(path)
@@ -553,15 +548,31 @@ class _ProcessWrites(_Writes):
     runs_beside = True
 
     def __init__(self, path: Path) -> None:
-        # The folder this package was imported from, last on the child's path: found there when this Python would
-        # not find it on its own (a site run from a checkout), and never before the standard library.
-        start = (f"import sys; sys.path.append({str(Path(__file__).resolve().parents[2])!r}); "
-                 "from mkdocs_vault_mcp.index.writer import serve_writes; serve_writes()")
-        self._child = subprocess.Popen([sys.executable, "-c", start, str(path)], stdin=subprocess.PIPE,
-                                       stdout=subprocess.PIPE)
-        log.debug(f"vault-mcp: writing the index in process {self._child.pid}")
-        self._requests: IO[bytes] = self._child.stdin  # type: ignore[assignment]
-        self._answers: IO[bytes] = self._child.stdout  # type: ignore[assignment]
+        self._child: subprocess.Popen | ForkedChild
+        if can_fork():  # a copy of this process, with every module the writes need already imported
+            requests_read, requests_write = os.pipe()
+            answers_read, answers_write = os.pipe()
+            try:
+                self._child = ForkedChild(
+                    functools.partial(_serve_forked_writes, requests_read, answers_write, path),
+                    keep_fds=(requests_read, answers_write))
+            finally:
+                os.close(requests_read)
+                os.close(answers_write)
+            self._requests: IO[bytes] = os.fdopen(requests_write, "wb")
+            self._answers: IO[bytes] = os.fdopen(answers_read, "rb")
+            started = "forked from the build"
+        else:
+            # The folder this package was imported from, last on the child's path: found there when this Python
+            # would not find it on its own (a site run from a checkout), and never before the standard library.
+            start = (f"import sys; sys.path.append({str(Path(__file__).resolve().parents[2])!r}); "
+                     "from mkdocs_vault_mcp.index.writer import serve_writes; serve_writes()")
+            self._child = subprocess.Popen([sys.executable, "-c", start, str(path)], stdin=subprocess.PIPE,
+                                           stdout=subprocess.PIPE)
+            self._requests = self._child.stdin  # type: ignore[assignment]
+            self._answers = self._child.stdout  # type: ignore[assignment]
+            started = "a new Python"
+        log.debug(f"vault-mcp: writing the index in process {self._child.pid} ({started})")
         with contextlib.suppress(ImportError, AttributeError, OSError):  # not Linux, or a lower limit: as it is
             import fcntl
 
@@ -604,7 +615,7 @@ class _ProcessWrites(_Writes):
         if self._child.poll() is None:
             try:
                 self._child.wait(timeout=30)
-            except subprocess.TimeoutExpired:
+            except (subprocess.TimeoutExpired, TimeoutError):
                 self._child.kill()
                 self._child.wait()
         self._answers.close()
@@ -639,14 +650,27 @@ def _long_text_as_str(argument: Any) -> Any:
 
 
 def serve_writes() -> None:
-    """The child of _ProcessWrites: run each request on a WorkingIndex until the input ends, then roll back."""
+    """The child of _ProcessWrites started as a fresh Python (no fork): its input and output are the pipes."""
     # Ctrl-C reaches every process of the terminal: the build stops the writer by closing its input.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    requests = sys.stdin.buffer
     # The answers get stdout's pipe to themselves; anything printed goes to stderr.
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    index = WorkingIndex(Path(sys.argv[1]))
+    _serve(sys.stdin.buffer, answers, Path(sys.argv[1]))
+    # Every answer is flushed as it is written and the index is closed: ending here spares the build, which waits
+    # for this process at its end, the interpreter's teardown (30 to 60 ms).
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def _serve_forked_writes(requests_fd: int, answers_fd: int, path: Path) -> None:
+    """The child of _ProcessWrites forked from the build (forked.ForkedChild ends it)."""
+    _serve(os.fdopen(requests_fd, "rb"), os.fdopen(answers_fd, "wb"), path)
+
+
+def _serve(requests: IO[bytes], answers: IO[bytes], path: Path) -> None:
+    """Run each request on a WorkingIndex until the input ends, then roll back."""
+    index = WorkingIndex(path)
     failure: BaseException | None = None
     try:
         while True:
@@ -666,10 +690,6 @@ def serve_writes() -> None:
                 failure = None
     finally:
         index.close()
-    # Every answer is flushed as it is written and the index is closed: ending here spares the build, which waits
-    # for this process at its end, the interpreter's teardown (30 to 60 ms).
-    sys.stderr.flush()
-    os._exit(0)
 
 
 def _answer(answers: IO[bytes], message: tuple) -> None:

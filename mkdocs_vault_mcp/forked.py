@@ -1,0 +1,103 @@
+"""Work on the other CPU in a copy of the build's process, made by fork(): the git history's read, and the index
+writer's process.
+
+A fresh Python (subprocess) takes about 0.1 s of CPU to start and import what the writer needs, on a 2-second
+build of a small site; a forked copy has all of it imported already, and its start costs the build about 2 ms
+and the copy-on-write of the memory it then touches. Where the copy is not safe, the caller does the work as it
+would without it:
+
+- only on Linux (macOS' system libraries are not fork-safe; Windows has no fork);
+- only while the build's thread is the process's only one: fork() copies the calling thread alone, so a lock
+  that another thread held then (the logging module's, SQLite's, an allocator's) would stay held in the child.
+  Under `mkdocs serve` the server's threads always run, and anything that started a thread first (a plugin, the
+  test runner) gets the fallback too.
+
+The child opens no SQLite database that the build holds a transaction on at the fork (SQLite keeps its locks per
+process, and the copy of them in the child would never be released): the build has none open at either fork.
+
+The child closes every file descriptor it did not get to keep, so that no pipe of the build's stays open in it
+(a reader waiting for its end would wait for the child), and ends with os._exit: neither the atexit handlers
+nor the buffered output of the build's process run twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+
+
+def spare_cpu() -> bool:
+    """Whether this process may run on more than one CPU, so that a child process runs beside MkDocs, not in turns."""
+    try:
+        return len(os.sched_getaffinity(0)) > 1
+    except AttributeError:  # not Linux
+        return (os.cpu_count() or 1) > 1
+
+
+def can_fork() -> bool:
+    """Whether a child may be forked from here now: on Linux, from a process of one thread."""
+    return sys.platform == "linux" and threading.active_count() == 1
+
+
+class ForkedChild:
+    """A forked child that runs `work()` and ends: with status 0 when it returned, 1 when it raised. The same
+    waiting methods as subprocess.Popen's that the callers use: `poll`, `wait`, `kill`, `pid`."""
+
+    def __init__(self, work: Callable[[], object], keep_fds: tuple[int, ...]) -> None:
+        """`keep_fds`: the descriptors the child works with (besides 0, 1 and 2); it closes the others."""
+        self.returncode: int | None = None
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child's side; its work is what the tests check
+            status = 1
+            try:
+                # The build's objects, as the fork found them, are left out of this copy's garbage collections,
+                # which would otherwise write to (and so copy) every page of the build's memory that holds one.
+                gc.freeze()
+                # Ctrl-C reaches every process of the terminal; the build stops its children itself.
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                _close_all_but(keep_fds)
+                work()
+                status = 0
+            finally:
+                with contextlib.suppress(Exception):
+                    sys.stderr.flush()
+                os._exit(status)
+        self.pid = pid
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        """The child's exit status (a signal's number negated); TimeoutError when it runs past `timeout`."""
+        if self.returncode is None and timeout is None:
+            self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+        deadline = time.monotonic() + (timeout or 0)
+        while self.poll() is None:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"process {self.pid} still runs after {timeout} s")
+            time.sleep(0.01)
+        return self.returncode  # type: ignore[return-value]
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            with contextlib.suppress(Exception):
+                os.kill(self.pid, signal.SIGKILL)
+
+
+def _close_all_but(keep_fds: tuple[int, ...]) -> None:
+    start = 3
+    for fd in sorted(keep_fds):
+        os.closerange(start, fd)
+        start = fd + 1
+    os.closerange(start, os.sysconf("SC_OPEN_MAX"))
+

@@ -1,0 +1,133 @@
+"""Work forked from the build's process (forked.py): the child keeps none of the build's pipes, its status says
+how its work ended, it is made only where fork() is safe; the git history read in a forked child answers as a
+read on a thread does, and a child killed before it answered costs the build nothing but the time to read again."""
+
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import signal
+import sys
+import threading
+import time
+
+import pytest
+
+import mkdocs_vault_mcp.modified as modified
+from mkdocs_vault_mcp import forked
+from mkdocs_vault_mcp.modified import GitTimesRead, read_git_times
+from scripted_git import T0, isolate_git, record_git_runs
+from test_modified import Repo
+
+pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="only Linux forks a build"),
+              pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")]
+
+
+@pytest.fixture(autouse=True)
+def single_threaded() -> None:
+    if not forked.can_fork():
+        pytest.skip("another thread runs in this test process: nothing is forked")
+
+
+def test_a_forked_child_keeps_none_of_the_builds_pipes_open():
+    """A reader waits for a pipe's end until every copy of its write end is closed: a child holding one (git's
+    output pipe, say) would keep the build's git read waiting for as long as the child lives."""
+    read_end, write_end = os.pipe()
+    child = forked.ForkedChild(lambda: time.sleep(30), keep_fds=())
+    try:
+        os.close(write_end)
+        assert select.select([read_end], [], [], 10)[0] and os.read(read_end, 1) == b""  # the end, at once
+    finally:
+        os.close(read_end)
+        child.kill()
+    assert child.wait(timeout=10) == -signal.SIGKILL
+
+
+def test_a_forked_childs_status_says_whether_its_work_returned(tmp_path):
+    done = tmp_path / "done"
+    assert forked.ForkedChild(done.touch, keep_fds=()).wait() == 0 and done.exists()
+    assert forked.ForkedChild(lambda: 1 / 0, keep_fds=()).wait() == 1
+    still_running = forked.ForkedChild(lambda: time.sleep(30), keep_fds=())
+    try:
+        assert still_running.poll() is None
+        with pytest.raises(TimeoutError):
+            still_running.wait(timeout=0.1)
+    finally:
+        still_running.kill()
+        still_running.wait()
+
+
+def test_nothing_is_forked_while_another_thread_runs():
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert not forked.can_fork()
+    finally:
+        release.set()
+        other.join()
+    assert forked.can_fork()
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch) -> Repo:
+    isolate_git(monkeypatch, tmp_path / "home", tmp_path)
+    monkeypatch.setattr(modified, "spare_cpu", lambda: True)
+    repo = Repo(tmp_path / "repo")
+    repo.commit(T0 + 1, ("docs/a.md", "1\n"), ("docs/b.md", "1\n"))
+    repo.commit(T0 + 2, ("docs/a.md", "2\n"))
+    return repo
+
+
+def test_a_first_git_read_runs_in_a_forked_child_and_answers_as_a_read_here(repo, tmp_path, monkeypatch):
+    docs = str(repo.root / "docs")
+    cache = tmp_path / "cache" / "git-history.json"
+    runs = record_git_runs(monkeypatch, tmp_path / "recording-git")
+    first = GitTimesRead(docs, cache)
+    assert first._child is not None  # no kept read to start from
+    child = first._child
+    times = first.result()
+    assert child.returncode == 0 and len(runs.read_text().splitlines()) == 4  # git ran in the child
+    assert times is not None and times == read_git_times(docs)
+    assert times.author_times == {"a.md": T0 + 2, "b.md": T0 + 1}
+    assert cache.exists()  # the child kept the read for the next build
+    again = GitTimesRead(docs, cache)
+    assert again._child is None and again.result() == times  # a kept read: a thread reads it
+
+
+def test_a_git_reader_killed_before_it_answered_leaves_the_read_to_the_build(repo, tmp_path):
+    docs = str(repo.root / "docs")
+    reading = GitTimesRead(docs, tmp_path / "cache" / "git-history.json")
+    assert reading._child is not None
+    os.kill(reading._child.pid, signal.SIGKILL)
+    assert reading.result() == read_git_times(docs)
+
+
+class Unpicklable(Exception):
+    def __reduce__(self):
+        raise TypeError("not this one")
+
+
+@pytest.mark.parametrize(("error", "raised", "says"), [
+    (OSError("the disk is gone"), OSError, "the disk is gone"),
+    (Unpicklable("odd"), RuntimeError, r"Unpicklable\('odd'\)"),  # its text, where it does not pickle
+], ids=["picklable", "unpicklable"])
+def test_what_a_forked_git_read_raised_is_raised_by_result(repo, tmp_path, monkeypatch, error, raised, says):
+    def failing_read(*args):
+        raise error
+
+    monkeypatch.setattr(modified, "read_git_times", failing_read)  # the child is a copy: it runs this too
+    reading = GitTimesRead(str(repo.root / "docs"), tmp_path / "cache" / "git-history.json")
+    assert reading._child is not None
+    with pytest.raises(raised, match=says):
+        reading.result()
+    with pytest.raises(raised, match=says):
+        reading.result()  # the same failure again, not a second read
+
+
+def test_a_git_read_with_a_kept_read_or_one_cpu_stays_on_a_thread(repo, tmp_path, monkeypatch):
+    docs = str(repo.root / "docs")
+    assert GitTimesRead(docs)._child is None  # no cache file: a read for `serve SITE_DIR`, kept nowhere
+    monkeypatch.setattr(modified, "spare_cpu", lambda: False)
+    assert GitTimesRead(docs, tmp_path / "cache" / "git-history.json")._child is None
