@@ -13,8 +13,12 @@ show it), so it can tell a few percent apart. It counts work, not time:
 - `build process`: every thread of the `mkdocs build` process (MkDocs, the plugin's events, the git history's
   thread, the writer's thread). Work on another thread is counted in full, though part of it runs beside MkDocs
   (SQLite and git release the GIL), so this is the most the plugin can add to the build's own CPU;
-- `other processes`: git's, and the writer's process (a first build of PAGES_FOR_A_PROCESS pages or more), which run
-  on another CPU beside the build when there is one. They add to the machine's work, not to the build's thread.
+- `other processes`: git's, and the writer's process (a first build of PAGES_FOR_A_PROCESS pages or more) where it is
+  a new Python, which run on another CPU beside the build when there is one;
+- `forked`: how many children the build forked (the writer's process and a first git read, where forking is safe:
+  forked.py). Their instructions are in neither column: valgrind's count in a forked child goes on from its
+  parent's at the fork, so it cannot tell the child's own work. Their CPU seconds, which start from zero in a
+  child, are small_site_steps.py's. They add to the machine's work, not to the build's thread.
 
 The ratios are to the `none` build's process. PYTHONHASHSEED=0 for every build (set and string order decide some
 work). Writes bench/results/build_instructions.txt (`--name`: another name). Takes about a minute a build.
@@ -41,6 +45,8 @@ VALGRIND = ["valgrind", "--tool=cachegrind", "--trace-children=yes", "--cachegri
 INSTRUCTIONS = re.compile(r"I\s+refs:\s+([\d,]+)")
 FIRST_LEVEL_MISSES = re.compile(r"LL refs:\s+([\d,]+)")  # what missed L1 (instructions and data) went on to LL
 LAST_LEVEL_MISSES = re.compile(r"LL misses:\s+([\d,]+)")
+PARENT = re.compile(r"Parent PID:\s+(\d+)")
+BUILD_COMMAND = " build -q -f "  # in the command line a valgrind log starts with
 
 
 def number(pattern: re.Pattern[str], text: str) -> int:
@@ -49,9 +55,9 @@ def number(pattern: re.Pattern[str], text: str) -> int:
     return int(found.group(1).replace(",", ""))
 
 
-def count(python: Path, mkdocs: Path, config: Path, env: dict[str, str], cache_sim: bool) -> tuple[int, int]:
-    """(instructions of the build's own process, of every process it started) for one `mkdocs build`, or with
-    `cache_sim` their estimated cycles."""
+def count(python: Path, mkdocs: Path, config: Path, env: dict[str, str], cache_sim: bool) -> tuple[int, int, int]:
+    """(instructions of the build's own process, of every other program it started, how many children it forked)
+    for one `mkdocs build`, or with `cache_sim` their estimated cycles."""
     with tempfile.TemporaryDirectory() as scratch:
         logs = Path(scratch) / "logs"
         logs.mkdir()
@@ -61,19 +67,21 @@ def count(python: Path, mkdocs: Path, config: Path, env: dict[str, str], cache_s
                               cwd=config.parent, env=env, capture_output=True, text=True)
         if done.returncode != 0:
             raise SystemExit(f"building {config} failed: {done.stderr.strip().splitlines()[-1:]}")
-        own = others = 0
-        for log in logs.iterdir():
-            text = log.read_text(encoding="utf-8", errors="replace")
+        texts = {int(log.stem): log.read_text(encoding="utf-8", errors="replace") for log in logs.iterdir()}
+        own = others = forked = 0
+        for text in texts.values():
             if INSTRUCTIONS.search(text) is None:  # a process that exec'd another program: counted under that one's log
                 continue
             instructions = number(INSTRUCTIONS, text)
             if cache_sim:
                 instructions += 10 * number(FIRST_LEVEL_MISSES, text) + 100 * number(LAST_LEVEL_MISSES, text)
-            if " build -q -f " in text:
+            if number(PARENT, text) not in texts:  # the build's own process: no logged process started it
                 own += instructions
+            elif BUILD_COMMAND in text:  # forked from the build: its count starts from the build's at the fork
+                forked += 1
             else:
                 others += instructions
-        return own, others
+        return own, others, forked
 
 
 def main() -> None:
@@ -103,27 +111,29 @@ def main() -> None:
         first, again = (count(python, mkdocs, config, env, args.cache_sim) for _ in range(2))
         none = first[0]
         rows.append(f"| {name} | none | {first[0] / 1e9:.3f} G | {again[0] / none - 1:+.2%} (again) | "
-                    f"{first[1] / 1e9:.3f} G | |")
+                    f"{first[1] / 1e9:.3f} G | | {first[2]} |")
         for kind, (kind_env, _) in plugins.items():
             shutil.rmtree(cache, ignore_errors=True)
             for build in ("cold", "warm"):  # warm: the cache the cold build left
-                own, others = count(python, mkdocs, child, kind_env, args.cache_sim)
+                own, others, forked = count(python, mkdocs, child, kind_env, args.cache_sim)
                 rows.append(f"| {name} | {kind}-{build} | {own / 1e9:.3f} G | {own / none - 1:+.2%} | "
-                            f"{others / 1e9:.3f} G | {(own + others) / sum(first) - 1:+.2%} |")
+                            f"{others / 1e9:.3f} G | {(own + others) / (first[0] + first[1]) - 1:+.2%} | {forked} |")
         shutil.rmtree(cache, ignore_errors=True)
         sites.append(f"{name}: {describe(config.parent)}")
         print(*rows[-1 - 2 * len(plugins):], sep="\n", flush=True)
 
-    header = ("| site | build | build process | over `none` | other processes | all processes over `none` |\n"
-              "| --- | --- | ---: | ---: | ---: | ---: |")
+    header = ("| site | build | build process | over `none` | other processes | all processes over `none` | forked |\n"
+              "| --- | --- | ---: | ---: | ---: | ---: | ---: |")
     counted = ("estimated cycles (instructions + 10 x L1 misses + 100 x LL misses, caches simulated) counted"
                if args.cache_sim else "instructions counted")
     packages = "; ".join(f"{kind}: {package}" for kind, (_, package) in plugins.items())
     text = (f"{header}\n" + "\n".join(rows) + f"\n\nsites: {'; '.join(sites)}; built with {mkdocs.relative_to(REPO)}"
             f"; plugin {packages}\n\n{counted} by valgrind's cachegrind; `over none`: the build process "
             "against the same site's `none` (and `none` run again against the first); `other processes`: git's and "
-            "the writer process's, which run beside the build on another CPU; `all processes`: everything the "
-            "build started, against `none`'s")
+            "the writer process's where it is a new Python, which run beside the build on another CPU; `all "
+            "processes`: the build and those, against `none`'s; `forked`: children forked from the build (the "
+            "writer's process, a first git read), in neither count: valgrind's count in a forked child goes on "
+            "from its parent's at the fork")
     write_results(args.name, text)
 
 

@@ -54,10 +54,9 @@ from .documents import (
     visible_text,
     yaml_problem,
 )
-from .forked import spare_cpu
 from .index import queries
 from .index.publish import open_read_only, publish
-from .index.writer import PAGES_FOR_A_PROCESS, IndexWriter
+from .index.writer import IndexWriter, worth_a_process
 from .modified import modified_instant, read_git_times
 from .snapshot import build_snapshot, write_snapshot
 
@@ -557,8 +556,7 @@ def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Pat
         "respect_search_exclude": options.respect_search_exclude, "include_generated": options.include_generated,
         "docs_dir": str(docs_dir.resolve()) if docs_dir else None, "site_dir": str(site_dir.resolve()),
     }, sort_keys=True)
-    writer = IndexWriter(cache_dir / "site.sqlite", options_json,
-                         in_process=len(contents) >= PAGES_FOR_A_PROCESS and spare_cpu())
+    writer = IndexWriter(cache_dir / "site.sqlite", options_json, in_process=worth_a_process(len(contents)))
     try:
         kept: set[str] = set()
         changed = 0

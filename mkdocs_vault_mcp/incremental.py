@@ -28,8 +28,7 @@ from typing import Any
 from mkdocs.structure.pages import Page
 
 from .documents import fingerprint, page_fingerprint, without_object_addresses
-from .forked import spare_cpu
-from .index.writer import PAGES_FOR_A_PROCESS, IndexWriter, stored_documents
+from .index.writer import IndexWriter, stored_documents, worth_a_process
 from .page_facts import page_source, source_version
 
 AUTOREF = "<autoref "  # an element mkdocs-autorefs replaces in every page's content at on_env
@@ -66,9 +65,9 @@ class IncrementalBuild:
         # Asked again at the commit for a page whose content a plugin changed late, rather than kept for every
         # page: the build's own memory grows with the site by a path and a fingerprint a page.
         self.fields_of = fields_of
-        new_pages = pages - stored_documents(path, options_json) if pages >= PAGES_FOR_A_PROCESS else 0
-        self.writer = IndexWriter(path, options_json, in_process=new_pages >= PAGES_FOR_A_PROCESS and spare_cpu(),
-                                  live_readers=live_readers)
+        # The working index is asked how many pages it holds only when the site alone would be worth a process.
+        in_process = worth_a_process(pages) and worth_a_process(pages - stored_documents(path, options_json))
+        self.writer = IndexWriter(path, options_json, in_process=in_process, live_readers=live_readers)
         self.rendered: dict[str, RenderedPage] = {}  # path -> what on_page_content saw
         self.removed = 0
 

@@ -189,9 +189,9 @@ STOP_HOOK = '''
 import os
 import signal
 
-import mkdocs_vault_mcp.incremental as incremental
+import mkdocs_vault_mcp.index.writer as writer
 
-incremental.PAGES_FOR_A_PROCESS = 0  # a writer process, however few the pages
+writer.PAGES_FOR_A_PROCESS = 0  # a writer process, however few the pages
 
 
 def on_env(env, config, files, **kwargs):  # before vault-mcp's on_env, which asks the process for the commit

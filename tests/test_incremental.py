@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, Site
-from mkdocs_vault_mcp import forked, incremental
+from mkdocs_vault_mcp import forked
 from mkdocs_vault_mcp.index import publish, schema, writer
 from mkdocs_vault_mcp.index.search import section_count
 
@@ -66,8 +66,8 @@ def writes_in(monkeypatch, writes: str) -> None:
     """Every build of the test writes its index on a thread ("thread"), or in a process of its own ("process", as a
     build with PAGES_FOR_A_PROCESS pages or more to write does on a machine of two CPUs or more): forked from the
     build where that is safe (forked.py), or ("new-python") a new Python, as where it is not."""
-    monkeypatch.setattr(incremental, "PAGES_FOR_A_PROCESS", sys.maxsize if writes == "thread" else 0)
-    monkeypatch.setattr(incremental, "spare_cpu", lambda: True)
+    monkeypatch.setattr(writer, "PAGES_FOR_A_PROCESS", sys.maxsize if writes == "thread" else 0)
+    monkeypatch.setattr(writer, "spare_cpu", lambda: True)
     if writes == "new-python":
         monkeypatch.setattr(writer, "can_fork", lambda: False)
 
@@ -526,8 +526,8 @@ def test_example_site_indexed_by_a_writer_process_holds_the_rows_a_thread_writes
 
 def test_a_writer_process_is_started_for_the_pages_a_build_will_write_not_for_those_it_finds_indexed(site,
                                                                                                    monkeypatch):
-    monkeypatch.setattr(incremental, "PAGES_FOR_A_PROCESS", 5)
-    monkeypatch.setattr(incremental, "spare_cpu", lambda: True)
+    monkeypatch.setattr(writer, "PAGES_FOR_A_PROCESS", 5)
+    monkeypatch.setattr(writer, "spare_cpu", lambda: True)
     site.write_pages(PAGES)
 
     def writes_in_a_process() -> bool:
@@ -544,7 +544,7 @@ def test_a_writer_process_is_started_for_the_pages_a_build_will_write_not_for_th
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="CPU affinity is Linux's")
 def test_a_first_build_of_ten_pages_writes_in_a_process_unless_the_build_has_one_cpu(site):
-    site.write_pages({f"page-{n}.md": f"# Page {n}\n\nText {n}.\n" for n in range(incremental.PAGES_FOR_A_PROCESS)})
+    site.write_pages({f"page-{n}.md": f"# Page {n}\n\nText {n}.\n" for n in range(writer.PAGES_FOR_A_PROCESS)})
 
     def first_build_writes_in_a_process() -> bool:
         working_index(site).unlink(missing_ok=True)
@@ -559,7 +559,7 @@ def test_a_first_build_of_ten_pages_writes_in_a_process_unless_the_build_has_one
         assert not first_build_writes_in_a_process()
     finally:
         os.sched_setaffinity(0, cpus)
-    assert summary(site)[0] == incremental.PAGES_FOR_A_PROCESS
+    assert summary(site)[0] == writer.PAGES_FOR_A_PROCESS
 
 
 AUTOREFS_LIKE_HOOK = '''

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..documents import build_document
-from ..forked import ForkedChild, can_fork
+from ..forked import ForkedChild, can_fork, spare_cpu
 from ..instants import now_micros, to_micros
 from . import cjk
 from .publish import is_corrupt
@@ -53,6 +53,12 @@ PAGES_FOR_A_PROCESS = 10
 # 0.2 s of MkDocs' thread in a cold FastAPI build, replayed at a build's pace). 1 MB is the most an unprivileged
 # process may ask for.
 PIPE_BYTES = 1 << 20
+
+
+def worth_a_process(pages_to_write: int) -> bool:
+    """Whether a build that writes this many pages writes them in a process of its own (PAGES_FOR_A_PROCESS, and
+    a second CPU to run it on)."""
+    return pages_to_write >= PAGES_FOR_A_PROCESS and spare_cpu()
 
 
 def stored_documents(path: Path, options_json: str) -> int:
