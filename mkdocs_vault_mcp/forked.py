@@ -50,10 +50,11 @@ class ForkedChild:
     waiting methods as subprocess.Popen's that the callers use: `poll`, `wait`, `kill`, `pid`."""
 
     def __init__(self, work: Callable[[], object], keep_fds: tuple[int, ...]) -> None:
-        """`keep_fds`: the descriptors the child works with (besides 0, 1 and 2); it closes the others."""
+        """`keep_fds`: the descriptors the child works with (besides 0, 1 and 2); it closes the others. Raises
+        OSError when no process can be made (a limit on processes, no memory)."""
         self.returncode: int | None = None
         pid = os.fork()
-        if pid == 0:  # pragma: no cover - the child's side; its work is what the tests check
+        if pid == 0:  # the child
             status = 1
             try:
                 # The build's objects, as the fork found them, are left out of this copy's garbage collections,

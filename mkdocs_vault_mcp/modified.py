@@ -265,16 +265,21 @@ class GitTimesRead:
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
         self._child: ForkedChild | None = None
-        if cache_file is not None and not cache_file.exists() and spare_cpu() and can_fork():
+        if cache_file is not None and not cache_file.exists() and _has_git_folder(docs_dir) and spare_cpu() \
+                and can_fork():
             read_end, write_end = os.pipe()
             try:
                 self._child = ForkedChild(functools.partial(_send_git_times, write_end, docs_dir, cache_file),
                                           keep_fds=(write_end,))
+            except OSError as error:  # no process to be had: a thread reads it
+                log.debug("vault-mcp: reading the git history on a thread; no process for it (%s)", error)
+                os.close(read_end)
+            else:
+                self._answer = os.fdopen(read_end, "rb")
+                self._args = docs_dir, cache_file
+                return
             finally:
                 os.close(write_end)
-            self._answer = os.fdopen(read_end, "rb")
-            self._args = docs_dir, cache_file
-            return
         self._thread = threading.Thread(target=self._read, args=(docs_dir, cache_file),
                                         name="vault-mcp git history", daemon=True)
         self._thread.start()
@@ -313,6 +318,13 @@ class GitTimesRead:
         except (EOFError, pickle.UnpicklingError):  # the child ended without answering (killed): read here
             log.debug("vault-mcp: the git history reader process ended with status %s", child.returncode)
             self._read(*self._args)
+
+
+def _has_git_folder(docs_dir: str) -> bool:
+    """Whether docs_dir or a folder above it holds `.git`, as git finds a repository: a site outside any (a
+    tarball, a generated folder) is read on a thread, where finding no repository costs no process a build."""
+    folder = Path(docs_dir).resolve()
+    return any((parent / ".git").exists() for parent in (folder, *folder.parents))
 
 
 def _send_git_times(answer_fd: int, docs_dir: str, cache_file: Path) -> None:

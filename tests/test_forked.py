@@ -16,6 +16,7 @@ import pytest
 
 import mkdocs_vault_mcp.modified as modified
 from mkdocs_vault_mcp import forked
+from mkdocs_vault_mcp.index import writer
 from mkdocs_vault_mcp.modified import GitTimesRead, read_git_times
 from scripted_git import T0, isolate_git, record_git_runs
 from test_modified import Repo
@@ -126,8 +127,45 @@ def test_what_a_forked_git_read_raised_is_raised_by_result(repo, tmp_path, monke
         reading.result()  # the same failure again, not a second read
 
 
-def test_a_git_read_with_a_kept_read_or_one_cpu_stays_on_a_thread(repo, tmp_path, monkeypatch):
+def test_a_git_read_with_a_kept_read_or_one_cpu_or_no_repository_stays_on_a_thread(repo, tmp_path, monkeypatch):
     docs = str(repo.root / "docs")
-    assert GitTimesRead(docs)._child is None  # no cache file: a read for `serve SITE_DIR`, kept nowhere
+    cache = tmp_path / "cache" / "git-history.json"
+    unkept = GitTimesRead(docs)  # no cache file: a read for `serve SITE_DIR`, kept nowhere
+    assert unkept._child is None and unkept.result() == read_git_times(docs)
+    outside = tmp_path / "outside" / "docs"  # no .git in it or above it: git would find no repository
+    outside.mkdir(parents=True)
+    elsewhere = GitTimesRead(str(outside), cache)
+    assert elsewhere._child is None and elsewhere.result() is None
     monkeypatch.setattr(modified, "spare_cpu", lambda: False)
-    assert GitTimesRead(docs, tmp_path / "cache" / "git-history.json")._child is None
+    one_cpu = GitTimesRead(docs, cache)
+    assert one_cpu._child is None and one_cpu.result() == unkept.result()
+
+
+def no_process(*args):
+    raise BlockingIOError(11, "Resource temporarily unavailable")  # fork()'s error at the limit on processes
+
+
+def open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_with_no_process_to_be_had_git_is_read_on_a_thread(repo, tmp_path, monkeypatch):
+    docs = str(repo.root / "docs")
+    before = open_descriptors()
+    monkeypatch.setattr(os, "fork", no_process)
+    reading = GitTimesRead(docs, tmp_path / "cache" / "git-history.json")
+    assert reading._child is None and open_descriptors() == before  # the pipe closed again
+    monkeypatch.undo()
+    assert reading.result() == read_git_times(docs)
+
+
+def test_with_no_process_to_be_had_the_index_is_written_on_a_thread(tmp_path, monkeypatch):
+    before = open_descriptors()
+    monkeypatch.setattr(os, "fork", no_process)
+    index = writer.IndexWriter(tmp_path / "w.sqlite", "{}", in_process=True)
+    try:
+        assert isinstance(index._writes, writer._ThreadWrites)
+        index.commit(indexed_fields="auto", site_name="s", site_url=None)
+    finally:
+        index.close()
+    assert open_descriptors() == before  # both pipes closed again

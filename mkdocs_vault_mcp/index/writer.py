@@ -562,6 +562,10 @@ class _ProcessWrites(_Writes):
                 self._child = ForkedChild(
                     functools.partial(_serve_forked_writes, requests_read, answers_write, path),
                     keep_fds=(requests_read, answers_write))
+            except OSError:  # no process to be had: _process_or_thread_writes gives the writes a thread
+                os.close(requests_write)
+                os.close(answers_read)
+                raise
             finally:
                 os.close(requests_read)
                 os.close(answers_write)
