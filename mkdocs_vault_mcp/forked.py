@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import pickle
 import signal
 import sys
 import threading
@@ -93,6 +94,15 @@ class ForkedChild:
         if self.returncode is None:
             with contextlib.suppress(Exception):
                 os.kill(self.pid, signal.SIGKILL)
+
+
+def pickled_answer(message: tuple) -> bytes:
+    """A child's answer to the build, pickled; an exception in it that does not pickle goes as its text."""
+    try:
+        return pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:
+        return pickle.dumps(tuple(RuntimeError(repr(part)) if isinstance(part, BaseException) else part
+                                  for part in message), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _close_all_but(keep_fds: tuple[int, ...]) -> None:

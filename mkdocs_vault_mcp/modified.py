@@ -15,7 +15,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import NamedTuple
 
-from .forked import ForkedChild, can_fork, spare_cpu
+from .forked import ForkedChild, can_fork, pickled_answer, spare_cpu
 
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
@@ -333,12 +333,8 @@ def _send_git_times(answer_fd: int, docs_dir: str, cache_file: Path) -> None:
         answer: tuple = (read_git_times(docs_dir, cache_file), None)
     except Exception as error:
         answer = (None, error)
-    try:
-        data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # an exception that does not pickle: its text does
-        data = pickle.dumps((None, RuntimeError(repr(answer[1]))), protocol=pickle.HIGHEST_PROTOCOL)
     with os.fdopen(answer_fd, "wb") as out:
-        out.write(data)
+        out.write(pickled_answer(answer))
 
 
 def _history(docs_dir: str, prefix: bytes, git_dir: bytes, index: bytes, head: bytes,

@@ -189,9 +189,9 @@ STOP_HOOK = '''
 import os
 import signal
 
-import mkdocs_vault_mcp.index.writer as writer
+import mkdocs_vault_mcp.index.writer as index_writer
 
-writer.PAGES_FOR_A_PROCESS = 0  # a writer process, however few the pages
+index_writer.PAGES_FOR_A_PROCESS = 0  # a writer process, however few the pages
 
 
 def on_env(env, config, files, **kwargs):  # before vault-mcp's on_env, which asks the process for the commit

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..documents import build_document
-from ..forked import ForkedChild, can_fork, spare_cpu
+from ..forked import ForkedChild, can_fork, pickled_answer, spare_cpu
 from ..instants import now_micros, to_micros
 from . import cjk
 from .publish import is_corrupt
@@ -696,17 +696,9 @@ def _serve(requests: IO[bytes], answers: IO[bytes], path: Path) -> None:
                 if not answer:
                     failure = failure or error
             if answer:
-                _answer(answers, (outcome, value, failure))
+                answers.write(pickled_answer((outcome, value, failure)))
+                answers.flush()
                 failure = None
     finally:
         index.close()
 
-
-def _answer(answers: IO[bytes], message: tuple) -> None:
-    try:
-        data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # an exception that does not pickle: its text does
-        data = pickle.dumps(tuple(RuntimeError(repr(part)) if isinstance(part, BaseException) else part
-                                  for part in message), protocol=pickle.HIGHEST_PROTOCOL)
-    answers.write(data)
-    answers.flush()
