@@ -234,6 +234,7 @@ def main() -> None:
     if not check.startswith(str(snapshot)):
         sys.exit(f"build_overhead: the package snapshot is not the one imported ({check})")
     sites = OUT / "sites"
+    sites.mkdir(exist_ok=True)  # a fresh checkout has none: the builds' logs go beside their site_dirs
 
     if not args.no_warmup:
         # Untimed: fills the OS file cache and writes bytecode, so run 1 is not the odd one out.

@@ -1,6 +1,6 @@
 """The plugin's own events at 10,000 and 100,000 pages of real text: pages per second and memory.
 
-    .venv/bin/python bench/plugin_at_scale.py [--pages 10000,100000] [--seed 7]
+    .venv/bin/python bench/plugin_at_scale.py [--pages 10000,100000] [--seed 7] [--name plugin_at_scale]
 
 MkDocs renders about 20 pages a second here, so a real `mkdocs build` of 100,000 pages takes more than an hour
 (bench/real_text_build.py measures real builds of 10,000 and 30,000 pages). This script runs everything else of
@@ -16,7 +16,8 @@ Each page count runs twice, each in a fresh subprocess: `bare` (the same replay,
 the pages per second of the replay from the first page to the end of on_post_build, the plugin's own seconds
 (its closing log line: the build's thread inside the plugin's events, waits for the writer included), and
 memory: the build process's peak resident set (VmHWM) and its resident set when the pages are done, beside the
-bare replay's, and the writer process's peak. MkDocs keeps every page (its Markdown and HTML) until the build
+bare replay's, and the writer process's: its peak resident set and, as a forked writer's counts the build's pages
+it shares, the most of its own (private) memory. MkDocs keeps every page (its Markdown and HTML) until the build
 ends, so the bare replay grows with the site; the plugin's own share is the difference.
 """
 
@@ -84,6 +85,22 @@ def memory(pid: int | str = "self") -> dict[str, int]:
     return facts
 
 
+def private_kb(pid: int | str) -> int:
+    """The memory a process does not share (smaps_rollup's Private_Clean and Private_Dirty), in KB: a writer
+    forked from the build (mkdocs_vault_mcp/forked.py) counts in its VmRSS and VmHWM every page of the build's it
+    still shares, so those say nothing of its own memory. 0 once the process is gone."""
+    try:
+        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:
+        return 0
+    return sum(int(value.split()[0]) for key, _, value in (line.partition(":") for line in rollup.splitlines())
+               if key in ("Private_Clean", "Private_Dirty"))
+
+
+def children_of_this_process() -> list[str]:
+    return [pid for pid in os.listdir("/proc") if pid.isdigit() and _parent(pid) == str(os.getpid())]
+
+
 def replay(root: Path, config_name: str, seed: int) -> dict:
     """One build's events over the site at `root`; run in a fresh process (see main)."""
     import logging
@@ -114,6 +131,7 @@ def replay(root: Path, config_name: str, seed: int) -> dict:
     nav = plugins.on_nav(get_navigation(files, config), config=config, files=files)
     started = time.perf_counter()
     at_10k: dict[str, int] = {}
+    writer_private = 0
     pages = files.documentation_pages()
     for count, file in enumerate(pages, start=1):
         page = file.page
@@ -125,8 +143,10 @@ def replay(root: Path, config_name: str, seed: int) -> dict:
         page.content = plugins.on_page_content(html, page=page, config=config, files=files)
         if count == 10_000:
             at_10k = memory()
+        if count % 1_000 == 0:
+            writer_private = max(writer_private, *(private_kb(pid) for pid in children_of_this_process()), 0)
     rendered = memory()
-    children = [pid for pid in os.listdir("/proc") if pid.isdigit() and _parent(pid) == str(os.getpid())]
+    children = children_of_this_process()
     env = plugins.on_env(config.theme.get_env(), config=config, files=files)
     writer_peak = max((memory(pid).get("VmHWM", 0) for pid in children if Path(f"/proc/{pid}").exists()),
                       default=0)
@@ -135,10 +155,13 @@ def replay(root: Path, config_name: str, seed: int) -> dict:
             plugins.on_page_context({}, page=file.page, config=config, nav=nav)  # type: ignore[typeddict-item]
     plugins.on_post_build(config=config)
     seconds = time.perf_counter() - started
+    # After the commit: the writer's page cache holds what the FTS5 merges read and wrote.
+    writer_private = max(writer_private, *(private_kb(pid) for pid in children), 0)
     plugins.on_shutdown()
     del env
     return {"pages": len(pages), "seconds": seconds, "plugin_seconds": plugin_seconds[0] if plugin_seconds else None,
-            "at_10k": at_10k, "rendered": rendered, "end": memory(), "writer_peak_kb": writer_peak}
+            "at_10k": at_10k, "rendered": rendered, "end": memory(), "writer_peak_kb": writer_peak,
+            "writer_private_kb": writer_private}
 
 
 def _parent(pid: str) -> str:
@@ -152,6 +175,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", default="10000,100000", help="page counts, comma-separated")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--name", default="plugin_at_scale", help="the results file's name")
     parser.add_argument("--one", nargs=2, help=argparse.SUPPRESS)  # a child: page count and configuration
     args = parser.parse_args()
     if args.one:
@@ -161,7 +185,7 @@ def main() -> None:
     if not PAGES_PICKLE.is_file():
         raise SystemExit(f"{PAGES_PICKLE} is missing: run bench/plugin_steps.py first (it captures the pages)")
     rows = [["pages", "replay", "pages/s", "plugin s", "plugin ms/page", "peak RSS MB", "RSS at end of pages MB",
-             "over bare MB", "over bare KB/page", "writer process peak MB"]]
+             "over bare MB", "over bare KB/page", "writer process peak MB", "writer private MB"]]
     notes = []
     for pages in [int(count) for count in args.pages.split(",")]:
         write_site(pages, args.seed)
@@ -184,7 +208,8 @@ def main() -> None:
                          f"{result['end']['VmHWM'] / 1024:.0f}", f"{result['rendered']['VmRSS'] / 1024:.0f}",
                          "-" if config_name == "bare" else f"{over / 1024:+.0f}",
                          "-" if config_name == "bare" else f"{over / (result['pages'] / 1000) / 1000:+.2f}",
-                         "-" if not result["writer_peak_kb"] else f"{result['writer_peak_kb'] / 1024:.0f}"])
+                         "-" if not result["writer_peak_kb"] else f"{result['writer_peak_kb'] / 1024:.0f}",
+                         "-" if not result.get("writer_private_kb") else f"{result['writer_private_kb'] / 1024:.0f}"])
         notes.append(f"{pages:,} pages: the vault replay took {results['vault']['seconds']:.0f} s, the bare one "
                      f"{results['bare']['seconds']:.0f} s")
     report = "\n".join([
@@ -196,6 +221,10 @@ def main() -> None:
         "build's thread in its events, waits for the writer included)",
         "RSS at end of pages: the build process when every page has been handed over (before on_env); over bare: "
         "less the bare replay's, per 1,000 pages",
+        "writer process peak: its VmHWM, which for a writer forked from the build (a fork is taken where "
+        "mkdocs_vault_mcp/forked.py allows it) also counts every page of the build's it shares; writer private: the "
+        "most of its own memory (smaps_rollup's Private_Clean + Private_Dirty) read every 1,000 pages and after "
+        "the commit",
         f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs",
         "",
         table(rows),
@@ -204,7 +233,7 @@ def main() -> None:
         "",
     ])
     print(report)
-    write_results("plugin_at_scale", report)
+    write_results(args.name, report)
 
 
 if __name__ == "__main__":

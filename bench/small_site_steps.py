@@ -5,8 +5,9 @@
 
 Run it with the Python of the venv that builds the sites (bench/small_sites.py's `--venv`): each build is a
 fresh process of that Python, which imports what `mkdocs build` imports, then the plugin, then builds the site
-with vault-mcp added (small_sites.with_vault), cold (the plugin's cache deleted) and then warm. A wall-clock
-ratio on a shared 2-CPU machine moves by more than the plugin costs; CPU seconds of one thread move far less.
+with vault-mcp added (small_sites.with_vault), cold (the plugin's cache deleted) and then warm, each round after
+the bare build. A wall-clock ratio on a shared 2-CPU machine moves by more than the plugin costs; CPU seconds of
+one thread move far less.
 Reported, the best of `--rounds` for each column:
 
 - `import`: CPU of importing the plugin after MkDocs, Markdown and Jinja are loaded (what a build pays first);
@@ -18,8 +19,15 @@ Reported, the best of `--rounds` for each column:
   which holds every child process;
 - `git`: CPU of the thread that reads the git history (parsing, walking, the cache files) and of its git
   processes (a package that reads git on the build's thread counts it under `events` and `git` children);
-- `build`: CPU of the whole build process and its children, for scale (the bare build is bench/small_sites.py's
-  `none`).
+- `stats page`: CPU of MkDocs building the plugin's stats page on the build's thread (its template, the other
+  plugins' events for it, the file written), less the plugin's own events in it (under `events`);
+- `build`: CPU of the whole build process and its children, for scale;
+- `on the build's thread`: import + events + stats page, the plugin's fixed cost on the thread whose time is the
+  build's, and its share of the CPU of the same site's bare build (its own config, no plugin; bench/small_sites.py's
+  `none`), run in the same rounds.
+
+What the second CPU's work (`writer` in a process, `git children`) costs the build's thread while it runs is
+bench/writer_interference.py's measure.
 
 Writes bench/results/small_site_steps.txt (`--name`: another name). The plugin is whichever copy the venv imports
 (PYTHONPATH first), named under the table.
@@ -75,6 +83,19 @@ ONE_BUILD = textwrap.dedent("""
     import contextlib
     plugin.BuildState.timed = contextlib.contextmanager(timed_cpu)
     config = mkdocs.config.load_config(config_file=sys.argv[1], site_dir=sys.argv[2])
+    build_page = mkdocs.commands.build._build_page
+    cpu["stats page"] = 0.0
+
+    def build_page_timed(page, *args, **kwargs):
+        if page.file is not config.plugins["vault-mcp"].stats_file:
+            return build_page(page, *args, **kwargs)
+        begun, events = time.thread_time(), cpu["events"]
+        try:
+            return build_page(page, *args, **kwargs)
+        finally:  # MkDocs' part of it: the plugin's own on_page_context is under events
+            cpu["stats page"] += time.thread_time() - begun - (cpu["events"] - events)
+
+    mkdocs.commands.build._build_page = build_page_timed
     config.plugins.on_startup(command="build", dirty=False)
     mkdocs.commands.build.build(config)
     cpu["events wall"] = config.plugins["vault-mcp"].state.plugin_seconds
@@ -84,7 +105,19 @@ ONE_BUILD = textwrap.dedent("""
     cpu["build"] = own.ru_utime + own.ru_stime + cpu["git children"]
     print(json.dumps(cpu))
 """)
-COLUMNS = ("import", "events", "events wall", "writer", "git", "git children", "build")
+# The same site without the plugin, for scale: the CPU of its process.
+BARE_BUILD = textwrap.dedent("""
+    import json, resource, sys
+    import mkdocs.commands.build, mkdocs.config
+
+    config = mkdocs.config.load_config(config_file=sys.argv[1], site_dir=sys.argv[2])
+    config.plugins.on_startup(command="build", dirty=False)
+    mkdocs.commands.build.build(config)
+    config.plugins.on_shutdown()
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    print(json.dumps({"build": own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime}))
+""")
+COLUMNS = ("import", "events", "events wall", "stats page", "writer", "git", "git children", "build")
 
 
 def main() -> None:
@@ -96,9 +129,10 @@ def main() -> None:
     parser.add_argument("--name", default="small_site_steps", help="the results file's name")
     args = parser.parse_args()
     lines = [f"load average before: {os.getloadavg()[0]:.1f}", "",
-             "| site | build | import | events | events wall | writer | git | git children | build CPU |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    origins = []
+             "| site | build | import | events | events wall | stats page | writer | git | git children | build CPU "
+             "| on the build's thread |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    origins, bare_builds = [], []
     for spec in args.site:
         name, _, path = spec.partition("=")
         config = Path(path).resolve()
@@ -112,31 +146,38 @@ def main() -> None:
         best: dict[str, dict[str, float]] = {}
         try:
             for round_number in range(args.rounds + 1):  # round 0 compiles and warms the page cache, untimed
-                for kind in ("cold", "warm"):
+                for kind in ("bare", "cold", "warm"):
                     if kind == "cold":
                         shutil.rmtree(cache, ignore_errors=True)
                     site_dir = Path(__file__).resolve().parent / "out" / "small-site-steps" / name
                     shutil.rmtree(site_dir, ignore_errors=True)
+                    one_build, config_file = (BARE_BUILD, config) if kind == "bare" else (ONE_BUILD, vault)
                     # -P: the site's folder is the working directory, and a repository's own package there
                     # (MkDocs' docs hold `mkdocs/`) must not shadow the venv's, as it does not for `mkdocs build`
-                    done = subprocess.run([sys.executable, "-P", "-c", ONE_BUILD, str(vault), str(site_dir)],
+                    done = subprocess.run([sys.executable, "-P", "-c", one_build, str(config_file), str(site_dir)],
                                           cwd=config.parent, env=env, capture_output=True, text=True, check=True)
                     if round_number:
                         measured = json.loads(done.stdout.strip().splitlines()[-1])
                         kept = best.setdefault(kind, measured)
-                        for column in COLUMNS:
+                        for column in measured:
                             kept[column] = min(kept[column], measured[column])
         finally:
             vault.unlink()
+        bare = best.pop("bare")["build"]
         for kind, cpu in best.items():
-            lines.append(f"| {name} | {kind} | " + " | ".join(f"{cpu[column]:.3f} s" for column in COLUMNS) + " |")
+            own = cpu["import"] + cpu["events"] + cpu["stats page"]
+            lines.append(f"| {name} | {kind} | " + " | ".join(f"{cpu[column]:.3f} s" for column in COLUMNS)
+                         + f" | {own:.3f} s ({100 * own / bare:.1f}%) |")
             print(lines[-1], flush=True)
+        bare_builds.append(f"{name} {bare:.3f} s")
     where = subprocess.run([sys.executable, "-c", "import mkdocs_vault_mcp; print(mkdocs_vault_mcp.__file__)"],
                            capture_output=True, text=True, cwd="/").stdout.strip()
     package = Path(where).parent.parent
     lines += ["", f"sites: {'; '.join(origins)}; plugin {package} at {describe(package).split()[0]}", "",
               f"load average after: {os.getloadavg()[0]:.1f}; CPU seconds, the best of {args.rounds} rounds for each "
-              "column (`events wall`: wall seconds); `git` counts only a package that reads git on a thread of its own"]
+              "column (`events wall`: wall seconds); `git` counts only a package that reads git on a thread of its "
+              "own; `on the build's thread`: import + events + stats page, and its share of the bare build's CPU "
+              f"(the best of the same rounds: {', '.join(bare_builds)})"]
     text = "\n".join(lines) + "\n"
     print(text, end="")
     write_results(args.name, text)
