@@ -129,6 +129,7 @@ def replay(root: Path, config_name: str, seed: int) -> dict:
     config = plugins.on_config(config)
     files = plugins.on_files(get_files(config), config=config)
     nav = plugins.on_nav(get_navigation(files, config), config=config, files=files)
+    children = children_of_this_process()  # the writer's process, started by on_files (and a first git read's)
     started = time.perf_counter()
     at_10k: dict[str, int] = {}
     writer_private = 0
@@ -144,9 +145,8 @@ def replay(root: Path, config_name: str, seed: int) -> dict:
         if count == 10_000:
             at_10k = memory()
         if count % 1_000 == 0:
-            writer_private = max(writer_private, *(private_kb(pid) for pid in children_of_this_process()), 0)
+            writer_private = max(writer_private, *(private_kb(pid) for pid in children), 0)
     rendered = memory()
-    children = children_of_this_process()
     env = plugins.on_env(config.theme.get_env(), config=config, files=files)
     writer_peak = max((memory(pid).get("VmHWM", 0) for pid in children if Path(f"/proc/{pid}").exists()),
                       default=0)
