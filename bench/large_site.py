@@ -5,7 +5,7 @@ navigation lists every page on every page) would take far longer than the benchm
 each page goes through the same steps the plugin takes, with the package's own code: MkDocs' front
 matter reader (`mkdocs.utils.meta.get_data`), Markdown rendered by the `markdown` package with MkDocs'
 default extensions (toc, tables, fenced_code), `modified.modified_instant` (modified_meta: updated),
-`documents.fingerprint`, `index.writer.IndexWriter` (put, which makes the document with
+`fingerprints.fingerprint`, `index.writer.IndexWriter` (put, which makes the document with
 `documents.build_document`; keep_only, commit)
 and `index.publish.publish`. `--verify N` (default 300) first checks that shortcut against a real
 `mkdocs build` of an N-page generated site: both indexes must hold the same rows.
@@ -43,7 +43,7 @@ import markdown
 import mcp
 from mkdocs.utils import meta as mkdocs_meta
 
-from mkdocs_vault_mcp.documents import fingerprint
+from mkdocs_vault_mcp.fingerprints import fingerprint
 from mkdocs_vault_mcp.index import queries
 from mkdocs_vault_mcp.index import search as ranked
 from mkdocs_vault_mcp.index.filters import Filters, compile_filters

@@ -11,12 +11,16 @@ one thread move far less.
 Reported, the best of `--rounds` for each column:
 
 - `import`: CPU of importing the plugin after MkDocs, Markdown and Jinja are loaded (what a build pays first);
-- `events`: CPU of the plugin's events on the build's own thread;
+- `events`: CPU of the plugin's events on the build's own thread, each rendered page's fingerprint and hand-over
+  to the writer included;
 - `events wall`: their wall time, waits included (the closing log line's seconds): beyond `events`, what the
   build's thread waited for the plugin's other parts (git's history, the writer's open and commit);
+- `shutdown wall`: the wall time of on_shutdown, the build's last event: what the build's end waits for the
+  writer: its index closed (until the ninth round of BENCHMARKS.md's small sites, its process's exit too);
 - `writer`: CPU of the writer thread (making documents, inserts, FTS5, the commit); a build with
   PAGES_FOR_A_PROCESS pages or more to write writes in a process of its own, counted under `git children`,
-  which holds every child process;
+  which holds every child process (a forked writer's too: the build no longer waits for its exit, so this
+  script does, after the build);
 - `git`: CPU of the thread that reads the git history (parsing, walking, the cache files) and of its git
   processes (a package that reads git on the build's thread counts it under `events` and `git` children);
 - `stats page`: CPU of MkDocs building the plugin's stats page on the build's thread (its template, the other
@@ -69,6 +73,8 @@ ONE_BUILD = textwrap.dedent("""
         return run
 
     writer._ThreadWrites._work = counted("writer", writer._ThreadWrites._work)
+    # Each page's fingerprint and hand-over, timed by hand rather than under BuildState.timed (and never inside it)
+    plugin.VaultMcpPlugin._index_page = counted("events", plugin.VaultMcpPlugin._index_page)
     from mkdocs_vault_mcp import modified
     if hasattr(modified, "GitTimesRead"):
         modified.GitTimesRead._read = counted("git", modified.GitTimesRead._read)
@@ -99,7 +105,11 @@ ONE_BUILD = textwrap.dedent("""
     config.plugins.on_startup(command="build", dirty=False)
     mkdocs.commands.build.build(config)
     cpu["events wall"] = config.plugins["vault-mcp"].state.plugin_seconds
+    begun = time.perf_counter()
     config.plugins.on_shutdown()
+    cpu["shutdown wall"] = time.perf_counter() - begun
+    for child in getattr(writer, "_exiting", []):  # a forked writer the build no longer waits for: its CPU counts
+        child.wait()
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu["git children"] = children.ru_utime + children.ru_stime
     cpu["build"] = own.ru_utime + own.ru_stime + cpu["git children"]
@@ -117,7 +127,7 @@ BARE_BUILD = textwrap.dedent("""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     print(json.dumps({"build": own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime}))
 """)
-COLUMNS = ("import", "events", "events wall", "stats page", "writer", "git", "git children", "build")
+COLUMNS = ("import", "events", "events wall", "shutdown wall", "stats page", "writer", "git", "git children", "build")
 
 
 def main() -> None:
@@ -129,9 +139,9 @@ def main() -> None:
     parser.add_argument("--name", default="small_site_steps", help="the results file's name")
     args = parser.parse_args()
     lines = [f"load average before: {os.getloadavg()[0]:.1f}", "",
-             "| site | build | import | events | events wall | stats page | writer | git | git children | build CPU "
-             "| on the build's thread |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "| site | build | import | events | events wall | shutdown wall | stats page | writer | git "
+             "| git children | build CPU | on the build's thread |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     origins, bare_builds = [], []
     for spec in args.site:
         name, _, path = spec.partition("=")
@@ -175,9 +185,9 @@ def main() -> None:
     package = Path(where).parent.parent
     lines += ["", f"sites: {'; '.join(origins)}; plugin {package} at {describe(package).split()[0]}", "",
               f"load average after: {os.getloadavg()[0]:.1f}; CPU seconds, the best of {args.rounds} rounds for each "
-              "column (`events wall`: wall seconds); `git` counts only a package that reads git on a thread of its "
-              "own; `on the build's thread`: import + events + stats page, and its share of the bare build's CPU "
-              f"(the best of the same rounds: {', '.join(bare_builds)})"]
+              "column (`events wall`, `shutdown wall`: wall seconds); `git` counts only a package that reads git on a "
+              "thread of its own; `on the build's thread`: import + events + stats page, and its share of the bare "
+              f"build's CPU (the best of the same rounds: {', '.join(bare_builds)})"]
     text = "\n".join(lines) + "\n"
     print(text, end="")
     write_results(args.name, text)

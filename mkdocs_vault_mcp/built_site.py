@@ -43,21 +43,14 @@ from xml.etree import ElementTree
 
 import yaml
 
-from .documents import (
-    FRONT_MATTER,
-    excluded_by,
-    join_url,
-    page_content,
-    page_fingerprint,
-    search_excluded,
-    split_sections,
-    visible_text,
-    yaml_problem,
-)
+from .documents import FRONT_MATTER, page_content, split_sections, visible_text
+from .fingerprints import page_fingerprint
+from .front_matter import search_excluded, yaml_problem
 from .index import queries
 from .index.publish import open_read_only, publish
 from .index.writer import IndexWriter, worth_a_process
 from .modified import modified_instant, read_git_times
+from .paths import excluded_by, join_url
 from .snapshot import build_snapshot, write_snapshot
 
 log = logging.getLogger("mkdocs.plugins.vault-mcp")

@@ -16,8 +16,8 @@ The child opens no SQLite database that the build holds a transaction on at the 
 process, and the copy of them in the child would never be released): the build has none open at either fork.
 
 The child closes every file descriptor it did not get to keep, so that no pipe of the build's stays open in it
-(a reader waiting for its end would wait for the child), and ends with os._exit: neither the atexit handlers
-nor the buffered output of the build's process run twice.
+(a reader waiting for its end would wait for the child), closes its standard streams once its work is done, and
+ends with os._exit: neither the atexit handlers nor the buffered output of the build's process run twice.
 """
 
 from __future__ import annotations
@@ -69,6 +69,9 @@ class ForkedChild:
             finally:
                 with contextlib.suppress(Exception):
                     sys.stderr.flush()
+                # Whoever reads the build's output (a terminal's pipe, a CI log) waits until every copy of it is
+                # closed: not for this copy's exit, which frees memory for 10 ms or more.
+                os.closerange(0, 3)
                 os._exit(status)
         self.pid = pid
 

@@ -1,7 +1,7 @@
 """Incremental indexing: a build writes only the pages that changed since the working index last held them, and
 removes the pages it no longer has.
 
-- Fingerprints. A page's fingerprint (documents.page_fingerprint) covers everything its document is made of: the
+- Fingerprints. A page's fingerprint (fingerprints.page_fingerprint) covers everything its document is made of: the
   HTML, title, URL, front matter, modification time, its file (by size and modification time: the file is read
   only for a page written again), language, what it is a fallback of and its git history. A page whose
   fingerprint the index holds is not written again. The addresses in Python object reprs that API reference
@@ -27,7 +27,7 @@ from typing import Any
 
 from mkdocs.structure.pages import Page
 
-from .documents import fingerprint, page_fingerprint, without_object_addresses
+from .fingerprints import fingerprint, page_fingerprint, without_object_addresses
 from .index.writer import IndexWriter, stored_documents, worth_a_process
 from .page_facts import page_source, source_version
 

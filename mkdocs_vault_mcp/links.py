@@ -14,12 +14,13 @@ MkDocs' own warning names it (`guide/missing.md`). A link elsewhere keeps its ho
 from __future__ import annotations
 
 import bisect
-import functools
 import html
 import posixpath
 import re
 from typing import NamedTuple
 from urllib.parse import SplitResult, quote, unquote, urlsplit
+
+from .paths import server_path
 
 _LINK = re.compile(r"<a\b([^>]*)>(.*?)</a\s*>", re.S | re.I)
 _HREF = re.compile(r"""\shref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.I)
@@ -42,20 +43,6 @@ class Link(NamedTuple):  # a tuple: pages have hundreds of links, and a tuple is
     anchor: str | None
     host: str | None  # external links only
     written: str | None = None  # a relative link as its author wrote it, taken from the page's file (broken links)
-
-
-# Every build resolves every file of the site (and a rebuild under serve, the same ones again): 4.6 µs a path.
-@functools.lru_cache(maxsize=1 << 16)
-def server_path(path: str) -> str:
-    """A URL path as links and pages are matched by: `.` and `..` worked out, decoded, with a trailing
-    `index.html` dropped (`/guide/./index.html` is `/guide/`)."""
-    normalized = "/" + posixpath.normpath(path).lstrip("/")
-    if path.endswith(("/", "/.")) and not normalized.endswith("/"):
-        normalized += "/"
-    path = unquote(normalized)
-    if path.endswith("/index.html") or path == "index.html":
-        path = path[: -len("index.html")]
-    return path
 
 
 def _first(match: re.Match | None) -> str | None:

@@ -18,11 +18,11 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import Page
 
 from .config import VaultMcpConfig
-from .documents import excluded_by, join_url, yaml_problem
+from .front_matter import yaml_problem
 from .i18n import I18nBuild, document_identity
 from .instants import rfc3339
-from .links import server_path
 from .modified import GitTimes, modified_instant
+from .paths import excluded_by, join_url, server_path
 
 log = get_plugin_logger("vault-mcp")
 

@@ -40,8 +40,8 @@ from mkdocs.structure.pages import Page
 from . import stats_page
 from .build_faults import CACHE_HINT, SITE_HINT, build_fault, check_cache_dir, check_site_dir, fault_of
 from .config import VaultMcpConfig
-from .documents import search_excluded
 from .freshness import Freshness
+from .front_matter import search_excluded
 from .i18n import I18nBuild, LanguageRun, i18n_build, theme_language
 from .incremental import IncrementalBuild
 from .index.publish import publish

@@ -35,3 +35,14 @@ def test_a_build_imports_none_of_the_tools_side(tmp_path):
     tools_side = {"mkdocs_vault_mcp.index.search", "mkdocs_vault_mcp.index.related", "mkdocs_vault_mcp.server",
                   "mkdocs_vault_mcp.tools", "mkdocs_vault_mcp.html_to_markdown", "mcp", "uvicorn", "markdownify"}
     assert modules & tools_side == set()
+
+
+def test_the_plugin_loads_no_html_parsing_before_a_document_is_made():
+    """The build's own thread fingerprints each page and hands it to the writer, which makes the documents: the
+    HTML parsing (documents.py, links.py: their regular expressions are a fifth of the plugin's import) loads
+    there, in the writer's process on the other CPU when the writer has one."""
+    done = subprocess.run([sys.executable, "-c", "import sys, mkdocs_vault_mcp.plugin; print('\\n'.join(sys.modules))"],
+                          capture_output=True, text=True, check=True)
+    modules = set(done.stdout.split())
+    assert {"mkdocs_vault_mcp.plugin", "mkdocs_vault_mcp.fingerprints", "mkdocs_vault_mcp.paths"} <= modules
+    assert modules & {"mkdocs_vault_mcp.documents", "mkdocs_vault_mcp.links"} == set()

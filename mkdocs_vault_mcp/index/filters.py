@@ -13,7 +13,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from ..documents import normalize_value
+from ..front_matter import normalize_value
 from ..instants import to_micros
 from . import cjk
 

@@ -22,8 +22,7 @@ def publish(working: Path, destination: Path) -> None:
     destination.parent.mkdir(parents=True, exist_ok=True)
     # A build killed while it published (kill -9, power loss) left its copy here; a `--dirty` build does not
     # clean the site, and would deploy it.
-    for leftover in destination.parent.glob(".index-*.tmp*"):
-        leftover.unlink(missing_ok=True)
+    remove_leftovers(destination.parent, ".index-")
     # Not mkstemp, which makes the file private (0600): a published site is read by a web server or another
     # user, so the copy gets the permissions of any file the build writes (0666 less the umask).
     temporary = destination.parent / f".index-{secrets.token_hex(8)}.tmp"
@@ -41,6 +40,14 @@ def publish(working: Path, destination: Path) -> None:
         for suffix in ("", "-journal", "-wal", "-shm"):
             temporary.with_name(temporary.name + suffix).unlink(missing_ok=True)
         raise
+
+
+def remove_leftovers(folder: Path, prefix: str) -> None:
+    """Delete the temporary files (`PREFIX….tmp…`) that a build killed while it wrote left in `folder`. A listing
+    of the folder: pathlib's glob compiles a regular expression, a millisecond or two of every build."""
+    for entry in os.scandir(folder):
+        if entry.name.startswith(prefix) and ".tmp" in entry.name:
+            Path(entry.path).unlink(missing_ok=True)
 
 
 def copy_committed(working: Path, destination: Path) -> None:

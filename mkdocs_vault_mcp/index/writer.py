@@ -25,12 +25,12 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import IO, Any
 
-from ..documents import build_document
 from ..forked import ForkedChild, can_fork, pickled_answer, spare_cpu
 from ..instants import now_micros, to_micros
 from . import cjk
@@ -168,7 +168,7 @@ class IndexWriter:
         site_files: dict[str, str] | None = None,
         nav: set[str] | None = None,
     ) -> None:
-        """`site_files`: every file of the site by its server path (links.server_path), which links are
+        """`site_files`: every file of the site by its server path (paths.server_path), which links are
         resolved against; `nav`: the paths of the pages the nav lists."""
         self._ask_commit(indexed_fields, site_name, site_url, site_files, nav)()
 
@@ -181,6 +181,7 @@ class IndexWriter:
         """Roll back whatever was not committed and stop the writer."""
         self._opening = None  # its answer, or its failure, matters no more
         self._writes.stop()
+        _reap(_exiting)  # this writer's process, or an earlier build's, may have ended meanwhile
 
     def commit_with(self, last_writes: Callable[[], None], **facts: Any) -> Callable[[], None]:
         """Run `last_writes` (the build's last puts and removals), then `commit(**facts)`; return a function that
@@ -303,6 +304,10 @@ class WorkingIndex:
             # what MkDocs read in its place.
             with contextlib.suppress(OSError, ValueError):
                 arguments["markdown"] = Path(source_file).read_text(encoding="utf-8-sig")
+        # Imported where documents are made (the writer's process or thread): a build's own thread never loads
+        # the HTML parsing, whose regular expressions and classes are a fifth of the plugin's import.
+        from ..documents import build_document
+
         document = build_document(**arguments)
         self._changed.add(document.path)
         self._delete(document.path)
@@ -619,15 +624,25 @@ class _ProcessWrites(_Writes):
         return value
 
     def stop(self) -> None:
+        if self._answers.closed:  # stopped already
+            return
         # The child rolls back and ends when its input ends (a dead child's pipe refuses what was left in it).
         with contextlib.suppress(OSError, ValueError):
             self._requests.close()
-        if self._child.poll() is None:
+        child = self._child
+        if isinstance(child, ForkedChild):
+            # Its answers end once the index is closed. The exit that follows (the kernel freeing the child's
+            # copy of the build's memory: 10 to 20 ms of a small site's first build) runs beside the build's end
+            # instead of before it; a later stop reaps it, or init once the build's process has ended.
+            if not _closed_in_time(self._answers, STOP_SECONDS):
+                child.kill()
+            _exiting.append(child)
+        elif child.poll() is None:
             try:
-                self._child.wait(timeout=30)
+                child.wait(timeout=STOP_SECONDS)
             except (subprocess.TimeoutExpired, TimeoutError):
-                self._child.kill()
-                self._child.wait()
+                child.kill()
+                child.wait()
         self._answers.close()
 
     def _write(self, request: tuple) -> None:
@@ -639,6 +654,29 @@ class _ProcessWrites(_Writes):
     def _stopped(self) -> WriterStopped:
         status = self._child.wait()
         return WriterStopped(f"the index writer process ended with exit status {status}")
+
+
+# How long a writer may take to roll back and end once its input has ended, before it is killed.
+STOP_SECONDS = 30
+# Forked writers whose index is closed and whose exit nobody waited for.
+_exiting: list[ForkedChild] = []
+
+
+def _reap(children: list[ForkedChild]) -> None:
+    """Forget the children that have ended (collecting their status, so that none stays a zombie)."""
+    children[:] = [child for child in children if child.poll() is None]
+
+
+def _closed_in_time(answers: IO[bytes], seconds: float) -> bool:
+    """Whether the writer closed its end of the answers within `seconds`; what it answered unasked is dropped."""
+    deadline = time.monotonic() + seconds
+    try:
+        while (left := deadline - time.monotonic()) > 0:
+            if select.select([answers], [], [], left)[0] and not os.read(answers.fileno(), 1 << 16):
+                return True
+    except OSError:  # a pipe that cannot be read: the caller stops the writer the hard way
+        pass
+    return False
 
 
 def _long_text_as_bytes(argument: Any) -> Any:
@@ -701,4 +739,7 @@ def _serve(requests: IO[bytes], answers: IO[bytes], path: Path) -> None:
                 failure = None
     finally:
         index.close()
+        # The build's stop waits for this end of the answers, not for the process's exit (_ProcessWrites.stop).
+        with contextlib.suppress(OSError):
+            answers.close()
 

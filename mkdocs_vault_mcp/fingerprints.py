@@ -1,0 +1,44 @@
+"""A page's fingerprint: when the index holds it, the page is not indexed again (incremental.py says what it covers).
+
+The build's thread takes it for every rendered page, so the module holds no HTML parsing (documents.py).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from typing import Any
+
+from .front_matter import meta_fingerprint
+from .instants import to_micros
+
+
+def fingerprint(*parts: object) -> str:
+    """A digest of everything that, when unchanged, lets a page skip re-indexing."""
+    # One string, encoded and hashed once: under `mkdocs serve` every page rendered again is fingerprinted
+    text = "\x00".join(map(str, parts)) + "\x00"
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def page_fingerprint(html_content: str, title: str, url: str, meta: dict[str, Any], modified: dt.datetime | None,
+                     modified_source: str, markdown: object, *more: object) -> str:
+    """The fingerprint of a page as the plugin and `mkdocs-vault-mcp index` both take it: when it is unchanged,
+    the page is not indexed again. `modified` None leaves the time out (a built site's file time); `markdown`: the
+    source's text, or what stands for it (page_facts.source_version); `more`: the page's language and what it is
+    a fallback of."""
+    meta_json = meta_fingerprint(meta)
+    micros = None if modified is None else to_micros(modified)
+    return fingerprint(without_object_addresses(html_content), title, url, meta_json, micros, modified_source,
+                       markdown, *more)
+
+
+# Python's default repr of an object names its address ("<Sentinel object at 0x7f5f50b18290>"), new in every run.
+# API reference generators print it for default values (mkautodoc on httpx's docs): with the address in the
+# fingerprint, such a page was written again by every build though neither its source nor its text changed.
+_OBJECT_ADDRESS = re.compile(r"(?<= at 0x)[0-9a-fA-F]+(?=>|&gt;)")
+
+
+def without_object_addresses(html_content: str) -> str:
+    """The HTML with the addresses of Python object reprs left out, for its fingerprint."""
+    return _OBJECT_ADDRESS.sub("", html_content) if " at 0x" in html_content else html_content
