@@ -1,7 +1,8 @@
 """Front matter as plain values: what the index stores and filters compare (`normalize_value`), what a page's
 fingerprint takes, and what an author's YAML error says.
 
-The build's thread calls these for every page, so the module holds no HTML parsing (documents.py, in the writer).
+The build's thread takes every page's meta_fingerprint and asks search_excluded of it, so the module holds no HTML
+parsing; the writer's documents.py takes field_values and json_ready from here.
 """
 
 from __future__ import annotations
