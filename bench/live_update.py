@@ -178,8 +178,14 @@ if not hasattr(plugin, "_vault_bench"):  # MkDocs loads this file again for ever
         if hasattr(incremental, "IncrementalBuild") and hasattr(incremental.IncrementalBuild, "page_rendered"):
             method = incremental.IncrementalBuild.page_rendered
             incremental.IncrementalBuild.page_rendered = timed("IncrementalBuild.page_rendered", method)
-    if hasattr(plugin, "BuildAnswers"):
+    if hasattr(plugin, "BuildAnswers"):  # before the writer read the answers
         plugin.BuildAnswers.read = timed("BuildAnswers.read", plugin.BuildAnswers.read)
+    try:  # the writer reads them after its commit: timed here on a writer thread (in on_env), not in a process
+        import mkdocs_vault_mcp.index.answers as answers
+    except ImportError:
+        pass
+    else:
+        answers.read_answers = timed("read_answers", answers.read_answers)
     if hasattr(modified, "GitTimesRead"):  # git reads on a thread; MkDocs waits in result()
         modified.GitTimesRead.result = timed("GitTimesRead.result", modified.GitTimesRead.result)
         modified.read_git_times = timed("read_git_times", modified.read_git_times)
@@ -343,7 +349,7 @@ def breakdown(record: dict, measure: str = "seconds") -> dict[str, float]:
     others = get("on_page_content") - page
     final = get("IncrementalBuild._write_final_content")
     paths, files = get("page_paths"), get("site_files")
-    answers = get("BuildAnswers.read")
+    answers = get("BuildAnswers.read") + get("read_answers")
     git = get("read_git_times")  # on its own thread: not in the plugin's total
     git_wait = get("GitTimesRead.result")  # MkDocs' thread waiting for it, inside on_page_content or on_env
     stats, publish, write_snapshot = get("on_page_context"), get("publish"), get("write_snapshot")
@@ -376,7 +382,7 @@ def breakdown(record: dict, measure: str = "seconds") -> dict[str, float]:
         "final-content check of every rendered page (_write_final_content)": final,
         "paths of the pages --dirty kept (page_paths)": paths,
         "the site's files for links (site_files)": files,
-        "stats + snapshot answers (BuildAnswers.read, after commit)": answers,
+        "stats + snapshot answers (read_answers, by a writer thread after its commit)": answers,
         "on_env otherwise": on_env_rest,
         "stats page (on_page_context)": stats,
         "publish index.sqlite into the site (publish)": publish,

@@ -108,7 +108,9 @@ ONE_BUILD = textwrap.dedent("""
     begun = time.perf_counter()
     config.plugins.on_shutdown()
     cpu["shutdown wall"] = time.perf_counter() - begun
-    for child in getattr(writer, "_exiting", []):  # a forked writer the build no longer waits for: its CPU counts
+    from mkdocs_vault_mcp import forked
+    # forked children the build no longer waits for (a writer, a git read): their CPU counts
+    for child in [*getattr(forked, "_exiting", []), *getattr(writer, "_exiting", [])]:
         child.wait()
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu["git children"] = children.ru_utime + children.ru_stime

@@ -47,11 +47,12 @@ from .documents import FRONT_MATTER, page_content, split_sections, visible_text
 from .fingerprints import page_fingerprint
 from .front_matter import search_excluded, yaml_problem
 from .index import queries
+from .index.answers import build_snapshot
 from .index.publish import open_read_only, publish
 from .index.writer import IndexWriter, worth_a_process
 from .modified import modified_instant, read_git_times
 from .paths import excluded_by, join_url
-from .snapshot import build_snapshot, write_snapshot
+from .snapshot import write_snapshot
 
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
 

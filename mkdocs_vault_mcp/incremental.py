@@ -23,13 +23,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mkdocs.structure.pages import Page
 
 from .fingerprints import fingerprint, page_fingerprint, without_object_addresses
 from .index.writer import IndexWriter, stored_documents, worth_a_process
 from .page_facts import page_source, source_version
+
+if TYPE_CHECKING:
+    from .index.answers import BuildAnswers
 
 AUTOREF = "<autoref "  # an element mkdocs-autorefs replaces in every page's content at on_env
 
@@ -103,9 +106,9 @@ class IncrementalBuild:
         language: str | None = None,
         site_languages: set[str] | None = None,
         **facts: Any,
-    ) -> Callable[[], None]:
+    ) -> Callable[[], BuildAnswers | None]:
         """Write the late content, remove the pages gone, commit (`facts`: IndexWriter.commit's arguments); return
-        the function that waits for the commit (IndexWriter.commit_with).
+        the function that waits for the commit and returns its answers (IndexWriter.commit_with).
 
         `kept_unrendered`: the paths of pages `--dirty` left in the site without rendering them. `language`: on a
         multilingual site, the language this build indexes (the others' pages stay); `site_languages`: every

@@ -312,12 +312,13 @@ class GitTimesRead:
         assert child is not None
         with self._answer:
             answer = self._answer.read()
-        child.wait()
         try:
             self._times, self._error = pickle.loads(answer)
         except (EOFError, pickle.UnpicklingError):  # the child ended without answering (killed): read here
-            log.debug("vault-mcp: the git history reader process ended with status %s", child.returncode)
+            log.debug("vault-mcp: the git history reader process ended with status %s", child.wait())
             self._read(*self._args)
+        else:  # its answer is whole once its end of the pipe is closed; its exit need not be waited for
+            child.exit_unwaited()
 
 
 def _has_git_folder(docs_dir: str) -> bool:

@@ -47,10 +47,12 @@ from .incremental import IncrementalBuild
 from .index.publish import publish
 from .modified import GitTimes, GitTimesRead
 from .page_facts import PageOptions, document_fields, is_candidate, page_paths, site_files
-from .snapshot import BuildAnswers, write_snapshot
+from .snapshot import write_snapshot
 
 if TYPE_CHECKING:
     from mkdocs.utils.templates import TemplateContext
+
+    from .index.answers import BuildAnswers
 
 log = get_plugin_logger("vault-mcp")
 
@@ -100,8 +102,8 @@ class BuildState:
         self.options_json = ""
         self.page_options: PageOptions | None = None  # what every page asks of the plugin's options (on_config)
         self.fault: PluginError | None = None  # the working index failed while pages rendered: on_env says so
-        self.committed: Callable[[], None] | None = None  # waits for the commit on_env asked for
-        self.answers: BuildAnswers | None = None  # read from the committed index, once the commit is done
+        self.committed: Callable[[], BuildAnswers | None] | None = None  # waits for the commit on_env asked for
+        self.answers: BuildAnswers | None = None  # read from the committed index by the writer, with the commit
 
     @property
     def git(self) -> GitTimes | None:
@@ -266,24 +268,25 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
                 site_languages=set(self.i18n.languages) if self.i18n and self.languages.complete else None,
                 indexed_fields=self.config.indexed_fields, site_name=config.site_name, site_url=config.site_url,
                 site_files=site_files(files, included, config), nav=self.state.nav,
+                answers={"tag_fields": self.config.tag_fields, "language": self.page_language,
+                         "whole_site": self.languages.complete},
             )
         return env
 
     def _answers(self) -> BuildAnswers | None:
-        """What the build publishes, from the committed index. The first call waits for the commit: a writer
-        process commits while MkDocs renders the pages' templates (IndexWriter.commit_with), and the stats page
-        is rendered last (on_files adds it last). None when the commit or the read failed: the fault is kept for
-        on_post_build to raise, as a page's is for on_env (raised while the stats page renders, MkDocs would put
-        "Error building page 'stats/index.md'" before it, though no page is at fault)."""
+        """What the build publishes, read from the committed index by the writer. The first call waits for the
+        commit: a writer process commits and reads them while MkDocs renders the pages' templates
+        (IndexWriter.commit_with), and the stats page is rendered last (on_files adds it last). None when the
+        commit or the read failed: the fault is kept for on_post_build to raise, as a page's is for on_env (raised
+        while the stats page renders, MkDocs would put "Error building page 'stats/index.md'" before it, though no
+        page is at fault)."""
         state, indexing = self.state, self.indexing
         assert indexing is not None and state.committed is not None  # on_env asked for the commit
         if state.answers is None and state.fault is None:
             try:
                 with state.timed(), build_fault(f"write the working index {indexing.writer.path}", CACHE_HINT):
-                    state.committed()
+                    state.answers = state.committed()
                     self.freshness.index_committed()  # MCP readers see this build now, before the snapshot
-                    state.answers = BuildAnswers.read(indexing.writer.path, self.config.tag_fields,
-                                                      self.page_language, whole_site=self.languages.complete)
             except PluginError as fault:
                 state.fault = fault
         return state.answers
@@ -295,7 +298,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             if answers is None:  # on_post_build ends the build with the fault
                 return context
             with self.state.timed():
-                page.content, page.toc = stats_page.render(answers.page_snapshot, answers.stats, page.url,
+                page.content, page.toc = stats_page.render(answers["page_snapshot"], answers["stats"], page.url,
                                                            self.page_language)
         return context
 
@@ -307,7 +310,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         if answers is None:
             assert self.state.fault is not None  # what _answers kept
             raise self.state.fault
-        snapshot = answers.site_snapshot  # once every language of the run is indexed
+        snapshot = answers["site_snapshot"]  # once every language of the run is indexed
         if snapshot is not None:
             with self.state.timed():
                 site = Path(config.site_dir) / "vault-mcp"
@@ -317,7 +320,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
                     if self.config.publish_index and not self.serving:
                         publish(self.indexing.writer.path, site / "index.sqlite")
                     write_snapshot(snapshot, site / "snapshot.json")
-        indexing, stats, where = self.indexing, answers.stats, f" in '{self.language}'" if self.i18n else ""
+        indexing, stats, where = self.indexing, answers["stats"], f" in '{self.language}'" if self.i18n else ""
         log.info(
             f"Indexed {stats['document_count']} pages{where}, {stats['section_count']} sections: "
             f"{indexing.changed} changed, {indexing.unchanged} unchanged, "

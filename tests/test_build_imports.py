@@ -46,3 +46,15 @@ def test_the_plugin_loads_no_html_parsing_before_a_document_is_made():
     modules = set(done.stdout.split())
     assert {"mkdocs_vault_mcp.plugin", "mkdocs_vault_mcp.fingerprints", "mkdocs_vault_mcp.paths"} <= modules
     assert modules & {"mkdocs_vault_mcp.documents", "mkdocs_vault_mcp.links"} == set()
+
+
+def test_the_plugin_loads_no_queries_before_the_writer_reads_what_the_build_publishes():
+    """The stats page's and snapshot.json's answers are read by the writer, right after its commit (on the other
+    CPU when the writer has a process): the queries and the filter compiler never load in the build's process."""
+    done = subprocess.run([sys.executable, "-c", "import sys, mkdocs_vault_mcp.plugin; print('\\n'.join(sys.modules))"],
+                          capture_output=True, text=True, check=True)
+    modules = set(done.stdout.split())
+    assert {"mkdocs_vault_mcp.plugin", "mkdocs_vault_mcp.snapshot", "mkdocs_vault_mcp.stats_page"} <= modules
+    queries = {"mkdocs_vault_mcp.index.answers", "mkdocs_vault_mcp.index.queries", "mkdocs_vault_mcp.index.filters",
+               "mkdocs_vault_mcp.index.links"}
+    assert modules & queries == set()

@@ -91,12 +91,35 @@ def test_a_first_git_read_runs_in_a_forked_child_and_answers_as_a_read_here(repo
     assert first._child is not None  # no kept read to start from
     child = first._child
     times = first.result()
-    assert child.returncode == 0 and len(runs.read_text().splitlines()) == 4  # git ran in the child
+    assert child.wait(timeout=30) == 0 and len(runs.read_text().splitlines()) == 4  # git ran in the child
     assert times is not None and times == read_git_times(docs)
     assert times.author_times == {"a.md": T0 + 2, "b.md": T0 + 1}
     assert cache.exists()  # the child kept the read for the next build
     again = GitTimesRead(docs, cache)
     assert again._child is None and again.result() == times  # a kept read: a thread reads it
+
+
+def test_a_git_readers_exit_is_not_waited_for_once_it_has_answered(repo, tmp_path, monkeypatch):
+    """As a writer's (below): the child's exit frees its copy of the build's memory, beside the build. Here the
+    child takes 3 s over its exit; its answer is there long before."""
+    send = modified._send_git_times
+
+    def send_then_linger(*args):
+        send(*args)
+        time.sleep(3)
+
+    monkeypatch.setattr(modified, "_send_git_times", send_then_linger)
+    docs = str(repo.root / "docs")
+    reading = GitTimesRead(docs, tmp_path / "cache" / "git-history.json")
+    child = reading._child
+    assert child is not None
+    started = time.monotonic()
+    assert reading.result() == read_git_times(docs)
+    assert time.monotonic() - started < 2
+    assert child.poll() is None and child in forked._exiting  # still exiting, and kept to be reaped
+    assert child.wait(timeout=30) == 0
+    forked.reap_exited()
+    assert child not in forked._exiting
 
 
 def test_a_git_reader_killed_before_it_answered_leaves_the_read_to_the_build(repo, tmp_path):
@@ -194,10 +217,10 @@ def test_a_forked_writer_is_not_waited_for_once_its_index_is_closed(tmp_path, mo
     started = time.monotonic()
     index.close()
     assert time.monotonic() - started < 2
-    assert child.poll() is None and child in writer._exiting  # still exiting, and kept to be reaped
+    assert child.poll() is None and child in forked._exiting  # still exiting, and kept to be reaped
     with sqlite3.connect(path, timeout=0) as conn:  # nothing holds the file: no wait for a lock
         conn.execute("BEGIN EXCLUSIVE")
         assert conn.execute("SELECT value FROM info WHERE key = 'site_name'").fetchone() == ("s",)
     assert child.wait(timeout=30) == 0
     writer.IndexWriter(tmp_path / "next.sqlite", "{}").close()  # a later stop reaps the ended ones
-    assert child not in writer._exiting
+    assert child not in forked._exiting

@@ -29,14 +29,17 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from ..forked import ForkedChild, can_fork, pickled_answer, spare_cpu
+from ..forked import ForkedChild, can_fork, pickled_answer, reap_exited, spare_cpu
 from ..instants import now_micros, to_micros
 from . import cjk
 from .publish import is_corrupt
 from .resolve import count_linking_pages, mark_nav, resolve_links, set_digest
 from .schema import FORMAT_VERSION, TABLES, create_schema
+
+if TYPE_CHECKING:
+    from .answers import BuildAnswers
 
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
@@ -167,25 +170,29 @@ class IndexWriter:
         site_url: str | None,
         site_files: dict[str, str] | None = None,
         nav: set[str] | None = None,
-    ) -> None:
+        answers: dict[str, Any] | None = None,
+    ) -> BuildAnswers | None:
         """`site_files`: every file of the site by its server path (paths.server_path), which links are
-        resolved against; `nav`: the paths of the pages the nav lists."""
-        self._ask_commit(indexed_fields, site_name, site_url, site_files, nav)()
+        resolved against; `nav`: the paths of the pages the nav lists. `answers`: read_answers' arguments but the
+        connection; then the committed index's answers (answers.BuildAnswers) are read and returned."""
+        return self._ask_commit(indexed_fields, site_name, site_url, site_files, nav, answers)()
 
     def _ask_commit(self, indexed_fields: str | list[str], site_name: str, site_url: str | None,
-                    site_files: dict[str, str] | None = None, nav: set[str] | None = None) -> Callable[[], Any]:
+                    site_files: dict[str, str] | None = None, nav: set[str] | None = None,
+                    answers: dict[str, Any] | None = None) -> Callable[[], Any]:
         self._opened()
-        return self._writes.ask("commit", indexed_fields, site_name, site_url, site_files, nav)
+        return self._writes.ask("commit", indexed_fields, site_name, site_url, site_files, nav, answers)
 
     def close(self) -> None:
         """Roll back whatever was not committed and stop the writer."""
         self._opening = None  # its answer, or its failure, matters no more
         self._writes.stop()
-        _reap(_exiting)  # this writer's process, or an earlier build's, may have ended meanwhile
+        reap_exited()  # this writer's process, an earlier build's or a git read's may have ended meanwhile
 
-    def commit_with(self, last_writes: Callable[[], None], **facts: Any) -> Callable[[], None]:
+    def commit_with(self, last_writes: Callable[[], None], **facts: Any) -> Callable[[], BuildAnswers | None]:
         """Run `last_writes` (the build's last puts and removals), then `commit(**facts)`; return a function that
-        waits for the commit and raises what it raised.
+        waits for the commit and returns what it returned (the answers, when `facts` ask for them), or raises
+        what it raised.
 
         A process commits beside the build, and the function waits for it: the last pages (those a plugin
         completed late, such as mkdocstrings' API pages) are made into documents while MkDocs renders its
@@ -200,33 +207,32 @@ class IndexWriter:
             last_writes()
             return self._ask_commit(**facts)
 
-        def again_if_damaged(error: sqlite3.DatabaseError) -> None:
+        def again_if_damaged(error: sqlite3.DatabaseError) -> BuildAnswers | None:
             if not is_corrupt(error):
                 raise error
             log.info(f"vault-mcp: The working index {self.path} is damaged ({error}); indexing every page again")
             self._fingerprints, self._languages = {}, {}
             self._writes.call("discard_and_open", self._options)
-            write_and_commit()()
+            return write_and_commit()()
 
-        def wait_for(answer: Callable[[], Any]) -> None:
+        def wait_for(answer: Callable[[], Any]) -> BuildAnswers | None:
             try:
-                answer()
+                return answer()
             except sqlite3.DatabaseError as error:
-                again_if_damaged(error)
+                return again_if_damaged(error)
 
         try:
             answer = write_and_commit()
         except sqlite3.DatabaseError as error:  # a failed open, or a put that waited for the writer
-            again_if_damaged(error)
-            return _nothing
+            return functools.partial(_given, again_if_damaged(error))
         if self._writes.runs_beside:
             return functools.partial(wait_for, answer)
-        wait_for(answer)
-        return _nothing
+        return functools.partial(_given, wait_for(answer))
 
 
-def _nothing() -> None:
-    """What there is to wait for once the commit is done."""
+def _given(value: Any) -> Any:
+    """What a commit that is done returns when waited for."""
+    return value
 
 
 class WorkingIndex:
@@ -391,7 +397,8 @@ class WorkingIndex:
             self._delete(path)
 
     def commit(self, indexed_fields: str | list[str], site_name: str, site_url: str | None,
-               site_files: dict[str, str] | None, nav: set[str] | None) -> None:
+               site_files: dict[str, str] | None, nav: set[str] | None,
+               answers: dict[str, Any] | None = None) -> BuildAnswers | None:
         # A digest of the site's files and of the nav: when neither changed (a rebuild after one saved page),
         # neither table is read whole.
         if site_files is not None:
@@ -419,6 +426,13 @@ class WorkingIndex:
         )
         self._sections_added = 0
         self.conn.execute("COMMIT")
+        if answers is None:
+            return None
+        # Here, beside MkDocs rendering the templates, rather than on the build's thread once it waits for the
+        # commit; imported here, as documents.py is in put, where only the writer pays for the import.
+        from .answers import read_answers
+
+        return read_answers(self.conn, **answers)
 
     def close(self) -> None:
         if getattr(self, "conn", None) is not None:
@@ -636,7 +650,7 @@ class _ProcessWrites(_Writes):
             # instead of before it; a later stop reaps it, or init once the build's process has ended.
             if not _closed_in_time(self._answers, STOP_SECONDS):
                 child.kill()
-            _exiting.append(child)
+            child.exit_unwaited()
         elif child.poll() is None:
             try:
                 child.wait(timeout=STOP_SECONDS)
@@ -658,13 +672,6 @@ class _ProcessWrites(_Writes):
 
 # How long a writer may take to roll back and end once its input has ended, before it is killed.
 STOP_SECONDS = 30
-# Forked writers whose index is closed and whose exit nobody waited for.
-_exiting: list[ForkedChild] = []
-
-
-def _reap(children: list[ForkedChild]) -> None:
-    """Forget the children that have ended (collecting their status, so that none stays a zombie)."""
-    children[:] = [child for child in children if child.poll() is None]
 
 
 def _closed_in_time(answers: IO[bytes], seconds: float) -> bool:

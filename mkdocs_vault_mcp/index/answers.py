@@ -1,0 +1,66 @@
+"""What a build publishes beside the index (the stats page, snapshot.json, the closing log line), read from the
+committed index in one pass, by the writer right after its commit: the build's own process never imports the
+queries."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any, TypedDict
+
+from ..instants import now_micros, rfc3339
+from ..limits import ROWS  # the largest limit aggregate_documents accepts
+from .filters import Filters
+from .links import link_summary
+from .queries import aggregate_documents, index_stats
+
+SCHEMA_VERSION = 1
+
+
+class BuildAnswers(TypedDict):
+    """A plain dict, so that it crosses the writer's pipe without the build importing this module."""
+
+    stats: dict[str, Any]  # index_stats: the closing log line and the stats page
+    page_snapshot: dict[str, Any]  # what the stats page draws
+    site_snapshot: dict[str, Any] | None  # snapshot.json; None until the last language of the run is indexed
+
+
+def build_snapshot(
+    conn: sqlite3.Connection, tag_fields: list[str], stats: dict[str, Any], language: str | None = None
+) -> dict[str, Any]:
+    """Spec section 6: each `by_*` is aggregate_documents' answer with no filters and the largest limit.
+
+    `stats` is index_stats' answer on the same connection. `by_tag` has one entry per field of `tag_fields`
+    that is indexed on this site, in `tag_fields` order. With `language`, every answer is for that
+    language's pages only (what a multilingual site's stats page in that language shows). `links` counts
+    links, broken links and orphan pages (the `links` tool's totals) and lists the ten most linked pages.
+    """
+    everything = Filters(language=language)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "generated_at": rfc3339(now_micros()),
+        "site_name": stats["site_name"],
+        "site_url": stats["site_url"],
+        "total": stats["document_count"],
+        "by_folder": aggregate_documents(conn, "folder", everything, limit=ROWS),
+        "by_month": aggregate_documents(conn, "month", everything, limit=ROWS),
+        "by_language": aggregate_documents(conn, "language", everything, limit=ROWS),
+        "by_tag": {
+            field: aggregate_documents(conn, "tag", everything, field=field, limit=ROWS)
+            for field in tag_fields
+            if field in stats["indexed_frontmatter_fields"]
+        },
+        # Added in issue 14, beside the others (schema_version stays 1: no reader of the others breaks).
+        "links": link_summary(conn),
+    }
+
+
+def read_answers(conn: sqlite3.Connection, tag_fields: list[str], language: str | None,
+                 whole_site: bool) -> BuildAnswers:
+    """`language`: on a multilingual site, the language of the stats page (which counts that language's pages);
+    `whole_site`: whether every language is indexed, so that snapshot.json can count them all."""
+    stats = index_stats(conn, language)
+    page_snapshot = build_snapshot(conn, tag_fields, stats, language)
+    site_snapshot = None
+    if whole_site:
+        site_snapshot = page_snapshot if language is None else build_snapshot(conn, tag_fields, index_stats(conn))
+    return BuildAnswers(stats=stats, page_snapshot=page_snapshot, site_snapshot=site_snapshot)
