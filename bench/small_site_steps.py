@@ -140,6 +140,10 @@ def main() -> None:
                         help="put this site's folder on PYTHONPATH")
     parser.add_argument("--name", default="small_site_steps", help="the results file's name")
     args = parser.parse_args()
+    # Each build runs in its site's folder: a relative PYTHONPATH (another checkout to measure) would name nothing
+    # there, and the venv's own package would be measured instead, silently.
+    if os.environ.get("PYTHONPATH"):
+        os.environ["PYTHONPATH"] = os.pathsep.join(map(os.path.abspath, os.environ["PYTHONPATH"].split(os.pathsep)))
     lines = [f"load average before: {os.getloadavg()[0]:.1f}", "",
              "| site | build | import | events | events wall | shutdown wall | stats page | writer | git "
              "| git children | build CPU | on the build's thread |",
