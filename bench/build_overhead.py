@@ -213,7 +213,8 @@ def main() -> None:
     parser.add_argument("--rotate", action="store_true",
                         help="start each round one configuration further on (see above)")
     parser.add_argument("--configs", default=",".join(name for name in CONFIGS if name != "none-again"),
-                        help=f"the configurations to build, in this order each round (default {','.join(CONFIGS)})")
+                        help="the configurations to build, in this order each round (with --rotate, starting one "
+                             f"further on each round; default {','.join(CONFIGS)})")
     args = parser.parse_args()
     if args.runs < 1:
         parser.error("--runs must be 1 or more")
