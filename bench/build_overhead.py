@@ -13,6 +13,10 @@ than the first at the median):
 
   none-again    plugins: [] again: with --paired, the method's own noise floor
 
+With `--baseline DIR` (a checkout of another commit, holding mkdocs_vault_mcp/), two more: `base-cold` and
+`base-warm`, the same two builds importing the plugin from DIR (first on PYTHONPATH) with a cache dir of their
+own, in the same rounds, so that both packages meet the same machine.
+
 The baseline is `none`, measured in the same rounds; each configuration's ratio is the median of its
 per-round ratios to `none`. Targets (issue 11): vault-mcp adds at most 3% to a cold build and 1% to a warm one.
 
@@ -56,7 +60,7 @@ REPO = BENCH.parent
 CORPUS = REPO.parent / "shared" / "corpora" / "fastapi-docs"
 OUT = BENCH / "out" / "fastapi"
 RESULTS = BENCH / "results"
-TARGET_ADDED = {"vault-cold": 0.03, "vault-warm": 0.01}
+TARGET_ADDED = {"vault-cold": 0.03, "vault-warm": 0.01, "base-cold": 0.03, "base-warm": 0.01}
 
 CONFIGS = {
     "none": "plugins: []",
@@ -64,9 +68,12 @@ CONFIGS = {
     "search": "plugins:\n  - search",
     "vault-cold": "plugins:\n  - vault-mcp",
     "vault-warm": "plugins:\n  - vault-mcp",
+    "base-cold": "plugins:\n  - vault-mcp:\n      cache_dir: .cache/plugin/vault-mcp-base",
+    "base-warm": "plugins:\n  - vault-mcp:\n      cache_dir: .cache/plugin/vault-mcp-base",
 }
 CONFIG_FILE = {"none": "none.yml", "none-again": "none.yml", "search": "search.yml", "vault-cold": "vault.yml",
-               "vault-warm": "vault.yml"}
+               "vault-warm": "vault.yml", "base-cold": "base.yml", "base-warm": "base.yml"}
+BASELINE_CONFIGS = {"base-cold", "base-warm"}
 
 
 def package_snapshot(out: Path) -> tuple[Path, str]:
@@ -119,8 +126,19 @@ def write_configs(out: Path) -> None:
         (out / CONFIG_FILE[name]).write_text(text)
 
 
-def vault_cache(out: Path) -> Path:
-    return out / ".cache" / "plugin" / "vault-mcp"
+def vault_cache(out: Path, config: str = "vault-cold") -> Path:
+    return out / ".cache" / "plugin" / ("vault-mcp-base" if config in BASELINE_CONFIGS else "vault-mcp")
+
+
+def imported_package(env: dict[str, str]) -> str:
+    """Where a build with `env` imports the plugin from."""
+    return subprocess.run([sys.executable, "-c", "import mkdocs_vault_mcp; print(mkdocs_vault_mcp.__file__)"],
+                          env=env, cwd=OUT, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def commit_of(checkout: Path) -> str:
+    found = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=checkout, capture_output=True, text=True)
+    return found.stdout.strip() or "not a git checkout"
 
 
 # The metronome: a beat (about 3 ms of CPU here) twice a second, a line "<monotonic s> <CPU s>" each.
@@ -212,6 +230,8 @@ def main() -> None:
                         help="divide each build's wall time by the CPUs' speed while it ran (see above)")
     parser.add_argument("--rotate", action="store_true",
                         help="start each round one configuration further on (see above)")
+    parser.add_argument("--baseline", type=Path,
+                        help="a checkout whose plugin is built too, in the same rounds (base-cold, base-warm)")
     parser.add_argument("--configs", default=",".join(name for name in CONFIGS if name != "none-again"),
                         help="the configurations to build, in this order each round (with --rotate, starting one "
                              f"further on each round; default {','.join(CONFIGS)})")
@@ -219,8 +239,14 @@ def main() -> None:
     if args.runs < 1:
         parser.error("--runs must be 1 or more")
     configs = args.configs.split(",")
+    if args.baseline and not set(configs) & BASELINE_CONFIGS:
+        configs += sorted(BASELINE_CONFIGS)
     if "none" not in configs or not set(configs) <= set(CONFIGS):
         parser.error(f"--configs must hold none and only these: {', '.join(CONFIGS)}")
+    if set(configs) & BASELINE_CONFIGS and not args.baseline:
+        parser.error("base-cold and base-warm need --baseline DIR")
+    if args.baseline and not (args.baseline / "mkdocs_vault_mcp").is_dir():
+        parser.error(f"--baseline {args.baseline}: no mkdocs_vault_mcp/ in it")
     if args.paired and len(os.sched_getaffinity(0)) < 2:
         parser.error("--paired needs 2 CPUs")
     if args.paired and args.metronome:
@@ -234,10 +260,17 @@ def main() -> None:
     state = source_state()
     pythonpath = os.pathsep.join(filter(None, [str(snapshot), os.environ.get("PYTHONPATH")]))
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONPATH=pythonpath)
-    check = subprocess.run([sys.executable, "-c", "import mkdocs_vault_mcp; print(mkdocs_vault_mcp.__file__)"],
-                           env=env, cwd=OUT, capture_output=True, text=True, check=True).stdout.strip()
+    check = imported_package(env)
     if not check.startswith(str(snapshot)):
         sys.exit(f"build_overhead: the package snapshot is not the one imported ({check})")
+    env_of = dict.fromkeys(configs, env)
+    if args.baseline:
+        baseline = args.baseline.resolve()
+        base_env = dict(env, PYTHONPATH=os.pathsep.join(filter(None, [str(baseline), os.environ.get("PYTHONPATH")])))
+        check = imported_package(base_env)
+        if not check.startswith(str(baseline)):
+            sys.exit(f"build_overhead: the baseline's package is not the one imported ({check})")
+        env_of.update(dict.fromkeys(BASELINE_CONFIGS, base_env))
     sites = OUT / "sites"
     sites.mkdir(exist_ok=True)  # a fresh checkout has none: the builds' logs go beside their site_dirs
 
@@ -245,6 +278,8 @@ def main() -> None:
         # Untimed: fills the OS file cache and writes bytecode, so run 1 is not the odd one out.
         print("warm-up build (untimed) ...", flush=True)
         build(OUT, "vault-cold", sites / "warmup", env)
+        if args.baseline:
+            build(OUT, "base-cold", sites / "warmup", env_of["base-cold"])
 
     seconds: dict[str, list[float]] = {name: [] for name in configs}
     cpu: dict[str, list[float]] = {name: [] for name in configs}
@@ -258,11 +293,11 @@ def main() -> None:
     for run in range(1, args.runs + 1):
         start = (run - 1) % len(configs) if args.rotate else 0
         for turn, name in enumerate(configs[start:] + configs[:start]):
-            if name == "vault-cold":
-                shutil.rmtree(vault_cache(OUT), ignore_errors=True)
+            if name in ("vault-cold", "base-cold"):
+                shutil.rmtree(vault_cache(OUT, name), ignore_errors=True)
             if not args.paired:
                 started = time.monotonic()
-                wall, used = build(OUT, name, sites / name, env)
+                wall, used = build(OUT, name, sites / name, env_of[name])
                 windows[name].append((started, time.monotonic()))
                 print(f"round {run}/{args.runs}  {name:<10}  {wall:7.2f} s wall  {used:7.2f} s CPU", flush=True)
             elif name == "none":
@@ -271,7 +306,7 @@ def main() -> None:
                 cpu_of_none, cpu_of_config = cpus if (run + turn) % 2 else cpus[::-1]
                 (base_wall, base_used), (wall, used) = build_side_by_side(
                     OUT, [("none", sites / f"none-beside-{name}", cpu_of_none), (name, sites / name, cpu_of_config)],
-                    env)
+                    env_of[name])
                 baseline_of["seconds"][name].append(base_wall)
                 baseline_of["cpu"][name].append(base_used)
                 print(f"round {run}/{args.runs}  {name:<10}  {wall:7.2f} s wall  {used:7.2f} s CPU "
@@ -330,6 +365,8 @@ def main() -> None:
         f"corpus: {pages} Markdown pages, 13 languages in one docs_dir ({os.path.relpath(OUT / 'docs', REPO)}),"
         " theme mkdocs; every run a fresh `mkdocs build -q` subprocess into a fresh site_dir",
         f"package: source digest {digest} ({state}); builds import a frozen copy of it",
+        *([f"baseline (base-cold, base-warm): the plugin from {os.path.relpath(args.baseline.resolve(), REPO)} "
+           f"at {commit_of(args.baseline)}"] if args.baseline else []),
         f"machine: Python {platform.python_version()}, {os.cpu_count()} CPUs, {platform.platform()}",
         (f"rounds: {args.runs}, each configuration built at the same time as a none build, the two pinned to "
          "different CPUs (swapped every round); ratio = median of the pairs' ratios"
