@@ -84,6 +84,11 @@ def count(python: Path, mkdocs: Path, config: Path, env: dict[str, str], cache_s
         return own, others, forked
 
 
+def require_valgrind() -> None:
+    if shutil.which("valgrind") is None:
+        raise SystemExit("valgrind is not installed (apt-get install valgrind)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--site", action="append", required=True, help="NAME=PATH/mkdocs.yml")
@@ -92,8 +97,7 @@ def main() -> None:
     parser.add_argument("--cache-sim", action="store_true", help="count estimated cycles rather than instructions")
     parser.add_argument("--name", default="build_instructions", help="the results file's name")
     args = parser.parse_args()
-    if shutil.which("valgrind") is None:
-        raise SystemExit("valgrind is not installed (apt-get install valgrind)")
+    require_valgrind()
     venv = args.venv.absolute()
     python, mkdocs = venv / "bin" / "python", venv / "bin" / "mkdocs"
     env = build_env() | {"PYTHONHASHSEED": "0"}

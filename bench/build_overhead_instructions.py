@@ -27,7 +27,7 @@ import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from build_instructions import count
+from build_instructions import count, require_valgrind
 from build_overhead import (
     BASELINE_CONFIGS,
     CONFIG_FILE,
@@ -50,8 +50,7 @@ def main() -> None:
     parser.add_argument("--cache-sim", action="store_true", help="count estimated cycles rather than instructions")
     parser.add_argument("--name", default="build_overhead_instructions", help="the results file's name")
     args = parser.parse_args()
-    if shutil.which("valgrind") is None:
-        raise SystemExit("valgrind is not installed (apt-get install valgrind)")
+    require_valgrind()
     if args.baseline and not (args.baseline / "mkdocs_vault_mcp").is_dir():
         parser.error(f"--baseline {args.baseline}: no mkdocs_vault_mcp/ in it")
 
