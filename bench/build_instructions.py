@@ -38,8 +38,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from report import write_results  # bench/ is on sys.path when a script runs
-from small_sites import REPO, build_env, describe, plugin_package, with_vault
+from report import describe, write_results  # bench/ is on sys.path when a script runs
+from small_sites import REPO, build_env, plugin_package, with_vault
 
 VALGRIND = ["valgrind", "--tool=cachegrind", "--trace-children=yes", "--cachegrind-out-file=/dev/null"]
 INSTRUCTIONS = re.compile(r"I\s+refs:\s+([\d,]+)")

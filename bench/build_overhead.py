@@ -53,13 +53,14 @@ import sys
 import time
 from pathlib import Path
 
-from report import table, write_results  # bench/ is on sys.path when a script runs
+from report import describe, table, write_results  # bench/ is on sys.path when a script runs
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 CORPUS = REPO.parent / "shared" / "corpora" / "fastapi-docs"
 OUT = BENCH / "out" / "fastapi"
 RESULTS = BENCH / "results"
+BASE_CACHE = ".cache/plugin/vault-mcp-base"  # the baseline's own, relative to the configs' folder
 TARGET_ADDED = {"vault-cold": 0.03, "vault-warm": 0.01, "base-cold": 0.03, "base-warm": 0.01}
 
 CONFIGS = {
@@ -68,8 +69,8 @@ CONFIGS = {
     "search": "plugins:\n  - search",
     "vault-cold": "plugins:\n  - vault-mcp",
     "vault-warm": "plugins:\n  - vault-mcp",
-    "base-cold": "plugins:\n  - vault-mcp:\n      cache_dir: .cache/plugin/vault-mcp-base",
-    "base-warm": "plugins:\n  - vault-mcp:\n      cache_dir: .cache/plugin/vault-mcp-base",
+    "base-cold": f"plugins:\n  - vault-mcp:\n      cache_dir: {BASE_CACHE}",
+    "base-warm": f"plugins:\n  - vault-mcp:\n      cache_dir: {BASE_CACHE}",
 }
 CONFIG_FILE = {"none": "none.yml", "none-again": "none.yml", "search": "search.yml", "vault-cold": "vault.yml",
                "vault-warm": "vault.yml", "base-cold": "base.yml", "base-warm": "base.yml"}
@@ -127,7 +128,7 @@ def write_configs(out: Path) -> None:
 
 
 def vault_cache(out: Path, config: str = "vault-cold") -> Path:
-    return out / ".cache" / "plugin" / ("vault-mcp-base" if config in BASELINE_CONFIGS else "vault-mcp")
+    return out / (BASE_CACHE if config in BASELINE_CONFIGS else ".cache/plugin/vault-mcp")
 
 
 def imported_package(env: dict[str, str]) -> str:
@@ -136,9 +137,14 @@ def imported_package(env: dict[str, str]) -> str:
                           env=env, cwd=OUT, capture_output=True, text=True, check=True).stdout.strip()
 
 
-def commit_of(checkout: Path) -> str:
-    found = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=checkout, capture_output=True, text=True)
-    return found.stdout.strip() or "not a git checkout"
+def env_importing(env: dict[str, str], root: Path, what: str) -> dict[str, str]:
+    """`env` with `root` first on PYTHONPATH, once a build with it is seen to import the plugin from there; `what`
+    names `root` in the error that stops the benchmark otherwise."""
+    found = dict(env, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
+    where = imported_package(found)
+    if not where.startswith(str(root)):
+        sys.exit(f"{Path(sys.argv[0]).stem}: {what} is not the one imported ({where})")
+    return found
 
 
 # The metronome: a beat (about 3 ms of CPU here) twice a second, a line "<monotonic s> <CPU s>" each.
@@ -258,19 +264,10 @@ def main() -> None:
     write_configs(OUT)
     snapshot, digest = package_snapshot(OUT)
     state = source_state()
-    pythonpath = os.pathsep.join(filter(None, [str(snapshot), os.environ.get("PYTHONPATH")]))
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONPATH=pythonpath)
-    check = imported_package(env)
-    if not check.startswith(str(snapshot)):
-        sys.exit(f"build_overhead: the package snapshot is not the one imported ({check})")
+    env = env_importing(dict(os.environ, NO_MKDOCS_2_WARNING="1"), snapshot, "the package snapshot")
     env_of = dict.fromkeys(configs, env)
     if args.baseline:
-        baseline = args.baseline.resolve()
-        base_env = dict(env, PYTHONPATH=os.pathsep.join(filter(None, [str(baseline), os.environ.get("PYTHONPATH")])))
-        check = imported_package(base_env)
-        if not check.startswith(str(baseline)):
-            sys.exit(f"build_overhead: the baseline's package is not the one imported ({check})")
-        env_of.update(dict.fromkeys(BASELINE_CONFIGS, base_env))
+        env_of.update(dict.fromkeys(BASELINE_CONFIGS, env_importing(env, args.baseline.resolve(), "the baseline")))
     sites = OUT / "sites"
     sites.mkdir(exist_ok=True)  # a fresh checkout has none: the builds' logs go beside their site_dirs
 
@@ -366,7 +363,7 @@ def main() -> None:
         " theme mkdocs; every run a fresh `mkdocs build -q` subprocess into a fresh site_dir",
         f"package: source digest {digest} ({state}); builds import a frozen copy of it",
         *([f"baseline (base-cold, base-warm): the plugin from {os.path.relpath(args.baseline.resolve(), REPO)} "
-           f"at {commit_of(args.baseline)}"] if args.baseline else []),
+           f"at {describe(args.baseline).split()[0]}"] if args.baseline else []),
         f"machine: Python {platform.python_version()}, {os.cpu_count()} CPUs, {platform.platform()}",
         (f"rounds: {args.runs}, each configuration built at the same time as a none build, the two pinned to "
          "different CPUs (swapped every round); ratio = median of the pairs' ratios"

@@ -16,7 +16,7 @@ column (valgrind's count in a forked child goes on from its parent's). What the 
 what the writer's work costs MkDocs' thread beside it are build_overhead's and plugin_share's to show.
 
 The builds run two or three at a time (their counts do not depend on what runs beside them); a warm build after
-its cold one. About 25 minutes for the five builds on 2 CPUs, three times that with `--cache-sim`.
+its cold one. About 36 minutes for the five builds on 2 CPUs, three times that with `--cache-sim`.
 """
 
 from __future__ import annotations
@@ -33,15 +33,14 @@ from build_overhead import (
     CONFIG_FILE,
     CORPUS,
     OUT,
-    commit_of,
     copy_corpus,
-    imported_package,
+    env_importing,
     package_snapshot,
     source_state,
     vault_cache,
     write_configs,
 )
-from report import REPO, write_results  # bench/ is on sys.path when a script runs
+from report import REPO, describe, write_results  # bench/ is on sys.path when a script runs
 
 
 def main() -> None:
@@ -59,17 +58,14 @@ def main() -> None:
     write_configs(OUT)
     snapshot, digest = package_snapshot(OUT)
     # PYTHONHASHSEED=0: set and string order decide some work, so that it is the same in every build.
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONHASHSEED="0",
-               PYTHONPATH=os.pathsep.join(filter(None, [str(snapshot), os.environ.get("PYTHONPATH")])))
-    env_of = {"none": env, "vault-cold": env, "vault-warm": env}
-    packages = [f"vault: {os.path.relpath(imported_package(env), REPO)} (source digest {digest}, {source_state()})"]
+    env = env_importing(dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONHASHSEED="0"), snapshot,
+                        "the package snapshot")
+    env_of = dict.fromkeys(["none", "vault-cold", "vault-warm"], env)
+    packages = [f"vault: {os.path.relpath(snapshot, REPO)} (source digest {digest}, {source_state()})"]
     if args.baseline:
         baseline = args.baseline.resolve()
-        base_env = dict(env, PYTHONPATH=os.pathsep.join(filter(None, [str(baseline), os.environ.get("PYTHONPATH")])))
-        if not imported_package(base_env).startswith(str(baseline)):
-            raise SystemExit(f"the baseline's package is not the one imported ({imported_package(base_env)})")
-        env_of |= dict.fromkeys(BASELINE_CONFIGS, base_env)
-        packages.append(f"base: {os.path.relpath(baseline, REPO)} at {commit_of(baseline)}")
+        env_of |= dict.fromkeys(BASELINE_CONFIGS, env_importing(env, baseline, "the baseline"))
+        packages.append(f"base: {os.path.relpath(baseline, REPO)} at {describe(baseline).split()[0]}")
     python, mkdocs = REPO / ".venv" / "bin" / "python", REPO / ".venv" / "bin" / "mkdocs"
 
     def counted(name: str) -> tuple[int, int, int]:

@@ -56,6 +56,16 @@ def _git(*arguments: str) -> str:
     return done.stdout.rstrip() if done.returncode == 0 else ""
 
 
+def describe(folder: Path) -> str:
+    """The commit a checkout (a site's copy, another commit of this project) has checked out and how many commits
+    its history holds (what git reads)."""
+    def git(*arguments: str) -> str:
+        done = subprocess.run(["git", "-C", str(folder), *arguments], capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else "?"
+
+    return f"{git('rev-parse', '--short=10', 'HEAD')} ({git('rev-list', '--count', 'HEAD')} commits)"
+
+
 def commit_note(script: str | None = None) -> str:
     """`git rev-parse --short HEAD`, and which package files (and this script) differ from it, if any."""
     head = _git("rev-parse", "--short", "HEAD")

@@ -48,8 +48,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from report import write_results  # bench/ is on sys.path when a script runs
-from small_sites import describe, with_vault
+from report import describe, write_results  # bench/ is on sys.path when a script runs
+from small_sites import with_vault
 
 # One build in a process of its own: the CPU of each part, as JSON on the last line of its output.
 ONE_BUILD = textwrap.dedent("""

@@ -56,7 +56,7 @@ from typing import Literal
 import yaml
 
 from build_overhead import beat_seconds, start_metronome  # bench/ is on sys.path when a script runs
-from report import write_results
+from report import describe, write_results
 
 REPO = Path(__file__).resolve().parent.parent
 PLUGIN_LINE = re.compile(r"vault-mcp: Indexed .* in ([\d.]+) seconds")
@@ -109,15 +109,6 @@ def build(mkdocs: Path, config: Path, site_dir: Path, env: dict[str, str]) -> tu
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     plugin = PLUGIN_LINE.search(done.stderr)
     return wall, cpu, float(plugin.group(1)) if plugin else None
-
-
-def describe(folder: Path) -> str:
-    """The commit a site's copy has checked out and how many commits its history holds (what git reads)."""
-    def git(*arguments: str) -> str:
-        done = subprocess.run(["git", "-C", str(folder), *arguments], capture_output=True, text=True)
-        return done.stdout.strip() if done.returncode == 0 else "?"
-
-    return f"{git('rev-parse', '--short=10', 'HEAD')} ({git('rev-list', '--count', 'HEAD')} commits)"
 
 
 def plugin_package(mkdocs: Path, env: dict[str, str] | None = None) -> str:
