@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import html
+import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -17,6 +18,8 @@ from typing import Any, NamedTuple
 
 from .front_matter import field_values, json_ready
 from .links import Link, extract_links, page_anchors
+
+log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
 
 class Section(NamedTuple):
@@ -92,7 +95,11 @@ def build_document(
     """`page_path` is the page's server path (the site's base path and the page URL), which the page's
     relative links are resolved against."""
     content = page_content(html_content)
-    sections = split_sections(content)
+    try:
+        sections = split_sections(content)
+    except Exception as error:  # one odd page must never fail a build: its text stays searchable as one section
+        log.warning(f"vault-mcp: {path} could not be cut at its headings ({error}); indexed as one section")
+        sections = [Section("", 0, None, "", visible_text(content))]
     starts = [section.start for section in sections]
     description = meta.get("description")
     # A blank description is no description, as themes treat it (Material falls back to site_description).
@@ -125,16 +132,18 @@ def build_document(
 _HEADING = re.compile(r"<h([1-6])((?:\s[^>]*)?)>(.*?)</h\1\s*>", re.S | re.I)
 _ID = re.compile(r"""\sid\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.I)
 _PERMALINK = re.compile(r"<a\b[^>]*\bclass=\"[^\"]*\bheaderlink\b[^\"]*\"[^>]*>.*?</a>", re.S | re.I)
-_INVISIBLE = re.compile(r"<(script|style|template)\b.*?</\1\s*>|<!--.*?-->", re.S | re.I)
+# The expressions below run over a page's fragments joined by _SEPARATOR, which none of them may cross: a stray `<`
+# in one fragment (`--8<--` in raw HTML) would otherwise swallow the fragments up to the next `>`.
+_INVISIBLE = re.compile(r"<(script|style|template)\b[^\x00]*?</\1\s*>|<!--[^\x00]*?-->", re.I)
 # The block elements' names (p div br hr li ul ol dl dt dd pre table thead tbody tr td th blockquote section
 # details summary figure figcaption h1-h6) written as a tree of their prefixes: tried at every `<` of the page,
 # a flat list of 29 names costs a third more.
 _BLOCK_TAG = re.compile(
     r"</?(?:p(?:re)?|d(?:iv|etails|[ltd])|b(?:r|lockquote)|h[r1-6]|li|ul|ol|t(?:able|head|body|[rdh])"
-    r"|s(?:ection|ummary)|fig(?:ure|caption))\b[^>]*>",
+    r"|s(?:ection|ummary)|fig(?:ure|caption))\b[^>\x00]*>",
     re.I,
 )
-_TAG = re.compile(r"<[^>]+>")
+_TAG = re.compile(r"<[^>\x00]+>")
 _SUMMARY_TAG = re.compile(r"<(/?)(p|div|details|aside)\b([^>]*)>", re.I)
 _PARAGRAPH_END = re.compile(r"</p\s*>", re.I)
 _SEPARATOR = "\x00"  # joins fragments, so each expression runs once over all of them
@@ -191,6 +200,7 @@ def remove_search_excluded(content: str) -> str:
 
 def split_sections(content: str) -> list[Section]:
     """Cut a page's content HTML at every heading; the text before the first one is a section when not empty."""
+    content = content.replace(_SEPARATOR, " ")  # the fragments' separator, never text (same length: starts hold)
     fragments: list[str] = []  # body, then heading and body for each heading
     heads: list[tuple[int, str | None, int]] = []
     position = 0
