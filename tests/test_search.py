@@ -291,7 +291,7 @@ def test_filters_combine_with_the_query(mcp: Session) -> None:
     assert mcp.paths("kiwi", path="fruit/mango.md") == ["fruit/mango.md"]
     # The filters also hold for the relaxed form of a question.
     assert mcp.paths("how do I store kiwi fruit?", folder="vegetables") == ["vegetables/zucchini.md"]
-    assert mcp.paths("kiwi", folder="nowhere") == []
+    assert "No page is in folder 'nowhere'" in mcp.error("search", query="kiwi", folder="nowhere")
 
 
 @pytest.mark.parametrize(

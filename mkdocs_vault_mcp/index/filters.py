@@ -7,6 +7,7 @@ is over the `documents` table under the alias `d`.
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import json
 import re
 import sqlite3
@@ -127,6 +128,45 @@ def check_language(conn: sqlite3.Connection, language: str) -> str:
     return language
 
 
+CLOSEST_FOLDERS = 5  # named by the error for a folder that holds no page
+LISTED_FOLDERS = 20  # top-level folders named when none is close
+
+
+def check_folder(conn: sqlite3.Connection, folder: str) -> str:
+    """A normalized folder that holds no page is an error naming the closest folders: a folder without pages
+    cannot be asked for on purpose, so it is a misspelling (`refrence`) or a wrong case (`Guide`)."""
+    if conn.execute(
+        "SELECT 1 FROM documents WHERE folder = ? OR (folder >= ? AND folder < ?) LIMIT 1",
+        [folder, folder + "/", folder + "0"],
+    ).fetchone():
+        return folder
+    # Every ancestor of a page's folder is a folder that holds pages too.
+    known = sorted(
+        {
+            "/".join(parts[:depth])
+            for (name,) in conn.execute("SELECT DISTINCT folder FROM documents WHERE folder != ''")
+            for parts in [name.split("/")]
+            for depth in range(1, len(parts) + 1)
+        }
+    )
+    by_casefold: dict[str, list[str]] = {}
+    for name in known:
+        by_casefold.setdefault(name.casefold(), []).append(name)
+    close = difflib.get_close_matches(folder.casefold(), list(by_casefold), n=CLOSEST_FOLDERS, cutoff=0.6)
+    closest = [name for key in close for name in by_casefold[key]][:CLOSEST_FOLDERS]
+    top = [name for name in known if "/" not in name]
+    if closest:
+        listing = "the closest folders: " + ", ".join(map(repr, closest))
+    elif top:
+        more = ", ..." if len(top) > LISTED_FOLDERS else ""
+        listing = "the site's top-level folders: " + ", ".join(map(repr, top[:LISTED_FOLDERS])) + more
+    else:
+        listing = "none: every page is at the root (folder '')"
+    raise InvalidArgument(
+        f"No page is in folder {folder!r} (folders are case-sensitive paths under docs_dir); {listing}."
+    )
+
+
 def compile_filters(conn: sqlite3.Connection, filters: Filters) -> Compiled:
     check_choice("scope", filters.scope, tuple(SCOPES))
     clauses: list[str] = []
@@ -139,6 +179,7 @@ def compile_filters(conn: sqlite3.Connection, filters: Filters) -> Compiled:
     if filters.folder is not None:
         folder = normalize_folder(filters.folder)
         if folder:
+            check_folder(conn, folder)
             # A range over the index instead of LIKE: case-sensitive, and `_` and `%` stay plain.
             clauses.append("(d.folder = ? OR (d.folder >= ? AND d.folder < ?))")
             params += [folder, folder + "/", folder + "0"]  # "0" is the character after "/"
