@@ -198,7 +198,7 @@ FOLDER_CASES = {
     "a_b": {"a_b/page.md"},
     "c%d": {"c%d/page.md"},
 }
-# Folders that hold no page: an error naming the closest folders (tests/test_unknown_folder.py names them), never an empty
+# Folders that hold no page: an error naming the closest folders (tests/test_unknown_folder.py), never an empty
 # answer. As LIKE patterns `a%b` would match a_b and axb, and `c_d` would match c%d; `null` is a name, not JSON null.
 NO_PAGE_FOLDERS = ["pro", "GUIDE", "a%b", "c_d", "missing", "null"]
 
