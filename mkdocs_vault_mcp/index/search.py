@@ -20,6 +20,10 @@ Porter stemmer (so `tasks` finds `task`, and `Depends` finds `dependencies`).
    Chinese, Japanese and Korean text is indexed one character a token (index/cjk.py):
    a CJK run in the query is the phrase of its characters, so `跨域` finds exactly
    that text inside a sentence; the relaxed form (3.) uses its overlapping bigrams.
+   A run weighs as one word, as a Latin word does: in the relaxed form each Latin
+   term beside a run is repeated as often as the run has phrases (BM25 adds them
+   up), and the fit (4.) counts a run once. Beside CJK text, a capitalized Latin
+   word is a code name (`依赖项 Depends`): its exact spelling is checked (4.).
 2. Strict first. The strict form is every term ANDed, within one section; for
    plain keywords that is exactly how FTS5 reads them. When it finds at least
    as many pages as asked for, only those pages rank.
@@ -102,6 +106,7 @@ held out: never tune on it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import sqlite3
 import threading
@@ -205,6 +210,8 @@ def uses_fts_syntax(conn: sqlite3.Connection, query: str, scope: str) -> bool:
 def plan_query(conn: sqlite3.Connection, query: str, scope: str) -> QueryPlan:
     if uses_fts_syntax(conn, query, scope):
         words = [w for w in literal_words(cjk.separate(query)) if w not in FTS_OPERATORS and w not in FTS_COLUMNS]
+        # A CJK run is one word, as fit() counts it, not one a character.
+        words = [w for w in words if not cjk.has_cjk(w)] + cjk.runs(query)
         meaningful = [w for w in words if not is_stop_word(w)] or words
         written = cjk.fts_query(query.strip()).strip()
         return QueryPlan(strict=scoped(written, scope), words=list(dict.fromkeys(meaningful)))
@@ -228,6 +235,10 @@ def plan_query(conn: sqlite3.Connection, query: str, scope: str) -> QueryPlan:
         return QueryPlan(strict=None)
     if len(pieces) == 1 and not verbatim and query.strip()[:1].isupper():
         verbatim.append(query.strip())  # one capitalized word, alone: a class or function name (`Depends`)
+    if cjk.has_cjk(query):
+        # Beside CJK text, which has no capitals, a capitalized Latin word is a name too (`依赖项 Depends`).
+        latin = [piece for piece in _TERM.findall(query) if not cjk.has_cjk(piece)]
+        verbatim += [piece for piece in latin if piece[:1].isupper() and piece not in verbatim]
 
     # CJK characters are tokens of one character each: the relaxed form uses their bigrams instead.
     every_word = [word for words in pieces for word in words if not cjk.has_cjk(word)]
@@ -251,14 +262,23 @@ def plan_query(conn: sqlite3.Connection, query: str, scope: str) -> QueryPlan:
     alternatives += [bigram for bigram in bigrams if document_frequency(conn, bigram, common + 1) <= common] or bigrams
     alternatives += [phrase(words) for words in pieces if len(words) > 1]
     strict = " AND ".join(dict.fromkeys(phrase(words) for words in pieces))
+    alternatives = list(dict.fromkeys(alternatives))
+    weighted = alternatives
+    latin = [alternative for alternative in alternatives if not cjk.has_cjk(alternative)]
+    if latin and cjk_runs:
+        # BM25 adds up the phrases an expression holds, and a CJK run is one phrase per bigram besides itself: each
+        # Latin term is repeated as often, so that a code name weighs as much as the word beside it
+        # (`ミドルウェア CORSMiddleware`: once against six).
+        repeats = round((len(alternatives) - len(latin)) / len(cjk_runs))
+        weighted = alternatives + latin * (repeats - 1)
     return QueryPlan(
         strict=scoped(strict, scope),
-        relaxed=scoped(" OR ".join(dict.fromkeys(alternatives)), scope),
+        relaxed=scoped(" OR ".join(weighted), scope),
         strict_has_extra_words=len(rare) < len({word.casefold() for word in every_word}),
-        words=rare + [character for run in cjk_runs for character in run],
+        words=rare + cjk_runs,  # a CJK run one word, as fit() counts a title's runs
         verbatim=list(dict.fromkeys(verbatim)),
         cjk=bool(cjk_runs),
-        alternatives=list(dict.fromkeys(alternatives)),
+        alternatives=alternatives,
         counted={phrase([word]): frequencies[word] for word in unique if frequencies[word] < counted},
         scope=scope,
     )
@@ -691,19 +711,50 @@ def last_heading(trail: str) -> str:
 def fit(marked: str, wanted: int, query_words: frozenset[str] = frozenset()) -> float:
     """How well a title or heading says what the query says: the Dice overlap of their meaningful words.
 
-    `marked` holds each match between U+0001 and U+0002 (FTS5 highlight()); `wanted` counts the query's words.
-    A matched word that looks like code (`APIRoute`) counts only when the query spells it the same way
-    (casefolded): the stemmer matches `APIRoute` for `APIRouter`, a different class.
+    `marked` holds each match between U+0001 and U+0002 (FTS5 highlight()); `wanted` counts the query's words,
+    a CJK run one word (QueryPlan.words). A matched word that looks like code (`APIRoute`) counts only when the
+    query spells it the same way (casefolded): the stemmer matches `APIRoute` for `APIRouter`, a different class.
+    A run of CJK characters counts as one word too, matched by the share of its characters marked: a character a
+    word, a native word of three characters would outweigh the code name beside it (`中间件 CORSMiddleware`).
     """
-    matched = total = 0
-    for part in marked.split("\x01"):
-        inside, _, outside = part.rpartition("\x02")
-        for word in literal_words(inside):
+    text: list[str] = []
+    marks: list[bool] = []
+    inside = False
+    for character in marked:
+        if character in "\x01\x02":
+            inside = character == "\x01"
+        else:
+            text.append(character)
+            marks.append(inside)
+    joined = "".join(text)
+    matched = 0.0
+    total = 0
+    run_length = run_marked = 0
+    run_end = -1
+    for unit in _fit_units().finditer(joined):
+        if unit.group(1) is None:
+            word = unit.group()
             if not is_stop_word(word):
                 total += 1
-                matched += not _CODE_HINT.search(word) or word.casefold() in query_words
-        total += sum(1 for word in literal_words(outside) if not is_stop_word(word))
+                matched += marks[unit.start()] and (not _CODE_HINT.search(word) or word.casefold() in query_words)
+            continue
+        # Characters that only separators divide are one run (the index stores a separator between each two).
+        if run_length and joined[run_end : unit.start()].strip(cjk.SEPARATOR):
+            total, matched = total + 1, matched + run_marked / run_length
+            run_length = run_marked = 0
+        run_length += 1
+        run_marked += marks[unit.start()]
+        run_end = unit.end()
+    if run_length:
+        total, matched = total + 1, matched + run_marked / run_length
     return 2 * min(matched, wanted) / (total + wanted) if total else 0.0
+
+
+@functools.cache
+def _fit_units() -> re.Pattern[str]:
+    """A CJK character (group 1), or a word as the tokenizer cuts it without CJK in it; compiled when first needed,
+    as index/cjk.py compiles its character class."""
+    return re.compile(f"([{cjk.CJK_CHARACTERS}])|[^\\W_{cjk.CJK_CHARACTERS}]+")
 
 
 def _pages(sections: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
