@@ -70,7 +70,12 @@ Porter stemmer (so `tasks` finds `task`, and `Depends` finds `dependencies`).
      from `dependencies` and `APIRouter` from `APIRoute`, which the stemmer merges.
 5. Pages. A page scores by its best section plus 10% of each of its next three
    matching sections, appears once, and shows its best `sections_per_page`
-   sections. The adjustments above re-rank the sections that BM25 ranks best,
+   sections that hold a match in their own heading or text: every section's row
+   also holds the page's path, title and summary and the headings above it, and
+   a section matched through those alone is not shown (a page matched only
+   through them shows its opening section). A score that would show as 0 (FTS5
+   gives a word in over half of all sections an IDF of 1e-6) is shown to 4
+   significant digits. The adjustments above re-rank the sections that BM25 ranks best,
    at most 4 (or `sections_per_page`) of any one page, so that a page with
    hundreds of matching sections (release notes) cannot crowd the others out:
    40 of them, or 4 (or `sections_per_page`) per page asked for when that is more.
@@ -537,10 +542,19 @@ def _candidate_sections(
                 "title": title,
                 "url": url,
                 "score": score,
-                "snippet": cjk.join(snippet),
+                "snippet": cjk.join(snippet.replace(_BODY_MARK, "**").replace(_BODY_MARK_END, "**")),
+                # Whether the section's own heading or text holds a match, not only the page's title, path or
+                # summary, or a heading above it (columns every section of the page shares).
+                "own_match": _HEADING_MARK in last_heading(marked_trail) or _BODY_MARK in snippet,
             }
         )
     return sections
+
+
+# How highlight() and snippet() mark matches in the kept sections: in the title and headings, and in the body (turned
+# into `**` for the reader once the section's own matches are known).
+_HEADING_MARK = "\x01"
+_BODY_MARK, _BODY_MARK_END = "\x03", "\x04"
 
 
 def _marked_in_the_index(
@@ -558,7 +572,7 @@ def _marked_in_the_index(
         details += conn.execute(
             "SELECT s.id, s.document_id, s.position, s.heading, s.anchor, length(s.body), d.path, d.title, d.url,"
             " highlight(sections_fts, 1, char(1), char(2)), highlight(sections_fts, 2, char(1), char(2)),"
-            f" snippet(sections_fts, 4, '**', '**', '…', {tokens})"
+            f" snippet(sections_fts, 4, char(3), char(4), '…', {tokens})"
             f"{verbatim} FROM sections_fts JOIN sections s ON s.id = sections_fts.rowid"
             " JOIN documents d ON d.id = s.document_id"
             " WHERE sections_fts MATCH ? AND sections_fts.rowid BETWEEN ? AND ?"
@@ -608,7 +622,8 @@ def _marked_in_memory(
             for rowid, marked_title, marked_trail, snippet in memory.execute(
                 "SELECT rowid, highlight(sections_fts, 1, char(1), char(2)),"
                 " highlight(sections_fts, 2, char(1), char(2)),"
-                f" snippet(sections_fts, 4, '**', '**', '…', {tokens}) FROM sections_fts WHERE sections_fts MATCH ?",
+                f" snippet(sections_fts, 4, char(3), char(4), '…', {tokens})"
+                " FROM sections_fts WHERE sections_fts MATCH ?",
                 [match],
             )
         }
@@ -770,7 +785,17 @@ def _pages(sections: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
         page["sections"].sort(key=lambda section: (-section["score"], section["position"]))
         scores = [section["score"] for section in page["sections"]]
         page["score"] = scores[0] + OTHER_SECTION_CREDIT * sum(scores[1 : 1 + OTHER_SECTIONS])
+        # Only sections that hold a match themselves are shown; a page matched only by its title, path or summary
+        # shows its opening section, which carries them.
+        own = [section for section in page["sections"] if section["own_match"]]
+        page["shown"] = own or [min(page["sections"], key=lambda section: section["position"])]
     return pages
+
+
+def shown_score(score: float) -> float:
+    """A score to 4 decimals, or to 4 significant digits when that would show 0: FTS5 gives a word found in more than
+    half of all sections (common on a small site) an IDF of 1e-6, and a matching section never scores 0."""
+    return round(score, 4) or float(f"{score:.4g}")
 
 
 def _page_result(page: dict[str, Any], sections_per_page: int) -> dict[str, Any]:
@@ -778,14 +803,14 @@ def _page_result(page: dict[str, Any], sections_per_page: int) -> dict[str, Any]
         "path": page["path"],
         "title": page["title"],
         "url": page["url"],
-        "score": round(page["score"], 4),
+        "score": shown_score(page["score"]),
         "sections": [
             {
                 "heading": section["heading"],
                 "url": page["url"] + (f"#{section['anchor']}" if section["anchor"] else ""),
                 "snippet": section["snippet"],
-                "score": round(section["score"], 4),
+                "score": shown_score(section["score"]),
             }
-            for section in page["sections"][:sections_per_page]
+            for section in page["shown"][:sections_per_page]
         ],
     }
