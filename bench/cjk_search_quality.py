@@ -99,8 +99,8 @@ def main() -> None:
     report = header + "\n" + table + "\n\nQueries whose first relevant page is not at rank 1:\n"
     report += "\n".join(per_query_lines) + "\n"
     if args.package is None:
-        results = RESULTS if args.queries.resolve() == QUERIES else RESULTS.with_name(
-            RESULTS.stem + args.queries.stem.removeprefix("cjk_queries") + ".txt")
+        kind = "".join(f"_{part}" for part in args.queries.stem.split("_") if part not in ("cjk", "queries"))
+        results = RESULTS.with_name(RESULTS.stem + kind + ".txt")  # cjk_queries.json: no kind
         write_results(results.stem, report)
     print(report if args.details else header + "\n" + table)
 
