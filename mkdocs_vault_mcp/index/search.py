@@ -786,8 +786,8 @@ def _pages(sections: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
         scores = [section["score"] for section in page["sections"]]
         page["score"] = scores[0] + OTHER_SECTION_CREDIT * sum(scores[1 : 1 + OTHER_SECTIONS])
         # Only sections that hold a match themselves are shown; a page matched only by its title, path or summary
-        # shows its opening section, which carries them.
-        own = [section for section in page["sections"] if section["own_match"]]
+        # shows its opening section, which carries them. (A section not marked by _candidate_sections is shown.)
+        own = [section for section in page["sections"] if section.get("own_match", True)]
         page["shown"] = own or [min(page["sections"], key=lambda section: section["position"])]
     return pages
 
