@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import hashlib
 import json
 import logging
@@ -85,7 +86,12 @@ def site_folder(cache_dir: Path, url: str) -> Path:
 
 
 def rfc3339_now(seconds: float) -> str:
-    return dt.datetime.fromtimestamp(int(seconds), dt.UTC).isoformat().replace("+00:00", "Z")
+    return _rfc3339(int(seconds))
+
+
+@functools.lru_cache(maxsize=8)  # every answer's _meta names the same two instants until the next refresh
+def _rfc3339(seconds: int) -> str:
+    return dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat().replace("+00:00", "Z")
 
 
 class LimitedRedirects(urllib.request.HTTPRedirectHandler):
