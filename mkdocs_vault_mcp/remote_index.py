@@ -45,6 +45,7 @@ TIMEOUT_SECONDS = 30
 CHUNK = 1 << 20
 SQLITE_HEADER = b"SQLite format 3\x00"
 CACHE_ENV = "MKDOCS_VAULT_MCP_CACHE"
+LEFTOVER_SECONDS = 3600
 
 
 class DownloadRefused(Exception):
@@ -155,8 +156,11 @@ class RemoteIndex:
 
         Raises DownloadRefused when there is no cached index to fall back on."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        for leftover in self.folder.glob(".*.tmp*"):  # a download killed halfway
-            leftover.unlink(missing_ok=True)
+        for leftover in self.folder.glob(".*.tmp*"):
+            # A download killed halfway; a recent one may be another worker process's, still running.
+            with contextlib.suppress(OSError):
+                if time.time() - leftover.stat().st_mtime > LEFTOVER_SECONDS:
+                    leftover.unlink()
         if self.has_cache:
             # A cached copy that the cache folder holds but no longer passes the checks is thrown away.
             try:
