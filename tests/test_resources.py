@@ -15,7 +15,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
 from mcp_types import ResourceTemplateReference, ResourceUpdatedNotification, TextResourceContents
 
-from conftest import Site, built_site
+from conftest import Site, built_site, free_port
 from mcp_session import session_over
 from mkdocs_vault_mcp import resources
 from mkdocs_vault_mcp.server import IndexReader, create_server
@@ -216,3 +216,43 @@ def test_a_session_of_an_earlier_protocol_that_subscribed_to_a_page_hears_when_i
 
     anyio.run(main)
     assert heard == ["docs:///index.md"]
+
+
+def test_beside_mkdocs_serve_a_listener_over_http_learns_that_a_saved_page_joined_the_site(tmp_path: Path) -> None:
+    from test_live import Serve
+
+    port = free_port()
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("# Home\n\nHi.\n")
+    config = tmp_path / "mkdocs.yml"
+    config.write_text(f"site_name: Live resources\nplugins:\n  - vault-mcp:\n      mcp_port: {port}\n")
+    serve = Serve(config, mcp_port=port)
+    try:
+        serve.wait_for(r"MCP server for AI agents")
+
+        async def main() -> list[Any]:
+            events: list[Any] = []
+            async with Client(serve.url) as client, client.listen(resources_list_changed=True) as sub:
+                listed = await client.list_resources(cache_mode="bypass")
+                assert [r.name for r in listed.resources] == ["index.md"]
+
+                async def collect() -> None:
+                    async for event in sub:
+                        events.append(event)
+
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(collect)
+                    await anyio.sleep(1.5)  # the watcher has seen the index as it is
+                    (tmp_path / "docs" / "new.md").write_text("# New\n\nJust saved.\n")
+                    with anyio.fail_after(30):
+                        while not events:
+                            await anyio.sleep(0.1)
+                    tasks.cancel_scope.cancel()
+                listed = await client.list_resources(cache_mode="bypass")
+                assert [r.name for r in listed.resources] == ["index.md", "new.md"]
+            return events
+
+        events = anyio.run(main)
+        assert isinstance(events[0], ResourcesListChanged), serve.log
+    finally:
+        serve.kill()
