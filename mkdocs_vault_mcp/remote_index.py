@@ -107,6 +107,7 @@ class State:
     last_modified: str | None = None
     downloaded_at: float | None = None  # when the cached index was downloaded (epoch seconds)
     confirmed_at: float | None = None  # when the site last said the cached index is its current one
+    problem: str | None = None  # why the last attempt to refresh failed; None when it did not
 
 
 class RemoteIndex:
@@ -124,7 +125,9 @@ class RemoteIndex:
         self.path = self.folder / "index.sqlite"
         self.max_bytes = max_bytes
         self.refresh_seconds = refresh_seconds
-        self.problem: str | None = None  # why the last attempt to refresh failed; None when it did not
+        # Kept in the cache folder, so every process serving this index (worker processes, forked or not) says
+        # the same of it, whichever one refreshed it.
+        self._state_seen: int | None = None
         self.state = self._load_state()
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -134,9 +137,11 @@ class RemoteIndex:
     # -- the cache folder ---------------------------------------------------------------------------------------
 
     def _load_state(self) -> State:
+        file = self.folder / "state.json"
         try:
-            data = json.loads((self.folder / "state.json").read_text(encoding="utf-8"))
-            return State(**{key: data.get(key) for key in ("etag", "last_modified", "downloaded_at", "confirmed_at")})
+            self._state_seen = file.stat().st_mtime_ns
+            data = json.loads(file.read_text(encoding="utf-8"))
+            return State(**{key: data.get(key) for key in State.__dataclass_fields__})
         except (OSError, ValueError, TypeError):
             return State()
 
@@ -144,6 +149,20 @@ class RemoteIndex:
         temporary = self.folder / f".state-{secrets.token_hex(8)}.tmp"
         temporary.write_text(json.dumps(self.state.__dict__), encoding="utf-8")
         os.replace(temporary, self.folder / "state.json")
+
+    def _current_state(self) -> State:
+        """The state as the cache folder holds it now (another process may have refreshed the index)."""
+        try:
+            changed = (self.folder / "state.json").stat().st_mtime_ns != self._state_seen
+        except OSError:
+            changed = False
+        if changed:
+            self.state = self._load_state()
+        return self.state
+
+    @property
+    def problem(self) -> str | None:
+        return self._current_state().problem
 
     @property
     def has_cache(self) -> bool:
@@ -198,12 +217,12 @@ class RemoteIndex:
         """Ask the site for its index if it changed; True when a new index replaced the cached one."""
         with self._lock:
             try:
-                changed = self._fetch()
+                return self._fetch()
             except DownloadRefused as error:
-                self.problem = str(error)
+                self.state.problem = str(error)
+                with contextlib.suppress(OSError):
+                    self._save_state()
                 raise
-            self.problem = None
-            return changed
 
     def _fetch(self) -> bool:
         headers = {"User-Agent": f"mkdocs-vault-mcp/{__version__}", "Accept-Encoding": "identity"}
@@ -219,6 +238,7 @@ class RemoteIndex:
             with contextlib.closing(error):
                 if error.code == 304 and self.has_cache:
                     self.state.confirmed_at = time.time()
+                    self.state.problem = None
                     self._save_state()
                     return False
                 if error.code in (301, 302, 303, 307, 308):
@@ -275,17 +295,17 @@ class RemoteIndex:
 
     def describe(self) -> dict[str, Any]:
         """The `_meta` of every answer: where the index came from and how old it is."""
-        state = self.state
+        state = self._current_state()
         now = time.time()
         meta: dict[str, Any] = {
             "index_url": self.url,
             "index_downloaded_at": rfc3339_now(state.downloaded_at) if state.downloaded_at else None,
             "index_checked_at": rfc3339_now(state.confirmed_at) if state.confirmed_at else None,
             "index_age_seconds": int(now - state.confirmed_at) if state.confirmed_at else None,
-            "index_offline": self.problem is not None,
+            "index_offline": state.problem is not None,
         }
-        if self.problem is not None:
-            meta["index_problem"] = self.problem
+        if state.problem is not None:
+            meta["index_problem"] = state.problem
         return meta
 
 

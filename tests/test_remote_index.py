@@ -221,3 +221,28 @@ def test_too_many_redirects_and_an_unreachable_site_without_a_cache_are_errors_t
     assert done.returncode == 2
     assert "cannot reach http://127.0.0.1:" in done.stderr and "No cached copy to serve instead" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_every_worker_process_says_the_same_of_the_index_whichever_refreshed_it(
+    web: tuple[WebServer, Path], tmp_path: Path
+) -> None:
+    server, _ = web
+    port = free_port()
+    process = subprocess.Popen(
+        [str(SCRIPT), "serve", server.url, "--cache", str(tmp_path / "cache"), "--refresh", "0.3",
+         "--transport", "http", "--port", str(port), "--workers", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert process.stdout is not None
+        assert "worker processes" in process.stdout.readline()
+        with session_with(f"http://127.0.0.1:{port}/mcp") as mcp:
+            assert all((mcp.call("stats").meta or {})["index_offline"] is False for _ in range(6))
+            server.stop()
+            deadline = time.monotonic() + 20
+            while not all((mcp.call("stats").meta or {})["index_offline"] for _ in range(10)):
+                assert time.monotonic() < deadline, "some worker never said the site is unreachable"
+                time.sleep(0.2)
+    finally:
+        process.terminate()
+        process.wait(10)
