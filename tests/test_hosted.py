@@ -60,7 +60,7 @@ def image_command(port: int) -> list[str]:
     return [str(UVICORN), *command[1:]]
 
 
-def start_app(site: Path, port: int, **env: str) -> subprocess.Popen:
+def start_app(site: Path | str, port: int, **env: str) -> subprocess.Popen:
     """What the image runs, configured by the environment as the image is."""
     process = subprocess.Popen(
         image_command(port),

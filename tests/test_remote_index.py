@@ -246,3 +246,23 @@ def test_every_worker_process_says_the_same_of_the_index_whichever_refreshed_it(
     finally:
         process.terminate()
         process.wait(10)
+
+
+def test_the_hosted_app_serves_a_sites_url_from_a_cache_folder(web: tuple[WebServer, Path], tmp_path: Path) -> None:
+    import json
+    import urllib.request
+
+    from test_hosted import start_app, stop
+
+    server, _ = web
+    port = free_port()
+    process = start_app(server.url, port, VAULT_MCP_CACHE=str(tmp_path / "cache"))
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as answer:
+            health = json.loads(answer.read())
+        assert health["status"] == "ok" and health["index_url"] == server.url + "vault-mcp/index.sqlite"
+        with session_with(f"http://127.0.0.1:{port}/mcp") as mcp:
+            assert mcp.ok("stats")["site_name"] == "Breeze"
+        assert (site_folder(tmp_path / "cache", health["index_url"]) / "index.sqlite").is_file()
+    finally:
+        stop(process)
