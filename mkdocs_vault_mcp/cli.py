@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .remote_index import CACHE_ENV, DEFAULT_MAX_MB, DEFAULT_REFRESH_SECONDS, RemoteIndex, is_url
+from .remote_index import CACHE_ENV, DEFAULT_MAX_MB, DEFAULT_REFRESH_SECONDS, DownloadRefused, RemoteIndex, is_url
 
 DEFAULT_PORT = 8765  # not 8000: that is `mkdocs serve`'s
 USAGE_ERROR = 2  # as argparse exits on a bad command line
@@ -173,8 +173,6 @@ def serve_index(args: argparse.Namespace) -> None:
 
 def downloaded_index(args: argparse.Namespace) -> RemoteIndex:
     """The site's published index, downloaded (or confirmed) now and refreshed every --refresh seconds."""
-    from .remote_index import DownloadRefused, RemoteIndex
-
     remote = RemoteIndex(args.site, Path(args.cache) if args.cache else None, args.max_size << 20, args.refresh)
     try:
         remote.start()
