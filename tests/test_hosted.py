@@ -244,3 +244,33 @@ def test_replicas_behind_a_round_robin_proxy_answer_alternating_calls_as_one_pro
         assert sum(a != b for a, b in itertools.pairwise(upstream)) == len(upstream) - 1
     finally:
         stop(proxy)
+
+
+READ_ONLY_ROOT = """
+set -e
+mount -o remount,bind,ro /
+if touch "$0.probe" 2>/dev/null; then echo "the root filesystem is still writable" >&2; exit 3; fi
+exec "$@"
+"""
+
+
+def test_the_image_command_serves_with_a_read_only_root_filesystem(built: Site) -> None:
+    """As `docker run --read-only` runs it: the root filesystem remounted read-only in a mount namespace of the
+    server's own (skipped where one cannot be made: not root, no unshare)."""
+    unshare = shutil.which("unshare")
+    probe = subprocess.run([unshare or "unshare", "-m", "--propagation", "private", "sh", "-c",
+                            "mount -o remount,bind,ro / && ! touch /ro-probe 2>/dev/null"], capture_output=True)
+    if unshare is None or probe.returncode != 0:
+        pytest.skip("cannot make a mount namespace with a read-only root here (needs root and unshare)")
+    port = free_port()
+    process = subprocess.Popen(
+        [unshare, "-m", "--propagation", "private", "sh", "-c", READ_ONLY_ROOT, "/ro-root", *image_command(port)],
+        env={**os.environ, "VAULT_MCP_SITE": str(built.site_dir), "PYTHONDONTWRITEBYTECODE": "1", "HOME": "/nowhere"},
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd="/",
+    )
+    try:
+        wait_until_healthy(f"http://127.0.0.1:{port}/healthz", process)
+        with session_with(f"http://127.0.0.1:{port}/mcp") as mcp:
+            assert mcp.paths("firmware") == ["guide/install.md"]
+    finally:
+        stop(process)
