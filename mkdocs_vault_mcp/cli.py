@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
+from .remote_index import CACHE_ENV, DEFAULT_MAX_MB, DEFAULT_REFRESH_SECONDS, DownloadRefused, RemoteIndex, is_url
 
 DEFAULT_PORT = 8765  # not 8000: that is `mkdocs serve`'s
 USAGE_ERROR = 2  # as argparse exits on a bad command line
@@ -56,12 +57,29 @@ def worker_count(text: str) -> int:
     return int(text)
 
 
+def seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 86_400 * 30:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds from 0 to 2592000, got {text!r}")
+    return value
+
+
+def megabytes(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 1_000_000:
+        raise argparse.ArgumentTypeError(f"expected a size in MB from 1 to 1000000, got {text!r}")
+    return int(text)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="mkdocs-vault-mcp", description=__doc__)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve the MCP tools from a built site's index (read-only)")
-    serve.add_argument("site", metavar="SITE_DIR", help="built site folder, or the path of an index.sqlite")
+    serve.add_argument("site", metavar="SITE_DIR", help="built site folder, the path of an index.sqlite, or a deployed "
+                       "site's URL (https://docs.example.com/) or its index's URL, downloaded into a cache folder")
     serve.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     serve.add_argument("--host", default="127.0.0.1", help="HTTP address to bind (default: loopback only)")
     serve.add_argument("--port", type=port_number, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
@@ -86,6 +104,13 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="HTTP: keep MCP sessions between requests (default: stateless; one process only)",
     )
+    serve.add_argument("--refresh", type=seconds, default=DEFAULT_REFRESH_SECONDS, metavar="SECONDS",
+                       help=f"a site's URL: ask it for a new index this often (default {DEFAULT_REFRESH_SECONDS}; 0: "
+                       "only at start)")
+    serve.add_argument("--cache", metavar="DIR", help=f"a site's URL: the cache folder (default: the user's cache "
+                       f"folder, or the environment variable {CACHE_ENV})")
+    serve.add_argument("--max-size", type=megabytes, default=DEFAULT_MAX_MB, metavar="MB",
+                       help=f"a site's URL: refuse a larger index (default {DEFAULT_MAX_MB} MB)")
     index = commands.add_parser(
         "index", help="index a site already built (by Zensical, MkDocs or ProperDocs without the plugin)"
     )
@@ -114,18 +139,22 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def serve_index(args: argparse.Namespace) -> None:
-    path = index_path(args.site)
-    check_index(path)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s: %(message)s")
-
     from .server import IndexReader, create_server
+
+    remote = downloaded_index(args) if is_url(args.site) else None
+    if remote is None:
+        path = index_path(args.site)
+        check_index(path)
+    else:
+        path = remote.path
 
     token = None
     if args.token_env:
         token = os.environ.get(args.token_env) or None
         if token is None:
             raise UsageError(f"--token-env names {args.token_env}, which is not set (or empty) in the environment.")
-    server = create_server(IndexReader(path))
+    server = create_server(IndexReader(path, describe=remote.describe if remote else None))
     if args.transport == "stdio":
         from .stdio import serve_stdio
 
@@ -140,6 +169,18 @@ def serve_index(args: argparse.Namespace) -> None:
         raise UsageError(
             f"cannot listen on {args.host}:{args.port} ({error.strerror or error}); choose another with --port."
         ) from None
+
+
+def downloaded_index(args: argparse.Namespace) -> RemoteIndex:
+    """The site's published index, downloaded (or confirmed) now and refreshed every --refresh seconds."""
+    remote = RemoteIndex(args.site, Path(args.cache) if args.cache else None, args.max_size << 20, args.refresh)
+    try:
+        remote.start()
+    except DownloadRefused as error:
+        raise UsageError(f"{error} No cached copy to serve instead ({remote.folder}).") from None
+    except OSError as error:
+        raise UsageError(f"cannot use the cache folder {remote.folder} ({error}); give another with --cache.") from None
+    return remote
 
 
 def index_site(args: argparse.Namespace) -> None:

@@ -37,6 +37,7 @@ from .arguments import checked
 from .freshness import Freshness
 from .index.filters import InvalidArgument
 from .index.publish import open_read_only
+from .resources import Resources
 from .tools import TOOLS
 
 log = logging.getLogger(__name__)
@@ -73,8 +74,11 @@ class IndexReader:
         freshness: Freshness | None = None,
         wait_timeout: float = 30.0,
         call_seconds: float = limits.CALL_SECONDS,
+        describe: Callable[[], dict[str, Any]] | None = None,
     ) -> None:
         self.path = path
+        # What every answer's `_meta` says besides index_stale (a downloaded index: where from, how old).
+        self.describe = describe
         self.freshness = freshness or Freshness()
         self.wait_timeout = wait_timeout
         self.call_seconds = call_seconds
@@ -104,6 +108,13 @@ class IndexReader:
 
     def is_pending(self) -> bool:
         return self.freshness.pending
+
+    def meta(self, stale: bool) -> dict[str, Any]:
+        return {"index_stale": stale} if self.describe is None else {"index_stale": stale, **self.describe()}
+
+    async def read(self, compute: Callable[[sqlite3.Connection], Any]) -> Any:
+        """What `compute` returns from one read transaction, on a worker thread (as `answer` reads)."""
+        return await anyio.to_thread.run_sync(self._read, compute, limiter=self._reader_threads())
 
     async def answer(
         self,
@@ -138,7 +149,7 @@ class IndexReader:
         return {
             "content": [{"type": "text", "text": pydantic_core.to_json(data).decode()}],
             "structuredContent": data,
-            "_meta": {"index_stale": stale},
+            "_meta": self.meta(stale),
             "resultType": "complete",  # required from protocol 2026-07-28 on; the SDK drops it for earlier ones
         }
 
@@ -210,15 +221,24 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> Server:
         tool = TOOLS.get(tool_name)
         return None if tool is None else tool.input_schema
 
+    pages = Resources(index)
     return Server(
         name,
         version=__version__,
         instructions=INSTRUCTIONS,
+        lifespan=pages.watching,
         get_tool_input_schema=input_schema,
         on_list_tools=list_tools,
         # The SDK's runner takes a handler's result as a model or as its wire-form dict (HandlerResult);
         # on_call_tool's annotation names only the model. IndexReader.answer says why the dict.
         on_call_tool=call_tool,  # type: ignore[arg-type]
+        on_list_resources=pages.list_resources,
+        on_list_resource_templates=pages.list_templates,
+        on_read_resource=pages.read_resource,
+        on_subscribe_resource=pages.subscribe,
+        on_unsubscribe_resource=pages.unsubscribe,
+        on_completion=pages.complete,
+        on_subscriptions_listen=pages.listen,
     )
 
 
@@ -226,5 +246,5 @@ def failure(message: str, index: IndexReader) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=limits.cut(message))],
         is_error=True,
-        _meta={"index_stale": index.is_pending()},
+        _meta=index.meta(index.is_pending()),
     )
