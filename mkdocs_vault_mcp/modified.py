@@ -171,15 +171,22 @@ def _last_change_per_path(commits: dict[bytes, _Commit]) -> dict[bytes, int]:
 
 def _history_per_path(commits: dict[bytes, _Commit], paths: set[bytes]) -> dict[bytes, list[tuple[int, str, str]]]:
     """`git log -10 -- PATH` for every path still present at HEAD, all at once: the same walk as
-    `_last_change_per_path` (history simplification), which goes on past the first change to the root. A commit
-    with one parent (or none) counts when it changes the path; a merge passes the path to its first parent that
-    has the same version, and when it has none, counts itself and passes the path to every parent. Which commits
-    count does not depend on the order of the walk; git lists them newest commit time first (children before
-    parents among equal times), and keeps the first HISTORY_LENGTH."""
+    `_last_change_per_path` (history simplification), which goes on past the first change. A commit with one
+    parent (or none) counts when it changes the path; a merge passes the path to its first parent that has the
+    same version, and when it has none, counts itself and passes the path to every parent. Which commits count
+    does not depend on the order of the walk; git lists them newest commit time first (children before parents
+    among equal times) and keeps the first HISTORY_LENGTH, so a path's walk ends once no commit left in the log
+    is newer than the oldest of its newest HISTORY_LENGTH."""
     if not commits:
         return {}
-    found: dict[bytes, list[tuple[int, int, _Commit]]] = {path: [] for path in paths}
-    pending: dict[bytes, set[bytes]] = {next(iter(commits)): set(paths)}
+    listed = list(commits.items())  # children before parents
+    newest_after = [0] * (len(listed) + 1)  # the newest commit time from each position of the log to its end
+    for position in range(len(listed) - 1, -1, -1):
+        newest_after[position] = max(newest_after[position + 1], listed[position][1].commit_time)
+    # per path, the newest HISTORY_LENGTH commits found so far as a heap whose first is the oldest of them
+    kept: dict[bytes, list[tuple[int, int, _Commit]]] = {path: [] for path in paths}
+    done: set[bytes] = set()
+    pending: dict[bytes, set[bytes]] = {listed[0][0]: set(paths)}
 
     def hand_over(sha: bytes | None, handed: set[bytes]) -> None:
         if sha is None or not handed:
@@ -190,7 +197,7 @@ def _history_per_path(commits: dict[bytes, _Commit], paths: set[bytes]) -> dict[
             larger |= smaller
             pending[sha] = larger
 
-    for order, (sha, commit) in enumerate(commits.items()):  # children before parents
+    for position, (sha, commit) in enumerate(listed):
         walking = pending.pop(sha, None)
         if not walking:
             continue
@@ -203,13 +210,23 @@ def _history_per_path(commits: dict[bytes, _Commit], paths: set[bytes]) -> dict[
             same = next((p for p, diff in zip(parents[1:], diffs[1:], strict=True) if path not in diff), None)
             if same is not None:
                 hand_over(same, {path})
-            else:  # on past an addition too: the file may have lived there before
-                found[path].append((-commit.commit_time, order, commit))
-                for parent in parents:
-                    hand_over(parent, {path})
+                continue
+            if path in done:
+                continue
+            newest = kept[path]
+            entry = (commit.commit_time, -position, commit)
+            if len(newest) < HISTORY_LENGTH:
+                heapq.heappush(newest, entry)
+            else:
+                heapq.heappushpop(newest, entry)
+            if len(newest) == HISTORY_LENGTH and newest[0][0] >= newest_after[position + 1]:
+                done.add(path)  # nothing further down the log can be one of its newest
+                continue
+            for parent in parents:  # on past an addition too: the file may have lived there before
+                hand_over(parent, {path})
     return {path: [(commit.author_time, commit.author, commit.subject)
-                   for _, _, commit in heapq.nsmallest(HISTORY_LENGTH, counted)]
-            for path, counted in found.items() if counted}
+                   for _, _, commit in sorted(newest, key=lambda entry: (-entry[0], -entry[1]))]
+            for path, newest in kept.items() if newest}
 
 
 # Where docs_dir sits and which commit is checked out, in one call: `--verify -q HEAD` prints the commit, or
