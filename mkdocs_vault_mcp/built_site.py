@@ -51,7 +51,7 @@ from .index.answers import build_snapshot
 from .index.publish import open_read_only, publish
 from .index.writer import IndexWriter, worth_a_process
 from .modified import modified_instant, read_git_times
-from .page_facts import history_rows, site_base_path
+from .page_facts import history_rows, site_base_path, uses_mike
 from .paths import excluded_by, join_url, server_path
 from .snapshot import write_snapshot
 
@@ -120,6 +120,7 @@ class SiteConfig:
     base: Path | None = None  # the folder of mkdocs.yml
     nav: Any = None  # the `nav` as written; None: MkDocs lists every page but those `not_in_nav` names
     not_in_nav: str | None = None
+    versioned: bool = False  # mike publishes the site's versions side by side (page_facts.uses_mike)
 
 
 @dataclass
@@ -200,6 +201,7 @@ def read_config(config_file: Path) -> SiteConfig:
         base=base,
         nav=raw.get("nav"),
         not_in_nav=raw["not_in_nav"] if isinstance(raw.get("not_in_nav"), str) else None,
+        versioned=uses_mike(raw.get("extra"), raw.get("plugins")),
     )
 
 
@@ -612,7 +614,8 @@ def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Pat
         removed = writer.keep_only(kept)
         writer.commit(indexed_fields=options.indexed_fields, site_name=site_name, site_url=config.site_url,
                       site_files=site_files(site_dir, base_path, page_paths),
-                      nav=nav_pages(config, set(sources) if docs_dir is not None else set(page_paths.values())))
+                      nav=nav_pages(config, set(sources) if docs_dir is not None else set(page_paths.values())),
+                      version_base=base_path if config.versioned else None)
         with contextlib.closing(open_read_only(writer.path)) as conn:
             stats = queries.index_stats(conn)
             snapshot = build_snapshot(conn, options.tag_fields, stats)
