@@ -6,6 +6,7 @@ session; incremental builds where the linked page comes and goes."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -108,3 +109,19 @@ def test_version_folders_of_a_mike_site_reach_this_builds_page(tmp_path: Path) -
     # without mike in the config, the same links are broken
     site.build(extra={})
     assert len(links_of(site)["broken"]) == 5
+
+
+def test_an_index_whose_links_other_rules_resolved_resolves_them_again(tmp_path: Path) -> None:
+    site = Site(tmp_path, {"site_url": "https://docs.example.org/", "plugins": ["vault-mcp"]})
+    site.write_pages(PAGES)
+    site.build()
+    expected = links_of(site)
+    # as an earlier version left it: the folder addresses without their slash broken, under its rules' digest
+    working = tmp_path / ".cache" / "plugin" / "vault-mcp" / "build.sqlite"
+    with sqlite3.connect(working) as conn:
+        changed = conn.execute("UPDATE links SET target_path = NULL, broken = 'page' WHERE target NOT LIKE '%/'"
+                               " AND target LIKE '/%'").rowcount
+        conn.execute("UPDATE info SET value = 'earlier rules' WHERE key = 'site_files'")
+    assert changed == 6
+    site.build()  # no page changed, no file of the site either
+    assert links_of(site) == expected

@@ -56,6 +56,15 @@ class SiteFiles:
         return None if folder in self._folders else rest
 
 
+# The rules SiteFiles finds a link's file by: an index whose links were resolved by other rules resolves them again.
+FILE_RULES = "folder address without its slash; mike's version folders"
+
+
+def files_digest(site_files: dict[str, str], version_base: str | None) -> str:
+    """What decides where links lead, as the index keeps it: the site's files, the rules, mike's version base."""
+    return f"{set_digest(site_files)} {set_digest({FILE_RULES, version_base or ''})}"
+
+
 def resolve_links(
     conn: sqlite3.Connection, site_files: dict[str, str], changed: set[str], same_files: bool = False,
     version_base: str | None = None,

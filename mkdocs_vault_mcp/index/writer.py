@@ -35,7 +35,7 @@ from ..forked import ForkedChild, can_fork, pickled_answer, reap_exited, spare_c
 from ..instants import now_micros, to_micros
 from . import cjk
 from .publish import is_corrupt
-from .resolve import count_linking_pages, mark_nav, resolve_links, set_digest
+from .resolve import count_linking_pages, files_digest, mark_nav, resolve_links, set_digest
 from .schema import FORMAT_VERSION, TABLES, create_schema
 
 if TYPE_CHECKING:
@@ -405,7 +405,7 @@ class WorkingIndex:
         # A digest of the site's files and of the nav: when neither changed (a rebuild after one saved page),
         # neither table is read whole.
         if site_files is not None:
-            digest = set_digest(site_files) + (f" {version_base}" if version_base is not None else "")
+            digest = files_digest(site_files, version_base)
             self._recount |= resolve_links(
                 self.conn, site_files, self._changed, same_files=self._info("site_files") == digest,
                 version_base=version_base)
