@@ -7,7 +7,7 @@ Each SITE_DIR is a site built with the plugin (its index in `vault-mcp/index.sql
 slash to the folder, as static hosts do), under the path of the index's `site_url`. Every link of the site to the
 site itself is followed as a browser follows it: the address the page's HTML holds, taken relative to the page's
 own address, redirects followed. A link is reached when the server answers 200 and, when the link names an
-anchor, the page holds an element with that id (or `<a name>`). Links to other hosts are not followed.
+anchor in an HTML page, the page holds an element with that id (or `<a name>`). Links to other hosts are not followed.
 
 It prints, for each site: the links `links(show="broken")` reports and how many of them a browser reaches (the
 false alarms, which should be none), and the links it does not report and how many of them a browser does not
@@ -79,13 +79,14 @@ def check_site(name: str, site_dir: Path) -> tuple[list[str], list[str], list[st
     threading.Thread(target=server.serve_forever, daemon=True).start()
     local = f"http://127.0.0.1:{server.server_address[1]}"
     opener = urllib.request.build_opener(NoRedirectLoops)
-    pages: dict[str, str | None] = {}
+    pages: dict[str, tuple[str, str] | None] = {}  # address -> (content type, text), None when not reached
 
-    def fetch(url: str) -> str | None:
+    def fetch(url: str) -> tuple[str, str] | None:
         if url not in pages:
             try:
                 with opener.open(url, timeout=10) as answer:
-                    pages[url] = answer.read().decode("utf-8", "replace") if answer.status == 200 else None
+                    pages[url] = (answer.headers.get_content_type(), answer.read().decode("utf-8", "replace")) \
+                        if answer.status == 200 else None
             except (urllib.error.URLError, OSError):
                 pages[url] = None
         return pages[url]
@@ -97,10 +98,11 @@ def check_site(name: str, site_dir: Path) -> tuple[list[str], list[str], list[st
         parts = urlsplit(address)
         if parts.scheme not in ("http", "https") or parts.hostname != (site.hostname or "site.invalid"):
             return None
-        text = fetch(local + (parts.path or "/") + (f"?{parts.query}" if parts.query else ""))
-        if text is None:
+        found = fetch(local + (parts.path or "/") + (f"?{parts.query}" if parts.query else ""))
+        if found is None:
             return False
-        if not parts.fragment:
+        kind, text = found
+        if not parts.fragment or kind != "text/html":  # an image's fragment (`#only-dark`) names no element
             return True
         anchor = unquote(parts.fragment)
         return any(html.unescape(next(g for g in m.groups() if g is not None)) == anchor for m in _ID.finditer(text))
