@@ -36,9 +36,9 @@ import time
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 from xml.etree import ElementTree
 
 import yaml
@@ -51,7 +51,8 @@ from .index.answers import build_snapshot
 from .index.publish import open_read_only, publish
 from .index.writer import IndexWriter, worth_a_process
 from .modified import modified_instant, read_git_times
-from .paths import excluded_by, join_url
+from .page_facts import history_rows, site_base_path, uses_mike
+from .paths import excluded_by, join_url, server_path
 from .snapshot import write_snapshot
 
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
@@ -117,6 +118,9 @@ class SiteConfig:
     nav_titles: dict[str, str] = field(default_factory=dict)  # path -> the title `nav` gives it
     options: Options = field(default_factory=Options)
     base: Path | None = None  # the folder of mkdocs.yml
+    nav: Any = None  # the `nav` as written; None: MkDocs lists every page but those `not_in_nav` names
+    not_in_nav: str | None = None
+    versioned: bool = False  # mike publishes the site's versions side by side (page_facts.uses_mike)
 
 
 @dataclass
@@ -195,6 +199,9 @@ def read_config(config_file: Path) -> SiteConfig:
         nav_titles=nav_titles(raw.get("nav")),
         options=validated_options(plugin_options, config_file),
         base=base,
+        nav=raw.get("nav"),
+        not_in_nav=raw["not_in_nav"] if isinstance(raw.get("not_in_nav"), str) else None,
+        versioned=uses_mike(raw.get("extra"), raw.get("plugins")),
     )
 
 
@@ -549,17 +556,22 @@ def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Pat
         "modified_meta": options.modified_meta, "exclude": options.exclude,
         "respect_search_exclude": options.respect_search_exclude, "include_generated": options.include_generated,
         "docs_dir": str(docs_dir.resolve()) if docs_dir else None, "site_dir": str(site_dir.resolve()),
+        # links resolved against each page's own address: an index whose links were not is made anew
+        "links": "page address",
     }, sort_keys=True)
     writer = IndexWriter(cache_dir / "site.sqlite", options_json, in_process=worth_a_process(len(contents)))
     try:
         kept: set[str] = set()
         changed = 0
         all_urls = set(contents)
+        base_path = site_base_path(config.site_url)
+        page_paths: dict[str, str] = {}  # page URL -> its path (what the site's files name it by)
         for url, (page, page_html, content, theme_title) in contents.items():
             source = sources.get(matched.get(url, "")) if docs_dir is not None else None
+            path = source.path if source is not None else path_from_url(url, all_urls)
+            page_paths[url] = path
             if docs_dir is not None and source is None and not options.include_generated:
                 continue  # no Markdown file: a page a plugin generated (blog archive, category, tags index)
-            path = source.path if source is not None else path_from_url(url, all_urls)
             if excluded_by(path, options.exclude):
                 continue
             meta = source.meta if source is not None else {}
@@ -597,9 +609,13 @@ def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Pat
             writer.put(
                 path=path, url=document_url, title=title, meta=meta, markdown=markdown, html_content=content,
                 modified=modified, modified_source=modified_source, indexed_fields=options.indexed_fields,
-                fingerprint=digest, language=language)
+                fingerprint=digest, language=language, page_path=base_path + url, site_url=config.site_url,
+                history=history_rows(git.history.get(path, []) if git is not None and source is not None else []))
         removed = writer.keep_only(kept)
-        writer.commit(indexed_fields=options.indexed_fields, site_name=site_name, site_url=config.site_url)
+        writer.commit(indexed_fields=options.indexed_fields, site_name=site_name, site_url=config.site_url,
+                      site_files=site_files(site_dir, base_path, page_paths),
+                      nav=nav_pages(config, set(sources) if docs_dir is not None else set(page_paths.values())),
+                      version_base=base_path if config.versioned else None)
         with contextlib.closing(open_read_only(writer.path)) as conn:
             stats = queries.index_stats(conn)
             snapshot = build_snapshot(conn, options.tag_fields, stats)
@@ -635,6 +651,49 @@ def page_title(title_text: str, site_name: str, url: str, meta: dict[str, Any], 
     if first is not None and first.level == 0 and not first.body and len(sections) > 1 and sections[1].level == 1:
         return sections[1].heading
     return "Home" if not url else posixpath.basename(unquote(url).rstrip("/")).replace("-", " ").capitalize()
+
+
+# -- links ----------------------------------------------------------------------------------------------
+
+
+def site_files(site_dir: Path, base_path: str, page_paths: dict[str, str]) -> dict[str, str]:
+    """Every file of the built site by its server path (paths.server_path), as the plugin has the site's files
+    for links to resolve against: a page by its document's path, any other file by its path in the site (a
+    static file's path in docs_dir)."""
+    files: dict[str, str] = {}
+    for file in site_dir.rglob("*"):
+        relative = file.relative_to(site_dir).as_posix()
+        if not relative.startswith("vault-mcp/") and file.is_file():
+            files[server_path(base_path + quote(relative))] = relative
+    for url, path in page_paths.items():
+        files[server_path(base_path + url)] = path
+    return files
+
+
+def nav_pages(config: SiteConfig, pages: set[str]) -> set[str]:
+    """The paths of the pages the nav lists, as MkDocs makes it: every path the `nav` config names (a URL or a
+    folder there is a link, no page), else every page but those that `not_in_nav` names."""
+    if config.nav is not None:
+        named: list[str] = []
+
+        def walk(item: Any) -> None:
+            if isinstance(item, dict):
+                for value in item.values():
+                    walk(value)
+            elif isinstance(item, list):
+                for value in item:
+                    walk(value)
+            elif isinstance(item, str):
+                named.append(PurePosixPath(item).as_posix())
+
+        walk(config.nav)
+        return set(named)
+    if not config.not_in_nav:
+        return set(pages)
+    from mkdocs.config.config_options import PathSpec
+
+    not_in_nav = PathSpec().run_validation(config.not_in_nav)
+    return {page for page in pages if not not_in_nav.match_file(page)}
 
 
 # -- the stats page --------------------------------------------------------------------------------------

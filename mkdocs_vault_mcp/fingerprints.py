@@ -29,8 +29,7 @@ def page_fingerprint(html_content: str, title: str, url: str, meta: dict[str, An
     a fallback of."""
     meta_json = meta_fingerprint(meta)
     micros = None if modified is None else to_micros(modified)
-    return fingerprint(without_object_addresses(html_content), title, url, meta_json, micros, modified_source,
-                       markdown, *more)
+    return fingerprint(stable_html(html_content), title, url, meta_json, micros, modified_source, markdown, *more)
 
 
 # Python's default repr of an object names its address ("<Sentinel object at 0x7f5f50b18290>"), new in every run.
@@ -42,3 +41,26 @@ _OBJECT_ADDRESS = re.compile(r"(?<= at 0x)[0-9a-fA-F]+(?=>|&gt;)")
 def without_object_addresses(html_content: str) -> str:
     """The HTML with the addresses of Python object reprs left out, for its fingerprint."""
     return _OBJECT_ADDRESS.sub("", html_content) if " at 0x" in html_content else html_content
+
+
+# mkdocstrings-python's backlinks ("Referenced by: Page > Class > attribute"), drawn as a tree from a set: when one
+# backlink's trail leads on from another's, which of the two the tree keeps depends on the set's order, so on
+# Python's string hashing, new in every run. The pages the trails lead to are the same whichever it keeps.
+_BACKLINKS = re.compile(r'<div class="[^"]*\bdoc-backlinks\b[^"]*">(.*?)</div>', re.S)
+_BACKLINK_TYPE = re.compile(r'<b class="[^"]*\bdoc-backlink-type\b[^"]*">(.*?)</b>', re.S)
+_HREF = re.compile(r"""\shref\s*=\s*["']([^"'#]*)""")
+
+
+def _backlinks_key(block: re.Match) -> str:
+    inner = block.group(1)
+    if "<div" in inner:  # not the block mkdocstrings-python writes: kept as it is
+        return block.group(0)
+    return f"<backlinks {_BACKLINK_TYPE.findall(inner)} {sorted(set(_HREF.findall(inner)))}>"
+
+
+def stable_html(html_content: str) -> str:
+    """The HTML as its fingerprint takes it: without what differs from one run to the next though no source
+    changed (the addresses of Python object reprs; the trails of mkdocstrings' backlinks, down to the pages
+    they lead to)."""
+    html_content = without_object_addresses(html_content)
+    return _BACKLINKS.sub(_backlinks_key, html_content) if "doc-backlinks" in html_content else html_content

@@ -4,8 +4,10 @@ removes the pages it no longer has.
 - Fingerprints. A page's fingerprint (fingerprints.page_fingerprint) covers everything its document is made of: the
   HTML, title, URL, front matter, modification time, its file (by size and modification time: the file is read
   only for a page written again), language, what it is a fallback of and its git history. A page whose
-  fingerprint the index holds is not written again. The addresses in Python object reprs that API reference
-  generators print (`<Sentinel object at 0x7f…>`) are left out of it: they change with every run.
+  fingerprint the index holds is not written again. What changes with every run though no source did is left out
+  of it (fingerprints.stable_html): the addresses in Python object reprs that API reference generators print
+  (`<Sentinel object at 0x7f…>`), and the trails of mkdocstrings-python's backlinks, of which only the pages they
+  lead to count (a new reference from a page that already had one shows once this page changes otherwise).
 - Late content. Some plugins complete a page after on_page_content (material/tags fills its tag listings in
   on_env), so what a reader sees is known only when the build commits. Such a page is indexed again then, and its
   fingerprint is `rendered/late`: the fingerprint of the page as on_page_content saw it and that of its final
@@ -27,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from mkdocs.structure.pages import Page
 
-from .fingerprints import fingerprint, page_fingerprint, without_object_addresses
+from .fingerprints import fingerprint, page_fingerprint, stable_html
 from .index.writer import IndexWriter, stored_documents, worth_a_process
 from .page_facts import page_source, source_version
 
@@ -50,7 +52,7 @@ class RenderedPage:
         """The content a reader sees and its fingerprint, once every plugin is done with the page."""
         content = self.page.content
         if isinstance(content, str) and content is not self.html and content != self.html:
-            return content, f"{self.digest}/{fingerprint(without_object_addresses(content))}"
+            return content, f"{self.digest}/{fingerprint(stable_html(content))}"
         return self.html, self.digest
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import heapq
 import json
 import logging
 import os
@@ -38,11 +39,11 @@ _LOG_FLAGS = ["-c", "log.diffMerges=separate", "log", "-m", "--topo-order", "--r
               "--parents", "--no-abbrev-commit", "--no-decorate", "--no-show-signature", "--no-notes",
               "--no-color", "--encoding=UTF-8", "--name-status", "--no-renames", "--relative", "-z", "--full-history",
               "--sparse"]
-# Each commit's parents, author time and author name (%an: as the commit records it, no .mailmap), which the line
-# of --pretty=oneline lacks: a second git process, whose listing of the commits without diffs costs git a
-# fraction of the first one's.
-_FACTS_FLAGS = ["log", "--format=%H%x00%P%x00%at%x00%an", "-z", "--no-show-signature", "--no-notes", "--no-color",
-                "--encoding=UTF-8"]
+# Each commit's parents, author time, author name (%an: as the commit records it, no .mailmap) and commit time
+# (what `git log` orders by), which the line of --pretty=oneline lacks: a second git process, whose listing of
+# the commits without diffs costs git a fraction of the first one's.
+_FACTS_FLAGS = ["log", "--format=%H%x00%P%x00%at%x00%an%x00%ct", "-z", "--no-show-signature", "--no-notes",
+                "--no-color", "--encoding=UTF-8"]
 # Past this many new commits since the kept read, reading them all is no cheaper than reading everything.
 _CATCH_UP_LIMIT = 500
 _STATUS_ARGS = ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--", "."]
@@ -61,6 +62,7 @@ class _Commit(NamedTuple):
     diffs: dict[bytes | None, dict[bytes, bytes]]  # parent diffed against (None: root) -> path -> status
     author: str = ""
     subject: str = ""
+    commit_time: int = 0  # the committer's time: `git log` lists newer ones first
 
 
 def _git(args: list[str], cwd: str, allowed_status: int = 0) -> bytes:
@@ -73,19 +75,19 @@ def _git(args: list[str], cwd: str, allowed_status: int = 0) -> bytes:
     return done.stdout
 
 
-def _commit_facts(output: bytes) -> dict[bytes, tuple[list[bytes], int, str]]:
-    """sha -> (parents, author time, author name), from the -z listing of _FACTS_FLAGS."""
+def _commit_facts(output: bytes) -> dict[bytes, tuple[list[bytes], int, str, int]]:
+    """sha -> (parents, author time, author name, commit time), from the -z listing of _FACTS_FLAGS."""
     fields = output.split(b"\0")
-    return {sha: (parents.split(), int(author_time), author.decode("utf-8", "replace"))
-            for sha, parents, author_time, author in zip(fields[0::4], fields[1::4], fields[2::4], fields[3::4],
-                                                         strict=False)}
+    return {sha: (parents.split(), int(author_time), author.decode("utf-8", "replace"), int(commit_time))
+            for sha, parents, author_time, author, commit_time in zip(
+                fields[0::5], fields[1::5], fields[2::5], fields[3::5], fields[4::5], strict=False)}
 
 
 # A status of --name-status (M, A, D, T, ...; --no-renames: no scores) is this short; a commit's line is an id long.
 _STATUS_MOST = 4
 
 
-def _parse_log(output: bytes, facts: dict[bytes, tuple[list[bytes], int, str]]) -> dict[bytes, _Commit]:
+def _parse_log(output: bytes, facts: dict[bytes, tuple[list[bytes], int, str, int]]) -> dict[bytes, _Commit]:
     """Commits of the oneline -z log, in output order. Entries look like
     b"H P1 P2 (from P1) subject", b"M", b"path", b"A", b"path", ...; an entry without changes is its line alone.
     `facts`: _commit_facts of the same commits, whose parents tell where the subject starts."""
@@ -98,7 +100,7 @@ def _parse_log(output: bytes, facts: dict[bytes, tuple[list[bytes], int, str]]) 
         if not line:
             continue
         sha = line.partition(b" ")[0]
-        parents, author_time, author = facts[sha]
+        parents, author_time, author, commit_time = facts[sha]
         ids = b" ".join([sha, *parents])
         if not line.startswith(ids):
             raise ValueError(f"the log's commit {sha!r} has other parents than git's listing of it")
@@ -111,7 +113,7 @@ def _parse_log(output: bytes, facts: dict[bytes, tuple[list[bytes], int, str]]) 
         commit = commits.get(sha)
         if commit is None:
             subject = rest.removeprefix(b" ").decode("utf-8", "replace")
-            commit = commits[sha] = _Commit(parents, author_time, {}, author, subject)
+            commit = commits[sha] = _Commit(parents, author_time, {}, author, subject, commit_time)
         # no "(from P)": a commit with at most one parent, or a merge identical to all of its parents
         changes = commit.diffs.setdefault(diffed_parent or (parents[0] if parents else None), {})
         while position + 1 < count and 0 < len(tokens[position]) <= _STATUS_MOST:
@@ -169,14 +171,22 @@ def _last_change_per_path(commits: dict[bytes, _Commit]) -> dict[bytes, int]:
 
 def _history_per_path(commits: dict[bytes, _Commit], paths: set[bytes]) -> dict[bytes, list[tuple[int, str, str]]]:
     """`git log -10 -- PATH` for every path still present at HEAD, all at once: the same walk as
-    `_last_change_per_path` (history simplification), which goes on past the first change until a path has
-    HISTORY_LENGTH commits. A commit with one parent (or none) counts when it changes the path; a merge passes
-    the path to its first parent that has the same version, and when it has none, counts itself and passes
-    the path to every parent. Listed as the log walks them, children before parents: newest first."""
+    `_last_change_per_path` (history simplification), which goes on past the first change. A commit with one
+    parent (or none) counts when it changes the path; a merge passes the path to its first parent that has the
+    same version, and when it has none, counts itself and passes the path to every parent. Which commits count
+    does not depend on the order of the walk; git lists them newest commit time first (children before parents
+    among equal times) and keeps the first HISTORY_LENGTH, so a path's walk ends once no commit left in the log
+    is newer than the oldest of its newest HISTORY_LENGTH."""
     if not commits:
         return {}
-    history: dict[bytes, list[tuple[int, str, str]]] = {path: [] for path in paths}
-    pending: dict[bytes, set[bytes]] = {next(iter(commits)): set(paths)}
+    listed = list(commits.items())  # children before parents
+    newest_after = [0] * (len(listed) + 1)  # the newest commit time from each position of the log to its end
+    for position in range(len(listed) - 1, -1, -1):
+        newest_after[position] = max(newest_after[position + 1], listed[position][1].commit_time)
+    # per path, the newest HISTORY_LENGTH commits found so far as a heap whose first is the oldest of them
+    kept: dict[bytes, list[tuple[int, int, _Commit]]] = {path: [] for path in paths}
+    done: set[bytes] = set()
+    pending: dict[bytes, set[bytes]] = {listed[0][0]: set(paths)}
 
     def hand_over(sha: bytes | None, handed: set[bytes]) -> None:
         if sha is None or not handed:
@@ -187,13 +197,7 @@ def _history_per_path(commits: dict[bytes, _Commit], paths: set[bytes]) -> dict[
             larger |= smaller
             pending[sha] = larger
 
-    def record(path: bytes, commit: _Commit) -> bool:
-        """Whether the path wants more commits after this one."""
-        kept = history[path]
-        kept.append((commit.author_time, commit.author, commit.subject))
-        return len(kept) < HISTORY_LENGTH
-
-    for sha, commit in commits.items():  # children before parents
+    for position, (sha, commit) in enumerate(listed):
         walking = pending.pop(sha, None)
         if not walking:
             continue
@@ -206,10 +210,23 @@ def _history_per_path(commits: dict[bytes, _Commit], paths: set[bytes]) -> dict[
             same = next((p for p, diff in zip(parents[1:], diffs[1:], strict=True) if path not in diff), None)
             if same is not None:
                 hand_over(same, {path})
-            elif record(path, commit):  # on past an addition too: the file may have lived there before
-                for parent in parents:
-                    hand_over(parent, {path})
-    return {path: kept for path, kept in history.items() if kept}
+                continue
+            if path in done:
+                continue
+            newest = kept[path]
+            entry = (commit.commit_time, -position, commit)
+            if len(newest) < HISTORY_LENGTH:
+                heapq.heappush(newest, entry)
+            else:
+                heapq.heappushpop(newest, entry)
+            if len(newest) == HISTORY_LENGTH and newest[0][0] >= newest_after[position + 1]:
+                done.add(path)  # nothing further down the log can be one of its newest
+                continue
+            for parent in parents:  # on past an addition too: the file may have lived there before
+                hand_over(parent, {path})
+    return {path: [(commit.author_time, commit.author, commit.subject)
+                   for _, _, commit in sorted(newest, key=lambda entry: (-entry[0], -entry[1]))]
+            for path, newest in kept.items() if newest}
 
 
 # Where docs_dir sits and which commit is checked out, in one call: `--verify -q HEAD` prints the commit, or
@@ -217,7 +234,7 @@ def _history_per_path(commits: dict[bytes, _Commit], paths: set[bytes]) -> dict[
 _WHERE_ARGS = ["rev-parse", "--is-inside-work-tree", "--show-prefix", "--absolute-git-dir", "--git-path", "index",
                "--verify", "-q", "HEAD"]
 # Bump when what the history cache holds changes.
-_CACHE_FORMAT = 2
+_CACHE_FORMAT = 3
 # The history last read for each cache file in this process (`mkdocs serve` rebuilds): its key, dates, commits.
 _remembered: dict[Path, tuple[list, dict[bytes, int], dict[bytes, list]]] = {}
 
@@ -435,12 +452,12 @@ def _read_commits(commits_file: Path, key: list) -> tuple[bytes, dict[bytes, _Co
             if not changed:  # changes nothing in docs_dir: the walks only pass through it
                 commits[sha.encode()] = _Commit([parent.encode() for parent in parents], 0, {})
                 continue
-            author_time, author, subject, diffs = changed
+            author_time, author, subject, diffs, commit_time = changed
             commits[sha.encode()] = _Commit(
                 [parent.encode() for parent in parents], author_time,
                 {None if parent is None else parent.encode():
                  {os.fsencode(path): status.encode() for path, status in changes.items()} for parent, changes in diffs},
-                author, subject)
+                author, subject, commit_time)
         return stored["head"].encode(), commits
     except (OSError, ValueError, KeyError, TypeError, AttributeError):  # missing or damaged: read git again
         return None
@@ -454,7 +471,7 @@ def _write_commits(commits_file: Path, key: list, commits: dict[bytes, _Commit])
             row += [commit.author_time, commit.author, commit.subject,
                     [[None if parent is None else parent.decode(),
                       {os.fsdecode(path): status.decode() for path, status in changes.items()}]
-                     for parent, changes in commit.diffs.items()]]
+                     for parent, changes in commit.diffs.items()], commit.commit_time]
         rows.append(row)
     _write_json(commits_file, {"key": key[:3], "head": key[3], "commits": rows})
 

@@ -158,6 +158,23 @@ def source_text(page: Page) -> str:
         return page.markdown or ""
 
 
+def uses_mike(extra: Any, plugins: Any) -> bool:
+    """Whether the config says mike publishes the site's versions: Material's version selector set to mike
+    (`extra.version.provider`), or mike's own plugin listed."""
+    version = extra.get("version") if isinstance(extra, Mapping) else None
+    if isinstance(version, Mapping) and version.get("provider") == "mike":
+        return True
+    if isinstance(plugins, Mapping):
+        return "mike" in plugins
+    return isinstance(plugins, list) and any(
+        entry == "mike" or (isinstance(entry, Mapping) and "mike" in entry) for entry in plugins)
+
+
+def version_base(config: Any) -> str | None:
+    """Where mike puts the versions' folders (the site's base path), on a site it publishes; else None."""
+    return base_path(config) if uses_mike(config.extra, config.plugins) else None
+
+
 def base_path(config: Any) -> str:
     """The path the site is served under (`/docs/` for site_url https://example.org/docs/), else `/`."""
     return site_base_path(config.site_url)

@@ -46,7 +46,7 @@ from .i18n import I18nBuild, LanguageRun, i18n_build, theme_language
 from .incremental import IncrementalBuild
 from .index.publish import publish
 from .modified import GitTimes, GitTimesRead
-from .page_facts import PageOptions, document_fields, is_candidate, page_paths, site_files
+from .page_facts import PageOptions, document_fields, is_candidate, page_paths, site_files, version_base
 from .snapshot import write_snapshot
 
 if TYPE_CHECKING:
@@ -267,7 +267,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
                 language=self.page_language,
                 site_languages=set(self.i18n.languages) if self.i18n and self.languages.complete else None,
                 indexed_fields=self.config.indexed_fields, site_name=config.site_name, site_url=config.site_url,
-                site_files=site_files(files, included, config), nav=self.state.nav,
+                site_files=site_files(files, included, config), nav=self.state.nav, version_base=version_base(config),
                 answers={"tag_fields": self.config.tag_fields, "language": self.page_language,
                          "whole_site": self.languages.complete},
             )

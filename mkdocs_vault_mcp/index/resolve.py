@@ -13,16 +13,70 @@ def set_digest(items: dict[str, str] | set[str]) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
-def resolve_links(
-    conn: sqlite3.Connection, site_files: dict[str, str], changed: set[str], same_files: bool = False
-) -> set[str]:
-    """Each link's target page and whether it is broken, against the site as this build has it; returns the
-    pages that gained or lost a link.
+class SiteFiles:
+    """Which file of the site a link's server path reaches, as a static server serves the built site: the file at
+    that path, else (a folder's address without its trailing slash, which servers redirect to the folder) the
+    page at the path with the slash. On a site whose versions mike publishes side by side (`version_base`: the
+    path the versions' folders are in), an address in a folder the site does not have is taken for one in a
+    version's folder (`/latest/guide/`, `/dev/guide/`) and reaches the page of this build at the rest of it."""
 
-    Only the links that may have changed are looked at: those of the pages put in this build, those whose
-    target address now holds another file or none (or holds one again), and those to a page put or removed in
-    this build (its anchors may differ). So the links of unchanged pages break when their target goes, under
-    `mkdocs serve --dirty` too, and a rebuild of one page costs a few lookups, not one per link of the site.
+    def __init__(self, files: dict[str, str], version_base: str | None = None) -> None:
+        self.files = files
+        self.version_base = version_base
+        self._folders: set[str] | None = None
+
+    def find(self, target: str) -> str | None:
+        path = self._at(target)
+        if path is None and self.version_base is not None:
+            rest = self._in_version_folder(target, self.version_base)
+            if rest is not None:
+                path = self._at(self.version_base + rest)
+        return path
+
+    def _at(self, target: str) -> str | None:
+        path = self.files.get(target)
+        if path is None and not target.endswith("/"):
+            path = self.files.get(target + "/")
+        return path
+
+    def _in_version_folder(self, target: str, base: str) -> str | None:
+        """What follows the version's folder in `target` (under `base`, or beside it when `base` is itself a
+        version's folder), or None when the folder is one the site has."""
+        if not target.startswith(base):
+            parent = base.rstrip("/").rpartition("/")[0] + "/"
+            if base == "/" or not target.startswith(parent):
+                return None
+            base = parent
+        folder, slash, rest = target[len(base):].partition("/")
+        if not slash or not folder:
+            return None
+        if self._folders is None:
+            self._folders = {url[len(base):].partition("/")[0] for url in self.files
+                             if url.startswith(base) and "/" in url[len(base):]}
+        return None if folder in self._folders else rest
+
+
+# The rules SiteFiles finds a link's file by: an index whose links were resolved by other rules resolves them again.
+FILE_RULES = "folder address without its slash; mike's version folders"
+
+
+def files_digest(site_files: dict[str, str], version_base: str | None) -> str:
+    """What decides where links lead, as the index keeps it: the site's files, the rules, mike's version base."""
+    return f"{set_digest(site_files)} {set_digest({FILE_RULES, version_base or ''})}"
+
+
+def resolve_links(
+    conn: sqlite3.Connection, site_files: dict[str, str], changed: set[str], same_files: bool = False,
+    version_base: str | None = None,
+) -> set[str]:
+    """Each link's target page and whether it is broken, against the site as this build has it (SiteFiles); returns
+    the pages that gained or lost a link.
+
+    Only the links that may have changed are looked at: those of the pages put in this build, those to a page put
+    or removed in this build (its anchors may differ), and when the site's files changed, those whose target
+    address (or its folder form) now holds another file or none, those that reached a file that moved or went,
+    and the broken ones (a file may now be there). So the links of unchanged pages break when their target goes,
+    under `mkdocs serve --dirty` too, and a rebuild of one page costs a few lookups, not one per link of the site.
     """
     stored = {} if same_files else dict(conn.execute("SELECT url, path FROM site_files"))
     moved = [] if same_files else [url for url in stored.keys() | site_files.keys()
@@ -32,17 +86,27 @@ def resolve_links(
                      [(url, site_files[url]) for url in moved if url in site_files])
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS changed_keys (kind TEXT, key TEXT, PRIMARY KEY (kind, key))")
     conn.execute("DELETE FROM temp.changed_keys")
-    conn.executemany("INSERT OR IGNORE INTO temp.changed_keys VALUES ('url', ?)", [[url] for url in moved])
+    conn.executemany("INSERT OR IGNORE INTO temp.changed_keys VALUES ('url', ?)",
+                     [[key] for url in moved for key in (url, url[:-1]) if key])
     conn.executemany("INSERT OR IGNORE INTO temp.changed_keys VALUES ('path', ?)", [[path] for path in changed])
+    conn.executemany("INSERT OR IGNORE INTO temp.changed_keys VALUES ('gone', ?)",
+                     [[stored[url]] for url in moved if url in stored])
     columns = "SELECT l.rowid, l.target, l.anchor, l.target_path, l.broken FROM links l"
     rows: dict[int, tuple[int, str, str | None, str | None, str | None]] = {}  # rowid -> the columns above
-    for sql in (
+    queries = [
         f"{columns} JOIN documents d ON d.id = l.document_id"
         " WHERE d.path IN (SELECT key FROM temp.changed_keys WHERE kind = 'path') AND l.target IS NOT NULL",
         f"{columns} WHERE l.target IN (SELECT key FROM temp.changed_keys WHERE kind = 'url')",
         f"{columns} WHERE l.target_path IN (SELECT key FROM temp.changed_keys WHERE kind = 'path')",
-    ):
+    ]
+    if not same_files and not moved:  # the same files, read another way (mike's versions turned on or off)
+        queries = [f"{columns} WHERE l.target IS NOT NULL"]
+    elif moved:
+        queries += [f"{columns} WHERE l.target_path IN (SELECT key FROM temp.changed_keys WHERE kind = 'gone')",
+                    f"{columns} WHERE l.broken = 'page'"]
+    for sql in queries:
         rows.update((row[0], row) for row in conn.execute(sql))
+    files = SiteFiles(site_files, version_base)
     documents: dict[str, int] = {}
     anchors: dict[int, set[str]] = {}
 
@@ -61,7 +125,7 @@ def resolve_links(
     changes = []
     touched: set[str] = set()
     for rowid, target, anchor, stored_path, stored_broken in rows.values():
-        path = site_files.get(target)
+        path = files.find(target)
         broken = None
         if path is None:
             broken = "page"

@@ -35,7 +35,7 @@ from ..forked import ForkedChild, can_fork, pickled_answer, reap_exited, spare_c
 from ..instants import now_micros, to_micros
 from . import cjk
 from .publish import is_corrupt
-from .resolve import count_linking_pages, mark_nav, resolve_links, set_digest
+from .resolve import count_linking_pages, files_digest, mark_nav, resolve_links, set_digest
 from .schema import FORMAT_VERSION, TABLES, create_schema
 
 if TYPE_CHECKING:
@@ -171,17 +171,20 @@ class IndexWriter:
         site_files: dict[str, str] | None = None,
         nav: set[str] | None = None,
         answers: dict[str, Any] | None = None,
+        version_base: str | None = None,
     ) -> BuildAnswers | None:
         """`site_files`: every file of the site by its server path (paths.server_path), which links are
         resolved against; `nav`: the paths of the pages the nav lists. `answers`: read_answers' arguments but the
-        connection; then the committed index's answers (answers.BuildAnswers) are read and returned."""
-        return self._ask_commit(indexed_fields, site_name, site_url, site_files, nav, answers)()
+        connection; then the committed index's answers (answers.BuildAnswers) are read and returned.
+        `version_base`: on a site whose versions mike publishes, the path their folders are in (resolve.SiteFiles)."""
+        return self._ask_commit(indexed_fields, site_name, site_url, site_files, nav, answers, version_base)()
 
     def _ask_commit(self, indexed_fields: str | list[str], site_name: str, site_url: str | None,
                     site_files: dict[str, str] | None = None, nav: set[str] | None = None,
-                    answers: dict[str, Any] | None = None) -> Callable[[], Any]:
+                    answers: dict[str, Any] | None = None, version_base: str | None = None) -> Callable[[], Any]:
         self._opened()
-        return self._writes.ask("commit", indexed_fields, site_name, site_url, site_files, nav, answers)
+        return self._writes.ask("commit", indexed_fields, site_name, site_url, site_files, nav, answers,
+                                version_base)
 
     def close(self) -> None:
         """Roll back whatever was not committed and stop the writer."""
@@ -398,13 +401,14 @@ class WorkingIndex:
 
     def commit(self, indexed_fields: str | list[str], site_name: str, site_url: str | None,
                site_files: dict[str, str] | None, nav: set[str] | None,
-               answers: dict[str, Any] | None = None) -> BuildAnswers | None:
+               answers: dict[str, Any] | None = None, version_base: str | None = None) -> BuildAnswers | None:
         # A digest of the site's files and of the nav: when neither changed (a rebuild after one saved page),
         # neither table is read whole.
         if site_files is not None:
-            digest = set_digest(site_files)
+            digest = files_digest(site_files, version_base)
             self._recount |= resolve_links(
-                self.conn, site_files, self._changed, same_files=self._info("site_files") == digest)
+                self.conn, site_files, self._changed, same_files=self._info("site_files") == digest,
+                version_base=version_base)
             self._write_info(site_files=digest)
             count_linking_pages(self.conn, self._recount | self._changed)
         if nav is not None:
