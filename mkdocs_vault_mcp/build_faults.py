@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -15,6 +16,9 @@ CACHE_HINT = (
     "cache_dir must be a writable folder on a disk with room (the working index is a cache: deleting it is safe)"
 )
 SITE_HINT = "site_dir must be writable, on a disk with room; the index published before is left as it was"
+
+
+_DESTINATION_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
 
 
 @contextlib.contextmanager
@@ -32,7 +36,10 @@ def fault_of(error: OSError | sqlite3.Error, doing: str, hint: str) -> PluginErr
     if isinstance(error, (FileExistsError, NotADirectoryError)) and error.filename:
         reason = f"{error.filename} is a file where a folder should be"
     elif isinstance(error, OSError) and error.strerror:
-        reason = error.strerror + (f": {error.filename}" if error.filename else "")
+        # A copy's error names both files (shutil: the source first); a full or read-only disk is the destination's.
+        written = error.filename2 if error.errno in _DESTINATION_ERRORS else None
+        named = written or error.filename
+        reason = error.strerror + (f": {named}" if named else "")
     else:
         reason = str(error)
     return PluginError(f"vault-mcp could not {doing} ({reason}). {hint}.")

@@ -32,13 +32,14 @@ import os
 import posixpath
 import re
 import shutil
+import stat
 import time
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 from xml.etree import ElementTree
 
 import yaml
@@ -50,8 +51,9 @@ from .index import queries
 from .index.answers import build_snapshot
 from .index.publish import open_read_only, publish
 from .index.writer import IndexWriter, worth_a_process
+from .limits import TEXT_CHARS
 from .modified import modified_instant, read_git_times
-from .paths import excluded_by, join_url
+from .paths import excluded_by, file_path_of_url, join_url
 from .snapshot import write_snapshot
 
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
@@ -122,9 +124,10 @@ class SiteConfig:
 @dataclass
 class SitePage:
     url: str  # site-relative, as the site writes it (percent-encoded), "" for the home page
-    file: Path
+    file: Path  # inside the site folder, as the site names it (not resolved)
     lastmod: dt.datetime | None = None
     loc: str | None = None  # the address the sitemap gives it
+    mtime_ns: int = 0  # the file's, once read
 
 
 @dataclass
@@ -239,7 +242,7 @@ def nav_titles(nav: Any) -> dict[str, str]:
 
 def site_pages(site_dir: Path, site_url: str | None) -> list[SitePage]:
     sitemap = site_dir / "sitemap.xml"
-    if sitemap.is_file():
+    if os.path.lexists(sitemap):
         pages = sitemap_pages(sitemap, site_dir, site_url)
         if pages:
             return pages
@@ -248,15 +251,33 @@ def site_pages(site_dir: Path, site_url: str | None) -> list[SitePage]:
         relative = file.relative_to(site_dir).as_posix()
         if relative == "404.html" or relative.startswith("vault-mcp/"):
             continue
-        url = relative.removesuffix("index.html") if relative.endswith("index.html") else relative
+        if not _is_text(relative):
+            shown = relative.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            log.warning(f"vault-mcp: the name of '{shown}' is not "
+                        "UTF-8 text, which a page's address must be; not indexed (rename the file)")
+            continue
+        url = quote(relative.removesuffix("index.html") if relative.endswith("index.html") else relative)
         pages.append(SitePage(url, file))
     return pages
 
 
+def _is_text(name: str) -> bool:
+    """Whether a file name is Unicode text (a byte that is not UTF-8 comes from the file system as a surrogate)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def sitemap_pages(sitemap: Path, site_dir: Path, site_url: str | None) -> list[SitePage]:
     try:
-        root = ElementTree.parse(sitemap).getroot()
-    except (ElementTree.ParseError, OSError) as error:
+        data, _ = read_site_file(site_dir.resolve(), sitemap, SITEMAP_BYTES)
+        root = ElementTree.fromstring(data)
+    except Unreadable as reason:
+        log.warning(f"vault-mcp: {sitemap} {reason}; the site's HTML files are indexed instead")
+        return []
+    except ElementTree.ParseError as error:
         raise SiteError(f"{str(sitemap)!r} is not a readable sitemap ({error})") from None
     entries = []
     for url in root.iter():
@@ -265,32 +286,123 @@ def sitemap_pages(sitemap: Path, site_dir: Path, site_url: str | None) -> list[S
         texts = {child.tag.rpartition("}")[2]: (child.text or "").strip() for child in url}
         if texts.get("loc"):
             entries.append((texts["loc"], texts.get("lastmod")))
-    paths = [urlsplit(loc).path for loc, _ in entries]
+    paths = [_url_path(loc) for loc, _ in entries]
     # Without site_url, the pages' common prefix, character by character (RUF071), cut back to its last "/".
-    base = urlsplit(site_url).path if site_url else os.path.commonprefix(paths).rpartition("/")[0] + "/"  # noqa: RUF071
+    urls = [path for path in paths if path is not None]
+    base = (_url_path(site_url) or "/") if site_url else os.path.commonprefix(urls).rpartition("/")[0] + "/"  # noqa: RUF071
     if not base.endswith("/"):
         base += "/"
     # The common prefix of a site whose pages are all in one folder is too long: shorten it until pages resolve.
-    while base != "/" and not all(_page_file(site_dir, p[len(base):]) for p in paths[:3] if p.startswith(base)):
+    while base != "/" and not all(_page_file(site_dir, p[len(base):]) for p in urls[:3] if p.startswith(base)):
         base = base.rstrip("/").rpartition("/")[0] + "/"
     if len(entries) > 1 and len({lastmod for _, lastmod in entries}) == 1:
         # MkDocs and ProperDocs write the build date into every entry: that says nothing about any page.
         entries = [(loc, None) for loc, _ in entries]
     pages = []
+    files: dict[str, str] = {}  # each page's file -> the location listed first for it
     for (loc, lastmod), path in zip(entries, paths, strict=True):
-        relative = path[len(base):] if path.startswith(base) else path.lstrip("/")
+        if path is None:
+            log.warning(f"vault-mcp: the sitemap lists {loc!r}, which is not a URL; skipped")
+            continue
+        relative = path[len(base):] if path.startswith(base) else path[1:]
         file = _page_file(site_dir, relative)
-        if file is not None:
-            pages.append(SitePage(relative, file, _lastmod(lastmod), loc))
-        else:
-            log.warning(f"vault-mcp: the sitemap lists {loc}, which is not in {site_dir}")
+        if file is None:
+            where = "which is not in" if file_path_of_url(relative) is not None else "whose path leads outside"
+            log.warning(f"vault-mcp: the sitemap lists {loc}, {where} {site_dir}; skipped")
+            continue
+        named = os.path.normpath(file)
+        if named in files:
+            log.warning(f"vault-mcp: the sitemap lists {loc} and {files[named]}, which are the same page; indexed once")
+            continue
+        files[named] = loc
+        pages.append(SitePage(relative, file, _lastmod(lastmod), loc))
     return pages
 
 
+def _url_path(loc: str) -> str | None:
+    """The path of a sitemap location (`/guide/`), or None when it is no URL at all (`http://[x/`)."""
+    try:
+        return urlsplit(loc).path or "/"
+    except ValueError:
+        return None
+
+
 def _page_file(site_dir: Path, relative_url: str) -> Path | None:
-    relative = unquote(relative_url)
-    candidate = site_dir / relative / "index.html" if relative.endswith("/") or not relative else site_dir / relative
-    return candidate if candidate.is_file() else None
+    """The file inside `site_dir` that a site-relative URL names (`guide/` its `index.html`), when there is one;
+    None when there is none or the URL leads outside (`../`, `%2e%2e/`, `//etc/passwd`). The file is only named
+    here: read_site_file checks what it is."""
+    relative = file_path_of_url(relative_url)
+    if relative is None:
+        return None
+    candidate = site_dir / relative
+    if not relative or relative.endswith("/") or (os.path.isdir(candidate) and not os.path.islink(candidate)):
+        candidate = candidate / "index.html"
+    return candidate if os.path.lexists(candidate) else None
+
+
+# A page larger than this is not read (its warning says so): the largest pages of real sites (API references)
+# are a few MB, and every page's HTML is held until the index is written.
+PAGE_BYTES = 32 * 1024 * 1024
+SITEMAP_BYTES = 64 * 1024 * 1024  # the sitemap protocol's own limit is 50 MB
+
+
+class Unreadable(Exception):
+    """A file of the site that is not read; the message says why, after the file's name."""
+
+
+def read_site_file(root: Path, file: Path, limit: int) -> tuple[bytes, os.stat_result]:
+    """The bytes and status of `file` when it is a regular file inside `root` (resolved: no symbolic link leads
+    out of it) of at most `limit` bytes, else Unreadable. Opened without blocking and without following a link
+    swapped in after the check, so a FIFO or a device is never waited on or read."""
+    try:
+        real = os.path.realpath(file)
+        status = os.stat(real)
+    except (OSError, ValueError) as error:
+        raise Unreadable(f"cannot be read ({getattr(error, 'strerror', None) or error})") from None
+    if not Path(real).is_relative_to(root):
+        raise Unreadable("is a symbolic link that leads outside the site folder")
+    if not stat.S_ISREG(status.st_mode):
+        raise Unreadable(f"is {_file_kind(status.st_mode)}, not a regular file")
+    if status.st_size > limit:
+        raise Unreadable(_too_large(status.st_size, limit))
+    flags = os.O_RDONLY
+    for name in ("O_NONBLOCK", "O_NOFOLLOW", "O_CLOEXEC", "O_BINARY"):
+        flags |= getattr(os, name, 0)
+    try:
+        descriptor = os.open(real, flags)
+    except OSError as error:
+        raise Unreadable(f"cannot be read ({error.strerror or error})") from None
+    try:
+        opened = os.fstat(descriptor)
+        if (opened.st_dev, opened.st_ino) != (status.st_dev, status.st_ino) or not stat.S_ISREG(opened.st_mode):
+            raise Unreadable("changed while it was read")
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := os.read(descriptor, min(1 << 20, limit + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise Unreadable(_too_large(size, limit))
+    except OSError as error:
+        raise Unreadable(f"cannot be read ({error.strerror or error})") from None
+    finally:
+        os.close(descriptor)
+    return b"".join(chunks), opened
+
+
+def _file_kind(mode: int) -> str:
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+    return next((kind for test, kind in kinds if test(mode)), "a special file")
+
+
+def _too_large(size: int, limit: int) -> str:
+    return f"holds {size:,} bytes or more, over the limit of {limit // (1024 * 1024)} MB ({limit:,} bytes) a file"
+
+
+def _leads_outside(root: Path, path: Path) -> bool:
+    """Whether writing `path` (its folders made where missing) would write outside `root`, through a symbolic link."""
+    return not Path(os.path.realpath(path)).is_relative_to(root)
 
 
 def _lastmod(text: str | None) -> dt.datetime | None:
@@ -371,13 +483,19 @@ def read_sources(docs_dir: Path) -> dict[str, Source]:
     from frontmatter.default_handlers import YAMLHandler
 
     sources: dict[str, Source] = {}
+    root = docs_dir.resolve()
     for file in sorted(docs_dir.rglob("*.md")):
         path = file.relative_to(docs_dir).as_posix()
         if any(part.startswith(".") for part in path.split("/")) or path.startswith("templates/"):
             continue  # MkDocs' own exclusions
+        if not _is_text(path):
+            continue  # no page's address names it
         try:
-            text = file.read_text(encoding="utf-8-sig")
-        except (OSError, UnicodeDecodeError):
+            text = read_site_file(root, file, PAGE_BYTES)[0].decode("utf-8-sig")
+        except Unreadable as reason:
+            log.warning(f"vault-mcp: {path} in {docs_dir} {reason}; not read")
+            continue
+        except UnicodeDecodeError:
             continue
         text = text.replace("\r\n", "\n").replace("\r", "\n")
         meta: dict[str, Any] = {}
@@ -507,12 +625,15 @@ def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Pat
     pages = site_pages(site_dir, config.site_url)
     contents: dict[str, tuple[SitePage, str, str, str | None]] = {}  # url -> page, html, content, theme title
     skipped: list[str] = []
+    root = site_dir.resolve()
     for page in pages:
         try:
-            page_html = page.file.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            skipped.append(str(page.file.relative_to(site_dir)))
+            data, status = read_site_file(root, page.file, PAGE_BYTES)
+        except Unreadable as reason:
+            log.warning(f"vault-mcp: {page.file.relative_to(site_dir).as_posix()} {reason}; not indexed")
             continue
+        page.mtime_ns = status.st_mtime_ns
+        page_html = data.decode("utf-8", errors="replace")
         if GENERATOR in page_html:
             continue  # the stats page an earlier run wrote
         content = content_element(page_html)
@@ -560,6 +681,13 @@ def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Pat
             if docs_dir is not None and source is None and not options.include_generated:
                 continue  # no Markdown file: a page a plugin generated (blog archive, category, tags index)
             path = source.path if source is not None else path_from_url(url, all_urls)
+            if len(path) > TEXT_CHARS:
+                log.warning(f"vault-mcp: the page {path[:60]}… has a path of {len(path):,} characters, which no tool "
+                            f"can be given (the limit is {TEXT_CHARS:,}); not indexed")
+                continue
+            if path in kept:
+                log.warning(f"vault-mcp: {page.loc or url} is the page {path} again; indexed once")
+                continue
             if excluded_by(path, options.exclude):
                 continue
             meta = source.meta if source is not None else {}
@@ -587,7 +715,7 @@ def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Pat
             else:
                 # The HTML file's time changes with every build: the page keeps the time it was first indexed
                 # with its current content, so the time is left out of the fingerprint.
-                modified = dt.datetime.fromtimestamp(page.file.stat().st_mtime_ns / 1e9, dt.UTC)
+                modified = dt.datetime.fromtimestamp(page.mtime_ns / 1e9, dt.UTC)
                 modified_source = "mtime"
                 digest = page_fingerprint(content, title, document_url, meta, None, modified_source, markdown, language)
             kept.add(path)
@@ -604,9 +732,20 @@ def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Pat
             stats = queries.index_stats(conn)
             snapshot = build_snapshot(conn, options.tag_fields, stats)
         out = site_dir / "vault-mcp"
-        publish(writer.path, out / "index.sqlite")
-        write_snapshot(snapshot, out / "snapshot.json")
-        stats_file = write_stats_page(site_dir, options.stats_page, snapshot, stats, site_name)
+        if _leads_outside(root, out):
+            raise SiteError(f"{out} is a symbolic link that leads outside the site folder; remove it (this command "
+                            "writes the index there)")
+        # What failed is named by the file of the site it was writing (a copy's error names the working index).
+        written: Path | None = out / "index.sqlite"
+        try:
+            publish(writer.path, out / "index.sqlite")
+            written = out / "snapshot.json"
+            write_snapshot(snapshot, out / "snapshot.json")
+            written = None  # the stats page: its error names its file
+            stats_file = write_stats_page(site_dir, options.stats_page, snapshot, stats, site_name)
+        except OSError as error:
+            raise SiteError(f"could not write {written or error.filename or site_dir} ({error.strerror or error}); "
+                            "SITE_DIR must be writable, on a disk with room") from None
     finally:
         writer.close()
     return Outcome(
@@ -652,9 +791,18 @@ def write_stats_page(site_dir: Path, option: str | bool, snapshot: dict[str, Any
     stem = uri.removesuffix(".md")
     folder = stem.removesuffix("index").rstrip("/") if stem == "index" or stem.endswith("/index") else stem
     destination = site_dir / folder / "index.html"
-    if destination.exists() and GENERATOR not in destination.read_text(encoding="utf-8", errors="replace"):
-        log.info(f"vault-mcp: {destination} is already a page of the site; no stats page written there")
+    root = site_dir.resolve()
+    if os.path.islink(destination) or _leads_outside(root, destination.parent):
+        log.warning(f"vault-mcp: {destination} is a symbolic link or in one; no stats page written there")
         return None
+    if os.path.lexists(destination):
+        try:
+            ours = GENERATOR.encode() in read_site_file(root, destination, PAGE_BYTES)[0]
+        except Unreadable:
+            ours = False
+        if not ours:
+            log.info(f"vault-mcp: {destination} is already a page of the site; no stats page written there")
+            return None
     page_url = f"{folder}/" if folder else ""
     body, _ = stats_page.render(snapshot, stats, page_url)
     home = "../" * page_url.count("/") or "./"
@@ -668,6 +816,6 @@ def write_stats_page(site_dir: Path, option: str | bool, snapshot: dict[str, Any
     destination.parent.mkdir(parents=True, exist_ok=True)
     destination.write_text(document, encoding="utf-8")
     css = site_dir / stats_page.CSS_URI
-    if not css.exists():
+    if not os.path.lexists(css):  # never through a link (one that leads nowhere, too)
         shutil.copyfile(stats_page.CSS_SOURCE, css)
     return destination
