@@ -64,14 +64,17 @@ class SiteError(Exception):
 
 
 # The element that holds page.content, per theme: (what it is, its start tag, its tag name). Checked in order.
+# Every expression that scans a page stops at the next `<` (`[^<>]`, never `[^>]`), or ends at the end of the
+# text when what it looks for is never closed: else each `<` of a page without `>` is scanned to the end again,
+# quadratic time in the page's size.
 CONTENT_ELEMENTS = (
     ('Material for MkDocs or Zensical: <article class="md-content__inner md-typeset">',
-     re.compile(r'<article\b[^>]*\bclass="md-content__inner md-typeset"[^>]*>'), "article"),
+     re.compile(r'<article\b[^<>]*\bclass="md-content__inner md-typeset"[^<>]*>'), "article"),
     ('a Material or Zensical blog index: <header class="md-typeset">',
-     re.compile(r'<div class="md-content__inner">\s*<header\b[^>]*\bclass="md-typeset"[^>]*>'), "header"),
+     re.compile(r'<div class="md-content__inner">\s*<header\b[^<>]*\bclass="md-typeset"[^<>]*>'), "header"),
     ('the readthedocs theme: <div class="section" itemprop="articleBody">',
-     re.compile(r'<div\b[^>]*\bitemprop="articleBody"[^>]*>'), "div"),
-    ('the mkdocs theme: <div role="main">', re.compile(r'<div\b[^>]*\brole="main"[^>]*>'), "div"),
+     re.compile(r'<div\b[^<>]*\bitemprop="articleBody"[^<>]*>'), "div"),
+    ('the mkdocs theme: <div role="main">', re.compile(r'<div\b[^<>]*\brole="main"[^<>]*>'), "div"),
 )
 LOOKED_FOR = "; ".join(name for name, _, _ in CONTENT_ELEMENTS)
 
@@ -79,13 +82,14 @@ LOOKED_FOR = "; ".join(name for name, _, _ in CONTENT_ELEMENTS)
 # Material's tags (Zensical's come after the content), edit/view/copy buttons, source-file facts,
 # feedback form; the mkdocs theme's `source` labels.
 _THEME_PARTS = re.compile(
-    r'<(nav)\b[^>]*\bclass="md-tags"[^>]*>|<(a|button)\b[^>]*\bclass="md-content__button[^"]*"[^>]*>'
-    r'|<(aside)\b[^>]*\bclass="md-source-file"[^>]*>|<(form)\b[^>]*\bclass="md-feedback"[^>]*>'
-    r'|<(div)\b[^>]*\bclass="source-links"[^>]*>'
+    r'<(nav)\b[^<>]*\bclass="md-tags"[^<>]*>|<(a|button)\b[^<>]*\bclass="md-content__button[^"]*"[^<>]*>'
+    r'|<(aside)\b[^<>]*\bclass="md-source-file"[^<>]*>|<(form)\b[^<>]*\bclass="md-feedback"[^<>]*>'
+    r'|<(div)\b[^<>]*\bclass="source-links"[^<>]*>'
 )
-_COMMENT_OR_RAW = re.compile(r"<!--.*?-->|<(script|style|textarea)\b.*?</\1\s*>", re.S | re.I)
+# A comment or raw text never closed runs to the end of the page, as a browser reads it.
+_COMMENT_OR_RAW = re.compile(r"<!--.*?(?:-->|\Z)|<(script|style|textarea)\b.*?(?:</\1\s*>|\Z)", re.S | re.I)
 _BARE_H1 = re.compile(r"<h1>(.*?)</h1>", re.S)
-_TITLE = re.compile(r"<title>(.*?)</title>", re.S | re.I)
+_TITLE = re.compile(r"<title>(.*?)(?:</title>|\Z)", re.S | re.I)
 _LANG = re.compile(r"""<html\b[^>]*\blang\s*=\s*["']([^"']+)["']""", re.I)
 STATS_MARKER = 'class="vm-stats"'  # the stats page is the index's own, never a document
 GENERATOR = '<meta name="generator" content="mkdocs-vault-mcp index">'
@@ -418,15 +422,27 @@ def _lastmod(text: str | None) -> dt.datetime | None:
 # -- one page's content ----------------------------------------------------------------------------------
 
 
+def _masked(html_text: str) -> str:
+    """The HTML with its comments, scripts, styles and text areas made spaces: no tag in them counts."""
+    return _COMMENT_OR_RAW.sub(lambda m: " " * len(m.group(0)), html_text)
+
+
 def element_inner(page_html: str, start: re.Match, tag: str) -> str:
     """The HTML inside the element whose start tag `start` matched, up to its own end tag."""
-    masked = _COMMENT_OR_RAW.sub(lambda m: " " * len(m.group(0)), page_html)
+    masked = _masked(page_html)
     depth = 1
-    for match in re.finditer(rf"<(/?){tag}\b[^>]*>", masked[start.end():], re.I):
+    for match in re.finditer(rf"<(/?){tag}\b[^<>]*>", masked[start.end():], re.I):
         depth += -1 if match.group(1) else 1
         if depth == 0:
             return page_html[start.end(): start.end() + match.start()]
     return page_html[start.end():]
+
+
+def _stripped(text: str, start: int, end: int) -> tuple[int, int]:
+    """`text[start:end].strip()` as where it starts and ends in `text`."""
+    part = text[start:end]
+    left = len(part) - len(part.lstrip())
+    return start + left, max(start + left, end - (len(part) - len(part.rstrip())))
 
 
 def content_element(page_html: str) -> str | None:
@@ -437,25 +453,35 @@ def content_element(page_html: str) -> str | None:
     return None
 
 
-def _element_end(html_text: str, start: re.Match) -> int:
-    """Where the element whose start tag `start` matched ends, its end tag included."""
-    tag = next(group for group in start.groups() if group)
-    inner_end = start.end() + len(element_inner(html_text, start, tag))
-    end_tag = re.compile(rf"</{tag}\s*>", re.I).match(html_text, inner_end)
-    return end_tag.end() if end_tag else inner_end
+def _element_ends(html_text: str, names: set[str]) -> dict[int, int]:
+    """Where each element of these tag names ends (its end tag included), by where its start tag starts, in one
+    pass; an element never closed is left out (it runs to the end)."""
+    ends: dict[int, int] = {}
+    open_tags: dict[str, list[int]] = {}
+    tags = re.compile(rf"<(/?)({'|'.join(sorted(names))})\b[^<>]*>", re.I)
+    for tag in tags.finditer(_masked(html_text)):
+        name = tag.group(2).lower()
+        if not tag.group(1):
+            open_tags.setdefault(name, []).append(tag.start())
+        elif open_tags.get(name):
+            ends[open_tags[name].pop()] = tag.end()
+    return ends
 
 
 def without_theme_parts(content: str) -> tuple[str, str | None]:
     """page.content as the theme was given it, and the title of the H1 the theme wrote when the page had none."""
-    content = content.strip()
-    while (first := _THEME_PARTS.match(content)) is not None:
-        content = content[_element_end(content, first):].strip()
-    while True:
-        last = next((part for part in reversed(list(_THEME_PARTS.finditer(content)))
-                     if _element_end(content, part) == len(content)), None)
-        if last is None:
-            break
-        content = content[: last.start()].strip()
+    parts = list(_THEME_PARTS.finditer(content))
+    names = {next(name for name in part.groups() if name) for part in parts}
+    ends = _element_ends(content, names) if names else {}
+    start, end = _stripped(content, 0, len(content))
+    while (first := _THEME_PARTS.match(content, start, end)) is not None:
+        start, end = _stripped(content, min(ends.get(first.start(), end), end), end)
+    # The last part that reaches the end, again and again: each one's end is where it closes in the content as
+    # it was, or the end of what is left when that was cut off.
+    for part in reversed(parts):
+        if start <= part.start() < end and min(ends.get(part.start(), end), end) == end:
+            start, end = _stripped(content, start, part.start())
+    content = content[start:end]
     theme_title = None
     # Material and Zensical write <h1>{{ page.title }}</h1> (no id: MkDocs' toc gives every heading one) when
     # page.content has no <h1.
@@ -593,7 +619,9 @@ def path_from_url(url: str, all_urls: set[str]) -> str:
 
 def page_title_text(page_html: str) -> str | None:
     match = _TITLE.search(page_html)
-    return html.unescape(" ".join(match.group(1).split())) if match else None
+    if match is None or not match.group(0).lower().endswith("</title>"):
+        return None
+    return html.unescape(" ".join(match.group(1).split()))
 
 
 def guess_site_name(titles: list[str]) -> str | None:

@@ -238,3 +238,56 @@ def test_a_page_whose_name_holds_a_query_and_a_fragment_is_a_links_target(site: 
         for show in ("backlinks", "related"):
             session.ok("links", show=show, target="q?x=1#frag.md")
             session.ok("links", show=show, target="q?x=1#frag.md#top")
+
+
+# --- pages that made the scanning quadratic ---------------------------------------------------------------
+
+REPEATS = 16_000  # as the pages that took 30 to 43 seconds each: `<!--` x 16,000 is a 64 kB page
+HOSTILE_PIECES = {
+    "comment": "<!--", "article": "<article ", "link": "<a href>", "lt": "<", "open-a": "<a ", "heading": "<h2>",
+    "heading-tag": "<h2 ", "paragraph": "<p>", "script": "<script>", "image": "<img ", "nested": "<div>",
+    "permalink": '<a class="headerlink" href="#x">', "excluded": "<div data-search-exclude></div>",
+    "quote": '<b id="x', "title": "<title>",
+}
+
+
+def test_pages_that_were_quadratic_are_indexed_in_bounded_time(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    for name, piece in HOSTILE_PIECES.items():
+        (site / f"{name}.html").write_text(
+            f"<html><head><title>{name.title()} - Hostile</title></head><body><div role=\"main\"><h1 id='top'>"
+            f"{name.title()}</h1><p>First words of {name}.</p>{piece * REPEATS}</div></body></html>")
+    # Before, a third of these pages took 30 to 43 seconds each; now all of them take well under a second.
+    log = indexed(run_index(site, timeout=120))
+    assert f"Indexed {len(HOSTILE_PIECES)} pages" in log
+    with sqlite3.connect(site / "vault-mcp" / "index.sqlite") as conn:
+        titles = dict(conn.execute("SELECT path, title FROM documents"))
+        summaries = dict(conn.execute("SELECT path, summary FROM documents"))
+    assert titles == {f"{name}.md": name.title() for name in HOSTILE_PIECES}
+    for name in HOSTILE_PIECES:
+        assert summaries[f"{name}.md"] == f"First words of {name}.", name
+
+
+def test_unclosed_html_reads_as_a_browser_reads_it() -> None:
+    """What scanning in linear time answers: an unclosed comment or script hides the rest, a link without its
+    end tag ends where the next one starts, a paragraph where the next one starts."""
+    from mkdocs_vault_mcp.built_site import content_element, page_title_text, without_theme_parts
+    from mkdocs_vault_mcp.documents import first_paragraph, split_sections
+    from mkdocs_vault_mcp.links import extract_links, page_anchors
+
+    links = extract_links('<p><a href="/one/">One <a href="/two/">Two</a></p>', "/", "index.md", None, [0])
+    assert [(link.text, link.target) for link in links] == [("One", "/one/"), ("Two", "/two/")]
+    assert extract_links('<a href="/x/">X</a><!-- <a href="/y/">Y</a>', "/", "index.md", None, [0])[0].text == "X"
+    assert len(extract_links('<a href="/x/">X</a><!-- <a href="/y/">Y</a>', "/", "index.md", None, [0])) == 1
+    assert page_anchors('<h2 id="a">A</h2><!-- <h2 id="b">B</h2>') == ["a"]
+    assert first_paragraph("<p><p><p>Third<p>Fourth") == "Third"
+    sections = split_sections('<h2 id="a">A</h2><p>Shown<!-- hidden</p><h2 id="b">B</h2><p>B text</p>')
+    assert [(s.heading, s.body) for s in sections] == [("A", "Shown"), ("B", "B text")]
+    assert [s.heading for s in split_sections("<h2>" * 100 + '<h2 id="real">Real</h2>')] == ["Real"]
+    assert page_title_text("<title>" * 1000) is None
+    assert page_title_text("<title>Page - Site</title>") == "Page - Site"
+    assert content_element('<article class="x"><div role="main">Inner</div>') == "Inner"
+    content = ('<a class="md-content__button md-icon" href="e">Edit</a><h1 id="t">T</h1><p>Body</p>'
+               '<nav class="md-tags"><a href="t">tag</a></nav>')
+    assert without_theme_parts(content) == ('<h1 id="t">T</h1><p>Body</p>', None)
