@@ -12,6 +12,8 @@ from typing import Any
 
 from mkdocs.exceptions import PluginError
 
+from .index.writer import IndexBusy
+
 CACHE_HINT = (
     "cache_dir must be a writable folder on a disk with room (the working index is a cache: deleting it is safe)"
 )
@@ -33,6 +35,8 @@ def build_fault(doing: str, hint: str) -> Iterator[None]:
 
 def fault_of(error: OSError | sqlite3.Error, doing: str, hint: str) -> PluginError:
     """build_fault's error, for a caller that catches the failure itself."""
+    if isinstance(error, IndexBusy):  # no fault of the disk: the message says whose it is
+        return PluginError(f"vault-mcp: {error}.")
     if isinstance(error, (FileExistsError, NotADirectoryError)) and error.filename:
         reason = f"{error.filename} is a file where a folder should be"
     elif isinstance(error, OSError) and error.strerror:

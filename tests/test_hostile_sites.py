@@ -291,3 +291,44 @@ def test_unclosed_html_reads_as_a_browser_reads_it() -> None:
     content = ('<a class="md-content__button md-icon" href="e">Edit</a><h1 id="t">T</h1><p>Body</p>'
                '<nav class="md-tags"><a href="t">tag</a></nav>')
     assert without_theme_parts(content) == ('<h1 id="t">T</h1><p>Body</p>', None)
+
+
+# --- two builds at once ------------------------------------------------------------------------------------
+
+
+def test_a_build_while_another_holds_the_working_index_names_the_other_build(site: Path, tmp_path: Path) -> None:
+    assert run_index(site).returncode == 0
+    working = tmp_path / "cache" / "site.sqlite"
+    other_build = sqlite3.connect(working, isolation_level=None)
+    other_build.execute("BEGIN IMMEDIATE")  # what a build does for as long as it writes
+    try:
+        done = run_index(site)
+    finally:
+        other_build.execute("ROLLBACK")
+        other_build.close()
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"another build is writing the working index {working}" in done.stderr
+    assert "disk with room" not in done.stderr
+    indexed(run_index(site))  # once it has ended
+
+
+def test_a_plugin_build_while_another_holds_the_working_index_names_the_other_build(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("# Home\n\nText.\n")
+    (tmp_path / "mkdocs.yml").write_text("site_name: Two builds\nplugins:\n  - vault-mcp\n")
+    build = [str(Path(sys.executable).with_name("mkdocs")), "build", "-f", str(tmp_path / "mkdocs.yml")]
+    assert subprocess.run(build, capture_output=True, timeout=120).returncode == 0
+    working = tmp_path / ".cache" / "plugin" / "vault-mcp" / "build.sqlite"
+    other_build = sqlite3.connect(working, isolation_level=None)
+    other_build.execute("BEGIN IMMEDIATE")
+    try:
+        done = subprocess.run(build, capture_output=True, text=True, timeout=120)
+    finally:
+        other_build.execute("ROLLBACK")
+        other_build.close()
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("ERROR")]
+    assert errors == [f"ERROR   -  vault-mcp: another build is writing the working index {working}, and it was "
+                      "still writing after 5 seconds: an `mkdocs build` or `mkdocs serve` of this site, or an "
+                      "`mkdocs-vault-mcp index`, with the same cache_dir. Build again once it has ended, or give "
+                      "each build a cache_dir of its own."], done.stderr
