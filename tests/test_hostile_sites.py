@@ -112,6 +112,33 @@ def test_a_sitemap_location_that_is_no_file_path_is_a_warning(site: Path) -> Non
     assert "root:" not in (site / "vault-mcp" / "snapshot.json").read_text()
 
 
+def test_a_sitemap_linked_from_outside_is_not_read(site: Path, outside: Path) -> None:
+    (outside / "sitemap.xml").write_text(f"{SITEMAP_HEAD}<url><loc>https://h/../outside/secret.html</loc></url>"
+                                         "</urlset>")
+    (site / "sitemap.xml").symlink_to(outside / "sitemap.xml")
+    log = indexed(run_index(site))
+    assert "sitemap.xml is a symbolic link that leads outside the site folder; the site's HTML files are indexed" in log
+    assert set(documents(site)) == {"index.md", "guide.md"}
+    assert_nothing_from_outside(site)
+
+
+@pytest.mark.parametrize("entities, expected", [
+    ('<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">'
+     '<!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;"><!ENTITY e "&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;">'
+     '<!ENTITY f "&e;&e;&e;&e;&e;&e;&e;&e;&e;&e;"><!ENTITY g "&f;&f;&f;&f;&f;&f;&f;&f;&f;&f;">'
+     '<!ENTITY h "&g;&g;&g;&g;&g;&g;&g;&g;&g;&g;"><!ENTITY x "&h;&h;&h;&h;&h;&h;&h;&h;&h;&h;">',
+     "limit on input amplification factor"),
+    ('<!ENTITY x SYSTEM "file:///etc/passwd">', "undefined entity &x;"),
+])
+def test_a_sitemap_with_entities_is_a_clear_error(site: Path, entities: str, expected: str) -> None:
+    (site / "sitemap.xml").write_text(f'<?xml version="1.0"?>\n<!DOCTYPE urlset [{entities}]>\n'
+                                      '<urlset><url><loc>https://h/&x;</loc></url></urlset>\n')
+    done = run_index(site)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "sitemap.xml' is not a readable sitemap (" + expected in done.stderr
+    assert not (site / "vault-mcp").exists()
+
+
 @pytest.mark.parametrize("with_sitemap", [False, True])
 def test_symbolic_links_out_of_the_site_are_not_followed(site: Path, outside: Path, with_sitemap: bool) -> None:
     (site / "leak.html").symlink_to(outside / "secret.html")
@@ -332,3 +359,41 @@ def test_a_plugin_build_while_another_holds_the_working_index_names_the_other_bu
                       "still writing after 5 seconds: an `mkdocs build` or `mkdocs serve` of this site, or an "
                       "`mkdocs-vault-mcp index`, with the same cache_dir. Build again once it has ended, or give "
                       "each build a cache_dir of its own."], done.stderr
+
+
+# --- a full disk -------------------------------------------------------------------------------------------
+
+
+def can_mount() -> bool:
+    return os.geteuid() == 0 and subprocess.run(["mount", "--version"], capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not can_mount(), reason="needs root and mount for a small tmpfs")
+def test_a_full_site_disk_names_the_sites_file_not_the_working_index(site: Path, tmp_path: Path) -> None:
+    for number in range(40):
+        words = " ".join(f"word{number}x{i}" for i in range(400))
+        (site / f"page{number}.html").write_text(page(f"Page {number}", words))
+    published = site / "vault-mcp"
+    published.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(published)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"mount is not allowed here: {mounted.stderr.strip()}")
+    try:
+        done = run_index(site)
+        leftovers = sorted(p.name for p in published.iterdir())
+    finally:
+        subprocess.run(["umount", "-l", str(published)], check=False)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().endswith(
+        f"error: could not write {published}/index.sqlite (No space left on device); SITE_DIR must be writable, "
+        "on a disk with room")
+    assert "cache" not in done.stderr.splitlines()[-1]
+    assert leftovers == []
+
+    # The plugin's publishing names the site's file too, not the working index it copied from.
+    from mkdocs_vault_mcp.build_faults import SITE_HINT, fault_of
+
+    copy_error = OSError(28, "No space left on device", "/cache/build.sqlite", None, f"{published}/.index-1.tmp")
+    assert str(fault_of(copy_error, f"write {published}", SITE_HINT)) == (
+        f"vault-mcp could not write {published} (No space left on device: {published}/.index-1.tmp). {SITE_HINT}.")
