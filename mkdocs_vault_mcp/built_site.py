@@ -354,17 +354,18 @@ class Unreadable(Exception):
     """A file of the site that is not read; the message says why, after the file's name."""
 
 
-def read_site_file(root: Path, file: Path, limit: int) -> tuple[bytes, os.stat_result]:
+def read_site_file(root: Path, file: Path, limit: int, folder: str = "the site folder"
+                   ) -> tuple[bytes, os.stat_result]:
     """The bytes and status of `file` when it is a regular file inside `root` (resolved: no symbolic link leads
-    out of it) of at most `limit` bytes, else Unreadable. Opened without blocking and without following a link
-    swapped in after the check, so a FIFO or a device is never waited on or read."""
+    out of it; `folder` names it) of at most `limit` bytes, else Unreadable. Opened without blocking and without
+    following a link swapped in after the check, so a FIFO or a device is never waited on or read."""
     try:
         real = os.path.realpath(file)
         status = os.stat(real)
     except (OSError, ValueError) as error:
         raise Unreadable(f"cannot be read ({getattr(error, 'strerror', None) or error})") from None
     if not Path(real).is_relative_to(root):
-        raise Unreadable("is a symbolic link that leads outside the site folder")
+        raise Unreadable(f"is a symbolic link that leads outside {folder}")
     if not stat.S_ISREG(status.st_mode):
         raise Unreadable(f"is {_file_kind(status.st_mode)}, not a regular file")
     if status.st_size > limit:
@@ -517,7 +518,7 @@ def read_sources(docs_dir: Path) -> dict[str, Source]:
         if not _is_text(path):
             continue  # no page's address names it
         try:
-            text = read_site_file(root, file, PAGE_BYTES)[0].decode("utf-8-sig")
+            text = read_site_file(root, file, PAGE_BYTES, "the docs folder")[0].decode("utf-8-sig")
         except Unreadable as reason:
             log.warning(f"vault-mcp: {path} in {docs_dir} {reason}; not read")
             continue

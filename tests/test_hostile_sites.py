@@ -161,7 +161,7 @@ def test_sources_that_lead_outside_the_docs_folder_are_not_read(site: Path, outs
     (docs / "index.md").write_text("# Home\n\nHome text\n")
     (docs / "guide" / "index.md").symlink_to(outside / "secret.md")
     log = indexed(run_index(site, "--docs-dir", str(docs)))
-    assert f"guide/index.md in {docs} is a symbolic link that leads outside the site folder; not read" in log
+    assert f"guide/index.md in {docs} is a symbolic link that leads outside the docs folder; not read" in log
     assert set(documents(site)) == {"index.md"}  # the guide has no source of its own: a generated page
     assert_nothing_from_outside(site)
 
