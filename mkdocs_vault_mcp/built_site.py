@@ -36,6 +36,7 @@ import stat
 import time
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -581,19 +582,26 @@ def match_sources(pages: list[SitePage], sources: dict[str, Source], directory_u
             continue  # index.md wins over README.md
         by_url[url] = path
     matched = {page.url: by_url[_url_key(page.url)] for page in pages if _url_key(page.url) in by_url}
-    unmatched = [s for path, s in sources.items() if path not in set(matched.values())]
+    matched_paths = set(matched.values())
+    # slug -> the unmatched sources it names: one look-up a page, not a pass over the sources (quadratic)
+    by_slug: dict[str, set[str]] = {}
+    slugs: dict[str, set[str]] = {}
+    for path, source in sources.items():
+        if path not in matched_paths:
+            slugs[path] = {slug(str(source.meta.get("slug") or "")), slug(str(source.meta.get("title") or "")),
+                           slug(first_heading(source.text) or "")}
+            for name in slugs[path]:
+                by_slug.setdefault(name, set()).add(path)
     for page in pages:
         if page.url in matched:
             continue
         last = unquote(page.url).rstrip("/").rpartition("/")[2].removesuffix(".html")
-        candidates = [
-            source.path for source in unmatched
-            if last and last in {slug(str(source.meta.get("slug") or "")), slug(str(source.meta.get("title") or "")),
-                                 slug(first_heading(source.text) or "")}
-        ]
+        candidates = by_slug.get(last, set()) if last else set()
         if len(candidates) == 1:
-            matched[page.url] = candidates[0]
-            unmatched = [s for s in unmatched if s.path != candidates[0]]
+            (path,) = candidates
+            matched[page.url] = path
+            for name in slugs[path]:
+                by_slug[name].discard(path)
     return matched
 
 
@@ -602,17 +610,31 @@ def _url_key(url: str) -> str:
     return unquote(url).removesuffix("index.html")
 
 
-def path_from_url(url: str, all_urls: set[str]) -> str:
+def path_from_url(url: str, folders: set[str]) -> str:
     """A page's path when there are no sources: `guide/install/` -> `guide/install.md`, a folder that holds
-    other pages (or the root) -> `index.md` in it."""
+    other pages (`page_folders`; or the root) -> `index.md` in it."""
     url = unquote(url)
     if url.endswith(".html"):
         return url.removesuffix(".html") + ".md"
     if not url:
         return "index.md"
-    if any(other != url and unquote(other).startswith(url) for other in all_urls):
-        return url + "index.md"
+    folder = url if url.endswith("/") else url + "/"
+    if folder in folders:
+        return folder + "index.md"
     return url.rstrip("/") + ".md"
+
+
+def page_folders(urls: Iterable[str]) -> set[str]:
+    """Every folder (`guide/`, unquoted) that holds a page other than its own, from the pages' URLs: a set, so
+    that each page's path is one look-up rather than a pass over every page (quadratic in a site's pages)."""
+    folders: set[str] = set()
+    for url in urls:
+        path = unquote(url)
+        cut = path.rfind("/", 0, len(path) - 1)
+        while cut >= 0 and path[: cut + 1] not in folders:  # a folder in the set has its own folders in it
+            folders.add(path[: cut + 1])
+            cut = path.rfind("/", 0, cut)
+    return folders
 
 
 # -- titles ----------------------------------------------------------------------------------------------
@@ -704,12 +726,12 @@ def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Pat
     try:
         kept: set[str] = set()
         changed = 0
-        all_urls = set(contents)
+        folders = page_folders(contents)
         for url, (page, page_html, content, theme_title) in contents.items():
             source = sources.get(matched.get(url, "")) if docs_dir is not None else None
             if docs_dir is not None and source is None and not options.include_generated:
                 continue  # no Markdown file: a page a plugin generated (blog archive, category, tags index)
-            path = source.path if source is not None else path_from_url(url, all_urls)
+            path = source.path if source is not None else path_from_url(url, folders)
             if len(path) > TEXT_CHARS:
                 log.warning(f"vault-mcp: the page {path[:60]}… has a path of {len(path):,} characters, which no tool "
                             f"can be given (the limit is {TEXT_CHARS:,}); not indexed")
