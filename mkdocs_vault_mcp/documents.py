@@ -264,10 +264,12 @@ def first_paragraph(html_content: str) -> str:
 # Front matter as MkDocs finds it (mkdocs.utils.meta.YAML_RE), without importing MkDocs where it serves.
 FRONT_MATTER = re.compile(r"^-{3}[ \t]*\n(.*?\n)(?:\.{3}|-{3})[ \t]*\n", re.UNICODE | re.DOTALL)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
+# Linear in a line's length, as the HTML's expressions are in a page's (a run of white space is tried from its
+# start only): `read` finds the headings of a page's Markdown source with these.
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*))?$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_ATTR_LIST = re.compile(r"\s*\{\s*[:#.][^}]*\}\s*$")
-_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
+_ATTR_LIST = re.compile(r"(?<!\s)\s*\{\s*[:#.][^{}]*\}\s*$")
+_CLOSING_HASHES = re.compile(r"(?:^|(?<![ \t])[ \t]+)#+[ \t]*$")
 
 
 class MarkdownHeading(NamedTuple):
@@ -294,7 +296,7 @@ def markdown_headings(markdown: str) -> list[MarkdownHeading]:
         atx = _ATX.match(line)
         setext = _SETEXT.match(line)
         if atx:
-            text = _CLOSING_HASHES.sub("", atx.group(2) or "")
+            text = _CLOSING_HASHES.sub("", (atx.group(2) or "").rstrip(" \t"))
             headings.append(_heading(offset, len(atx.group(1)), text))
             previous = None
         elif setext and previous is not None:
