@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -11,10 +12,15 @@ from typing import Any
 
 from mkdocs.exceptions import PluginError
 
+from .index.writer import IndexBusy
+
 CACHE_HINT = (
     "cache_dir must be a writable folder on a disk with room (the working index is a cache: deleting it is safe)"
 )
 SITE_HINT = "site_dir must be writable, on a disk with room; the index published before is left as it was"
+
+
+_DESTINATION_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
 
 
 @contextlib.contextmanager
@@ -29,10 +35,15 @@ def build_fault(doing: str, hint: str) -> Iterator[None]:
 
 def fault_of(error: OSError | sqlite3.Error, doing: str, hint: str) -> PluginError:
     """build_fault's error, for a caller that catches the failure itself."""
+    if isinstance(error, IndexBusy):  # no fault of the disk: the message says whose it is
+        return PluginError(f"vault-mcp: {error}.")
     if isinstance(error, (FileExistsError, NotADirectoryError)) and error.filename:
         reason = f"{error.filename} is a file where a folder should be"
     elif isinstance(error, OSError) and error.strerror:
-        reason = error.strerror + (f": {error.filename}" if error.filename else "")
+        # A copy's error names both files (shutil: the source first); a full or read-only disk is the destination's.
+        written = error.filename2 if error.errno in _DESTINATION_ERRORS else None
+        named = written or error.filename
+        reason = error.strerror + (f": {named}" if named else "")
     else:
         reason = str(error)
     return PluginError(f"vault-mcp could not {doing} ({reason}). {hint}.")

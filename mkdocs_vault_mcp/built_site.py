@@ -32,9 +32,11 @@ import os
 import posixpath
 import re
 import shutil
+import stat
 import time
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -50,9 +52,10 @@ from .index import queries
 from .index.answers import build_snapshot
 from .index.publish import open_read_only, publish
 from .index.writer import IndexWriter, worth_a_process
+from .limits import TEXT_CHARS
 from .modified import modified_instant, read_git_times
 from .page_facts import history_rows, site_base_path, uses_mike
-from .paths import excluded_by, join_url, server_path
+from .paths import excluded_by, file_path_of_url, join_url, server_path
 from .snapshot import write_snapshot
 
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
@@ -63,14 +66,17 @@ class SiteError(Exception):
 
 
 # The element that holds page.content, per theme: (what it is, its start tag, its tag name). Checked in order.
+# Every expression that scans a page stops at the next `<` (`[^<>]`, never `[^>]`), or ends at the end of the
+# text when what it looks for is never closed: else each `<` of a page without `>` is scanned to the end again,
+# quadratic time in the page's size.
 CONTENT_ELEMENTS = (
     ('Material for MkDocs or Zensical: <article class="md-content__inner md-typeset">',
-     re.compile(r'<article\b[^>]*\bclass="md-content__inner md-typeset"[^>]*>'), "article"),
+     re.compile(r'<article\b[^<>]*\bclass="md-content__inner md-typeset"[^<>]*>'), "article"),
     ('a Material or Zensical blog index: <header class="md-typeset">',
-     re.compile(r'<div class="md-content__inner">\s*<header\b[^>]*\bclass="md-typeset"[^>]*>'), "header"),
+     re.compile(r'<div class="md-content__inner">\s*<header\b[^<>]*\bclass="md-typeset"[^<>]*>'), "header"),
     ('the readthedocs theme: <div class="section" itemprop="articleBody">',
-     re.compile(r'<div\b[^>]*\bitemprop="articleBody"[^>]*>'), "div"),
-    ('the mkdocs theme: <div role="main">', re.compile(r'<div\b[^>]*\brole="main"[^>]*>'), "div"),
+     re.compile(r'<div\b[^<>]*\bitemprop="articleBody"[^<>]*>'), "div"),
+    ('the mkdocs theme: <div role="main">', re.compile(r'<div\b[^<>]*\brole="main"[^<>]*>'), "div"),
 )
 LOOKED_FOR = "; ".join(name for name, _, _ in CONTENT_ELEMENTS)
 
@@ -78,13 +84,14 @@ LOOKED_FOR = "; ".join(name for name, _, _ in CONTENT_ELEMENTS)
 # Material's tags (Zensical's come after the content), edit/view/copy buttons, source-file facts,
 # feedback form; the mkdocs theme's `source` labels.
 _THEME_PARTS = re.compile(
-    r'<(nav)\b[^>]*\bclass="md-tags"[^>]*>|<(a|button)\b[^>]*\bclass="md-content__button[^"]*"[^>]*>'
-    r'|<(aside)\b[^>]*\bclass="md-source-file"[^>]*>|<(form)\b[^>]*\bclass="md-feedback"[^>]*>'
-    r'|<(div)\b[^>]*\bclass="source-links"[^>]*>'
+    r'<(nav)\b[^<>]*\bclass="md-tags"[^<>]*>|<(a|button)\b[^<>]*\bclass="md-content__button[^"]*"[^<>]*>'
+    r'|<(aside)\b[^<>]*\bclass="md-source-file"[^<>]*>|<(form)\b[^<>]*\bclass="md-feedback"[^<>]*>'
+    r'|<(div)\b[^<>]*\bclass="source-links"[^<>]*>'
 )
-_COMMENT_OR_RAW = re.compile(r"<!--.*?-->|<(script|style|textarea)\b.*?</\1\s*>", re.S | re.I)
+# A comment or raw text never closed runs to the end of the page, as a browser reads it.
+_COMMENT_OR_RAW = re.compile(r"<!--.*?(?:-->|\Z)|<(script|style|textarea)\b.*?(?:</\1\s*>|\Z)", re.S | re.I)
 _BARE_H1 = re.compile(r"<h1>(.*?)</h1>", re.S)
-_TITLE = re.compile(r"<title>(.*?)</title>", re.S | re.I)
+_TITLE = re.compile(r"<title>(.*?)(?:</title>|\Z)", re.S | re.I)
 _LANG = re.compile(r"""<html\b[^>]*\blang\s*=\s*["']([^"']+)["']""", re.I)
 STATS_MARKER = 'class="vm-stats"'  # the stats page is the index's own, never a document
 GENERATOR = '<meta name="generator" content="mkdocs-vault-mcp index">'
@@ -126,9 +133,10 @@ class SiteConfig:
 @dataclass
 class SitePage:
     url: str  # site-relative, as the site writes it (percent-encoded), "" for the home page
-    file: Path
+    file: Path  # inside the site folder, as the site names it (not resolved)
     lastmod: dt.datetime | None = None
     loc: str | None = None  # the address the sitemap gives it
+    mtime_ns: int = 0  # the file's, once read
 
 
 @dataclass
@@ -246,7 +254,7 @@ def nav_titles(nav: Any) -> dict[str, str]:
 
 def site_pages(site_dir: Path, site_url: str | None) -> list[SitePage]:
     sitemap = site_dir / "sitemap.xml"
-    if sitemap.is_file():
+    if os.path.lexists(sitemap):
         pages = sitemap_pages(sitemap, site_dir, site_url)
         if pages:
             return pages
@@ -255,15 +263,33 @@ def site_pages(site_dir: Path, site_url: str | None) -> list[SitePage]:
         relative = file.relative_to(site_dir).as_posix()
         if relative == "404.html" or relative.startswith("vault-mcp/"):
             continue
-        url = relative.removesuffix("index.html") if relative.endswith("index.html") else relative
+        if not _is_text(relative):
+            shown = relative.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            log.warning(f"vault-mcp: the name of '{shown}' is not "
+                        "UTF-8 text, which a page's address must be; not indexed (rename the file)")
+            continue
+        url = quote(relative.removesuffix("index.html") if relative.endswith("index.html") else relative)
         pages.append(SitePage(url, file))
     return pages
 
 
+def _is_text(name: str) -> bool:
+    """Whether a file name is Unicode text (a byte that is not UTF-8 comes from the file system as a surrogate)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def sitemap_pages(sitemap: Path, site_dir: Path, site_url: str | None) -> list[SitePage]:
     try:
-        root = ElementTree.parse(sitemap).getroot()
-    except (ElementTree.ParseError, OSError) as error:
+        data, _ = read_site_file(site_dir.resolve(), sitemap, SITEMAP_BYTES)
+        root = ElementTree.fromstring(data)
+    except Unreadable as reason:
+        log.warning(f"vault-mcp: {sitemap} {reason}; the site's HTML files are indexed instead")
+        return []
+    except ElementTree.ParseError as error:
         raise SiteError(f"{str(sitemap)!r} is not a readable sitemap ({error})") from None
     entries = []
     for url in root.iter():
@@ -272,32 +298,124 @@ def sitemap_pages(sitemap: Path, site_dir: Path, site_url: str | None) -> list[S
         texts = {child.tag.rpartition("}")[2]: (child.text or "").strip() for child in url}
         if texts.get("loc"):
             entries.append((texts["loc"], texts.get("lastmod")))
-    paths = [urlsplit(loc).path for loc, _ in entries]
+    paths = [_url_path(loc) for loc, _ in entries]
     # Without site_url, the pages' common prefix, character by character (RUF071), cut back to its last "/".
-    base = urlsplit(site_url).path if site_url else os.path.commonprefix(paths).rpartition("/")[0] + "/"  # noqa: RUF071
+    urls = [path for path in paths if path is not None]
+    base = (_url_path(site_url) or "/") if site_url else os.path.commonprefix(urls).rpartition("/")[0] + "/"  # noqa: RUF071
     if not base.endswith("/"):
         base += "/"
     # The common prefix of a site whose pages are all in one folder is too long: shorten it until pages resolve.
-    while base != "/" and not all(_page_file(site_dir, p[len(base):]) for p in paths[:3] if p.startswith(base)):
+    while base != "/" and not all(_page_file(site_dir, p[len(base):]) for p in urls[:3] if p.startswith(base)):
         base = base.rstrip("/").rpartition("/")[0] + "/"
     if len(entries) > 1 and len({lastmod for _, lastmod in entries}) == 1:
         # MkDocs and ProperDocs write the build date into every entry: that says nothing about any page.
         entries = [(loc, None) for loc, _ in entries]
     pages = []
+    files: dict[str, str] = {}  # each page's file -> the location listed first for it
     for (loc, lastmod), path in zip(entries, paths, strict=True):
-        relative = path[len(base):] if path.startswith(base) else path.lstrip("/")
+        if path is None:
+            log.warning(f"vault-mcp: the sitemap lists {loc!r}, which is not a URL; skipped")
+            continue
+        relative = path[len(base):] if path.startswith(base) else path[1:]
         file = _page_file(site_dir, relative)
-        if file is not None:
-            pages.append(SitePage(relative, file, _lastmod(lastmod), loc))
-        else:
-            log.warning(f"vault-mcp: the sitemap lists {loc}, which is not in {site_dir}")
+        if file is None:
+            where = "which is not in" if file_path_of_url(relative) is not None else "whose path leads outside"
+            log.warning(f"vault-mcp: the sitemap lists {loc}, {where} {site_dir}; skipped")
+            continue
+        named = os.path.normpath(file)
+        if named in files:
+            log.warning(f"vault-mcp: the sitemap lists {loc} and {files[named]}, which are the same page; indexed once")
+            continue
+        files[named] = loc
+        pages.append(SitePage(relative, file, _lastmod(lastmod), loc))
     return pages
 
 
+def _url_path(loc: str) -> str | None:
+    """The path of a sitemap location (`/guide/`), or None when it is no URL at all (`http://[x/`)."""
+    try:
+        return urlsplit(loc).path or "/"
+    except ValueError:
+        return None
+
+
 def _page_file(site_dir: Path, relative_url: str) -> Path | None:
-    relative = unquote(relative_url)
-    candidate = site_dir / relative / "index.html" if relative.endswith("/") or not relative else site_dir / relative
-    return candidate if candidate.is_file() else None
+    """The file inside `site_dir` that a site-relative URL names (`guide/` its `index.html`), when there is one;
+    None when there is none or the URL leads outside (`../`, `%2e%2e/`, `//etc/passwd`). The file is only named
+    here: read_site_file checks what it is."""
+    relative = file_path_of_url(relative_url)
+    if relative is None:
+        return None
+    candidate = site_dir / relative
+    if not relative or relative.endswith("/") or (os.path.isdir(candidate) and not os.path.islink(candidate)):
+        candidate = candidate / "index.html"
+    return candidate if os.path.lexists(candidate) else None
+
+
+# A page larger than this is not read (its warning says so): the largest pages of real sites (API references)
+# are a few MB, and every page's HTML is held until the index is written.
+PAGE_BYTES = 32 * 1024 * 1024
+SITEMAP_BYTES = 64 * 1024 * 1024  # the sitemap protocol's own limit is 50 MB
+
+
+class Unreadable(Exception):
+    """A file of the site that is not read; the message says why, after the file's name."""
+
+
+def read_site_file(root: Path, file: Path, limit: int, folder: str = "the site folder"
+                   ) -> tuple[bytes, os.stat_result]:
+    """The bytes and status of `file` when it is a regular file inside `root` (resolved: no symbolic link leads
+    out of it; `folder` names it) of at most `limit` bytes, else Unreadable. Opened without blocking and without
+    following a link swapped in after the check, so a FIFO or a device is never waited on or read."""
+    try:
+        real = os.path.realpath(file)
+        status = os.stat(real)
+    except (OSError, ValueError) as error:
+        raise Unreadable(f"cannot be read ({getattr(error, 'strerror', None) or error})") from None
+    if not Path(real).is_relative_to(root):
+        raise Unreadable(f"is a symbolic link that leads outside {folder}")
+    if not stat.S_ISREG(status.st_mode):
+        raise Unreadable(f"is {_file_kind(status.st_mode)}, not a regular file")
+    if status.st_size > limit:
+        raise Unreadable(_too_large(status.st_size, limit))
+    flags = os.O_RDONLY
+    for name in ("O_NONBLOCK", "O_NOFOLLOW", "O_CLOEXEC", "O_BINARY"):
+        flags |= getattr(os, name, 0)
+    try:
+        descriptor = os.open(real, flags)
+    except OSError as error:
+        raise Unreadable(f"cannot be read ({error.strerror or error})") from None
+    try:
+        opened = os.fstat(descriptor)
+        if (opened.st_dev, opened.st_ino) != (status.st_dev, status.st_ino) or not stat.S_ISREG(opened.st_mode):
+            raise Unreadable("changed while it was read")
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := os.read(descriptor, min(1 << 20, limit + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise Unreadable(_too_large(size, limit))
+    except OSError as error:
+        raise Unreadable(f"cannot be read ({error.strerror or error})") from None
+    finally:
+        os.close(descriptor)
+    return b"".join(chunks), opened
+
+
+def _file_kind(mode: int) -> str:
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+    return next((kind for test, kind in kinds if test(mode)), "a special file")
+
+
+def _too_large(size: int, limit: int) -> str:
+    return f"holds {size:,} bytes or more, over the limit of {limit // (1024 * 1024)} MB ({limit:,} bytes) a file"
+
+
+def _leads_outside(root: Path, path: Path) -> bool:
+    """Whether writing `path` (its folders made where missing) would write outside `root`, through a symbolic link."""
+    return not Path(os.path.realpath(path)).is_relative_to(root)
 
 
 def _lastmod(text: str | None) -> dt.datetime | None:
@@ -313,15 +431,27 @@ def _lastmod(text: str | None) -> dt.datetime | None:
 # -- one page's content ----------------------------------------------------------------------------------
 
 
+def _masked(html_text: str) -> str:
+    """The HTML with its comments, scripts, styles and text areas made spaces: no tag in them counts."""
+    return _COMMENT_OR_RAW.sub(lambda m: " " * len(m.group(0)), html_text)
+
+
 def element_inner(page_html: str, start: re.Match, tag: str) -> str:
     """The HTML inside the element whose start tag `start` matched, up to its own end tag."""
-    masked = _COMMENT_OR_RAW.sub(lambda m: " " * len(m.group(0)), page_html)
+    masked = _masked(page_html)
     depth = 1
-    for match in re.finditer(rf"<(/?){tag}\b[^>]*>", masked[start.end():], re.I):
+    for match in re.finditer(rf"<(/?){tag}\b[^<>]*>", masked[start.end():], re.I):
         depth += -1 if match.group(1) else 1
         if depth == 0:
             return page_html[start.end(): start.end() + match.start()]
     return page_html[start.end():]
+
+
+def _stripped(text: str, start: int, end: int) -> tuple[int, int]:
+    """`text[start:end].strip()` as where it starts and ends in `text`."""
+    part = text[start:end]
+    left = len(part) - len(part.lstrip())
+    return start + left, max(start + left, end - (len(part) - len(part.rstrip())))
 
 
 def content_element(page_html: str) -> str | None:
@@ -332,25 +462,35 @@ def content_element(page_html: str) -> str | None:
     return None
 
 
-def _element_end(html_text: str, start: re.Match) -> int:
-    """Where the element whose start tag `start` matched ends, its end tag included."""
-    tag = next(group for group in start.groups() if group)
-    inner_end = start.end() + len(element_inner(html_text, start, tag))
-    end_tag = re.compile(rf"</{tag}\s*>", re.I).match(html_text, inner_end)
-    return end_tag.end() if end_tag else inner_end
+def _element_ends(html_text: str, names: set[str]) -> dict[int, int]:
+    """Where each element of these tag names ends (its end tag included), by where its start tag starts, in one
+    pass; an element never closed is left out (it runs to the end)."""
+    ends: dict[int, int] = {}
+    open_tags: dict[str, list[int]] = {}
+    tags = re.compile(rf"<(/?)({'|'.join(sorted(names))})\b[^<>]*>", re.I)
+    for tag in tags.finditer(_masked(html_text)):
+        name = tag.group(2).lower()
+        if not tag.group(1):
+            open_tags.setdefault(name, []).append(tag.start())
+        elif open_tags.get(name):
+            ends[open_tags[name].pop()] = tag.end()
+    return ends
 
 
 def without_theme_parts(content: str) -> tuple[str, str | None]:
     """page.content as the theme was given it, and the title of the H1 the theme wrote when the page had none."""
-    content = content.strip()
-    while (first := _THEME_PARTS.match(content)) is not None:
-        content = content[_element_end(content, first):].strip()
-    while True:
-        last = next((part for part in reversed(list(_THEME_PARTS.finditer(content)))
-                     if _element_end(content, part) == len(content)), None)
-        if last is None:
-            break
-        content = content[: last.start()].strip()
+    parts = list(_THEME_PARTS.finditer(content))
+    names = {next(name for name in part.groups() if name) for part in parts}
+    ends = _element_ends(content, names) if names else {}
+    start, end = _stripped(content, 0, len(content))
+    while (first := _THEME_PARTS.match(content, start, end)) is not None:
+        start, end = _stripped(content, min(ends.get(first.start(), end), end), end)
+    # The last part that reaches the end, again and again: each one's end is where it closes in the content as
+    # it was, or the end of what is left when that was cut off.
+    for part in reversed(parts):
+        if start <= part.start() < end and min(ends.get(part.start(), end), end) == end:
+            start, end = _stripped(content, start, part.start())
+    content = content[start:end]
     theme_title = None
     # Material and Zensical write <h1>{{ page.title }}</h1> (no id: MkDocs' toc gives every heading one) when
     # page.content has no <h1.
@@ -378,13 +518,19 @@ def read_sources(docs_dir: Path) -> dict[str, Source]:
     from frontmatter.default_handlers import YAMLHandler
 
     sources: dict[str, Source] = {}
+    root = docs_dir.resolve()
     for file in sorted(docs_dir.rglob("*.md")):
         path = file.relative_to(docs_dir).as_posix()
         if any(part.startswith(".") for part in path.split("/")) or path.startswith("templates/"):
             continue  # MkDocs' own exclusions
+        if not _is_text(path):
+            continue  # no page's address names it
         try:
-            text = file.read_text(encoding="utf-8-sig")
-        except (OSError, UnicodeDecodeError):
+            text = read_site_file(root, file, PAGE_BYTES, "the docs folder")[0].decode("utf-8-sig")
+        except Unreadable as reason:
+            log.warning(f"vault-mcp: {path} in {docs_dir} {reason}; not read")
+            continue
+        except UnicodeDecodeError:
             continue
         text = text.replace("\r\n", "\n").replace("\r", "\n")
         meta: dict[str, Any] = {}
@@ -443,19 +589,26 @@ def match_sources(pages: list[SitePage], sources: dict[str, Source], directory_u
             continue  # index.md wins over README.md
         by_url[url] = path
     matched = {page.url: by_url[_url_key(page.url)] for page in pages if _url_key(page.url) in by_url}
-    unmatched = [s for path, s in sources.items() if path not in set(matched.values())]
+    matched_paths = set(matched.values())
+    # slug -> the unmatched sources it names: one look-up a page, not a pass over the sources (quadratic)
+    by_slug: dict[str, set[str]] = {}
+    slugs: dict[str, set[str]] = {}
+    for path, source in sources.items():
+        if path not in matched_paths:
+            slugs[path] = {slug(str(source.meta.get("slug") or "")), slug(str(source.meta.get("title") or "")),
+                           slug(first_heading(source.text) or "")}
+            for name in slugs[path]:
+                by_slug.setdefault(name, set()).add(path)
     for page in pages:
         if page.url in matched:
             continue
         last = unquote(page.url).rstrip("/").rpartition("/")[2].removesuffix(".html")
-        candidates = [
-            source.path for source in unmatched
-            if last and last in {slug(str(source.meta.get("slug") or "")), slug(str(source.meta.get("title") or "")),
-                                 slug(first_heading(source.text) or "")}
-        ]
+        candidates = by_slug.get(last, set()) if last else set()
         if len(candidates) == 1:
-            matched[page.url] = candidates[0]
-            unmatched = [s for s in unmatched if s.path != candidates[0]]
+            (path,) = candidates
+            matched[page.url] = path
+            for name in slugs[path]:
+                by_slug[name].discard(path)
     return matched
 
 
@@ -464,17 +617,31 @@ def _url_key(url: str) -> str:
     return unquote(url).removesuffix("index.html")
 
 
-def path_from_url(url: str, all_urls: set[str]) -> str:
+def path_from_url(url: str, folders: set[str]) -> str:
     """A page's path when there are no sources: `guide/install/` -> `guide/install.md`, a folder that holds
-    other pages (or the root) -> `index.md` in it."""
+    other pages (`page_folders`; or the root) -> `index.md` in it."""
     url = unquote(url)
     if url.endswith(".html"):
         return url.removesuffix(".html") + ".md"
     if not url:
         return "index.md"
-    if any(other != url and unquote(other).startswith(url) for other in all_urls):
-        return url + "index.md"
+    folder = url if url.endswith("/") else url + "/"
+    if folder in folders:
+        return folder + "index.md"
     return url.rstrip("/") + ".md"
+
+
+def page_folders(urls: Iterable[str]) -> set[str]:
+    """Every folder (`guide/`, unquoted) that holds a page other than its own, from the pages' URLs: a set, so
+    that each page's path is one look-up rather than a pass over every page (quadratic in a site's pages)."""
+    folders: set[str] = set()
+    for url in urls:
+        path = unquote(url)
+        cut = path.rfind("/", 0, len(path) - 1)
+        while cut >= 0 and path[: cut + 1] not in folders:  # a folder in the set has its own folders in it
+            folders.add(path[: cut + 1])
+            cut = path.rfind("/", 0, cut)
+    return folders
 
 
 # -- titles ----------------------------------------------------------------------------------------------
@@ -482,7 +649,9 @@ def path_from_url(url: str, all_urls: set[str]) -> str:
 
 def page_title_text(page_html: str) -> str | None:
     match = _TITLE.search(page_html)
-    return html.unescape(" ".join(match.group(1).split())) if match else None
+    if match is None or not match.group(0).lower().endswith("</title>"):
+        return None
+    return html.unescape(" ".join(match.group(1).split()))
 
 
 def guess_site_name(titles: list[str]) -> str | None:
@@ -514,12 +683,15 @@ def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Pat
     pages = site_pages(site_dir, config.site_url)
     contents: dict[str, tuple[SitePage, str, str, str | None]] = {}  # url -> page, html, content, theme title
     skipped: list[str] = []
+    root = site_dir.resolve()
     for page in pages:
         try:
-            page_html = page.file.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            skipped.append(str(page.file.relative_to(site_dir)))
+            data, status = read_site_file(root, page.file, PAGE_BYTES)
+        except Unreadable as reason:
+            log.warning(f"vault-mcp: {page.file.relative_to(site_dir).as_posix()} {reason}; not indexed")
             continue
+        page.mtime_ns = status.st_mtime_ns
+        page_html = data.decode("utf-8", errors="replace")
         if GENERATOR in page_html:
             continue  # the stats page an earlier run wrote
         content = content_element(page_html)
@@ -563,15 +735,22 @@ def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Pat
     try:
         kept: set[str] = set()
         changed = 0
-        all_urls = set(contents)
+        folders = page_folders(contents)
         base_path = site_base_path(config.site_url)
         page_paths: dict[str, str] = {}  # page URL -> its path (what the site's files name it by)
         for url, (page, page_html, content, theme_title) in contents.items():
             source = sources.get(matched.get(url, "")) if docs_dir is not None else None
-            path = source.path if source is not None else path_from_url(url, all_urls)
+            path = source.path if source is not None else path_from_url(url, folders)
             page_paths[url] = path
             if docs_dir is not None and source is None and not options.include_generated:
                 continue  # no Markdown file: a page a plugin generated (blog archive, category, tags index)
+            if len(path) > TEXT_CHARS:
+                log.warning(f"vault-mcp: the page {path[:60]}… has a path of {len(path):,} characters, which no tool "
+                            f"can be given (the limit is {TEXT_CHARS:,}); not indexed")
+                continue
+            if path in kept:
+                log.warning(f"vault-mcp: {page.loc or url} is the page {path} again; indexed once")
+                continue
             if excluded_by(path, options.exclude):
                 continue
             meta = source.meta if source is not None else {}
@@ -599,7 +778,7 @@ def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Pat
             else:
                 # The HTML file's time changes with every build: the page keeps the time it was first indexed
                 # with its current content, so the time is left out of the fingerprint.
-                modified = dt.datetime.fromtimestamp(page.file.stat().st_mtime_ns / 1e9, dt.UTC)
+                modified = dt.datetime.fromtimestamp(page.mtime_ns / 1e9, dt.UTC)
                 modified_source = "mtime"
                 digest = page_fingerprint(content, title, document_url, meta, None, modified_source, markdown, language)
             kept.add(path)
@@ -620,9 +799,20 @@ def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Pat
             stats = queries.index_stats(conn)
             snapshot = build_snapshot(conn, options.tag_fields, stats)
         out = site_dir / "vault-mcp"
-        publish(writer.path, out / "index.sqlite")
-        write_snapshot(snapshot, out / "snapshot.json")
-        stats_file = write_stats_page(site_dir, options.stats_page, snapshot, stats, site_name)
+        if _leads_outside(root, out):
+            raise SiteError(f"{out} is a symbolic link that leads outside the site folder; remove it (this command "
+                            "writes the index there)")
+        # What failed is named by the file of the site it was writing (a copy's error names the working index).
+        written: Path | None = out / "index.sqlite"
+        try:
+            publish(writer.path, out / "index.sqlite")
+            written = out / "snapshot.json"
+            write_snapshot(snapshot, out / "snapshot.json")
+            written = None  # the stats page: its error names its file
+            stats_file = write_stats_page(site_dir, options.stats_page, snapshot, stats, site_name)
+        except OSError as error:
+            raise SiteError(f"could not write {written or error.filename or site_dir} ({error.strerror or error}); "
+                            "SITE_DIR must be writable, on a disk with room") from None
     finally:
         writer.close()
     return Outcome(
@@ -663,7 +853,7 @@ def site_files(site_dir: Path, base_path: str, page_paths: dict[str, str]) -> di
     files: dict[str, str] = {}
     for file in site_dir.rglob("*"):
         relative = file.relative_to(site_dir).as_posix()
-        if not relative.startswith("vault-mcp/") and file.is_file():
+        if _is_text(relative) and not relative.startswith("vault-mcp/") and file.is_file():
             files[server_path(base_path + quote(relative))] = relative
     for url, path in page_paths.items():
         files[server_path(base_path + url)] = path
@@ -711,9 +901,18 @@ def write_stats_page(site_dir: Path, option: str | bool, snapshot: dict[str, Any
     stem = uri.removesuffix(".md")
     folder = stem.removesuffix("index").rstrip("/") if stem == "index" or stem.endswith("/index") else stem
     destination = site_dir / folder / "index.html"
-    if destination.exists() and GENERATOR not in destination.read_text(encoding="utf-8", errors="replace"):
-        log.info(f"vault-mcp: {destination} is already a page of the site; no stats page written there")
+    root = site_dir.resolve()
+    if os.path.islink(destination) or _leads_outside(root, destination.parent):
+        log.warning(f"vault-mcp: {destination} is a symbolic link or in one; no stats page written there")
         return None
+    if os.path.lexists(destination):
+        try:
+            ours = GENERATOR.encode() in read_site_file(root, destination, PAGE_BYTES)[0]
+        except Unreadable:
+            ours = False
+        if not ours:
+            log.info(f"vault-mcp: {destination} is already a page of the site; no stats page written there")
+            return None
     page_url = f"{folder}/" if folder else ""
     body, _ = stats_page.render(snapshot, stats, page_url)
     home = "../" * page_url.count("/") or "./"
@@ -727,6 +926,6 @@ def write_stats_page(site_dir: Path, option: str | bool, snapshot: dict[str, Any
     destination.parent.mkdir(parents=True, exist_ok=True)
     destination.write_text(document, encoding="utf-8")
     css = site_dir / stats_page.CSS_URI
-    if not css.exists():
+    if not os.path.lexists(css):  # never through a link (one that leads nowhere, too)
         shutil.copyfile(stats_page.CSS_SOURCE, css)
     return destination

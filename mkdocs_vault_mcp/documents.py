@@ -128,24 +128,30 @@ def build_document(
 # --- Rendered HTML ---------------------------------------------------------
 
 # Regular expressions rather than an HTML parser: MkDocs' own output is regular
-# enough, and the build-time budget per page is well under a millisecond.
-_HEADING = re.compile(r"<h([1-6])((?:\s[^>]*)?)>(.*?)</h\1\s*>", re.S | re.I)
+# enough, and the build-time budget per page is well under a millisecond. Each one is linear in the page's size,
+# whatever the page holds: a tag's attributes stop at the next `<` (`[^<>]`), an element's text at the next start
+# of one like it, and what is never closed runs to the end of its text; else every `<` of a page without `>`
+# (or every unclosed `<!--`, `<h2>`, `<a>`) would be scanned to the end again.
+_HEADING = re.compile(r"<h([1-6])((?:\s[^<>]*)?)>((?:[^<]++|<(?!h[1-6]\b|/h\1\b))*+)</h\1\s*>", re.I)
 _ID = re.compile(r"""\sid\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.I)
-_PERMALINK = re.compile(r"<a\b[^>]*\bclass=\"[^\"]*\bheaderlink\b[^\"]*\"[^>]*>.*?</a>", re.S | re.I)
 # The expressions below run over a page's fragments joined by _SEPARATOR, which none of them may cross: a stray `<`
 # in one fragment (`--8<--` in raw HTML) would otherwise swallow the fragments up to the next `>`.
-_INVISIBLE = re.compile(r"<(script|style|template)\b[^\x00]*?</\1\s*>|<!--[^\x00]*?-->", re.I)
+_PERMALINK = re.compile(
+    r'<a\b[^<>]*\bclass="[^"<>]*\bheaderlink\b[^"<>]*"[^<>]*>(?:[^<]++|<(?!/?a\b))*+</a>', re.I
+)
+_INVISIBLE = re.compile(
+    r"<(script|style|template)\b[^\x00]*?(?:</\1\s*>|(?=\x00)|\Z)|<!--[^\x00]*?(?:-->|(?=\x00)|\Z)", re.I
+)
 # The block elements' names (p div br hr li ul ol dl dt dd pre table thead tbody tr td th blockquote section
 # details summary figure figcaption h1-h6) written as a tree of their prefixes: tried at every `<` of the page,
 # a flat list of 29 names costs a third more.
 _BLOCK_TAG = re.compile(
     r"</?(?:p(?:re)?|d(?:iv|etails|[ltd])|b(?:r|lockquote)|h[r1-6]|li|ul|ol|t(?:able|head|body|[rdh])"
-    r"|s(?:ection|ummary)|fig(?:ure|caption))\b[^>\x00]*>",
+    r"|s(?:ection|ummary)|fig(?:ure|caption))\b[^<>\x00]*>",
     re.I,
 )
-_TAG = re.compile(r"<[^>\x00]+>")
-_SUMMARY_TAG = re.compile(r"<(/?)(p|div|details|aside)\b([^>]*)>", re.I)
-_PARAGRAPH_END = re.compile(r"</p\s*>", re.I)
+_TAG = re.compile(r"<[^<>\x00]+>")
+_SUMMARY_TAG = re.compile(r"<(/?)(p|div|details|aside)\b([^<>]*)>", re.I)
 _SEPARATOR = "\x00"  # joins fragments, so each expression runs once over all of them
 
 
@@ -175,18 +181,20 @@ def page_content(html_content: str) -> str:
     return remove_search_excluded(content) if "data-search-exclude" in content else content
 
 
-_EXCLUDED_START = re.compile(r"<([a-zA-Z][\w-]*)\b[^>]*\sdata-search-exclude\b[^>]*>")
+_EXCLUDED_START = re.compile(r"<([a-zA-Z][\w-]*)\b[^<>]*\sdata-search-exclude\b[^<>]*>")
 _VOID_ELEMENTS = frozenset("area base br col embed hr img input link meta source track wbr".split())
 
 
 def remove_search_excluded(content: str) -> str:
     """Every element marked `data-search-exclude`, with all it holds, cut out."""
-    while (start := _EXCLUDED_START.search(content)) is not None:
+    kept: list[str] = []
+    position = 0
+    while (start := _EXCLUDED_START.search(content, position)) is not None:
         name = start.group(1).lower()
         end = start.end()
         if name not in _VOID_ELEMENTS and not start.group(0).endswith("/>"):
             depth = 1
-            tags = re.compile(rf"<(/?){re.escape(name)}\b[^>]*>", re.I)
+            tags = re.compile(rf"<(/?){re.escape(name)}\b[^<>]*>", re.I)
             for tag in tags.finditer(content, start.end()):
                 depth += -1 if tag.group(1) else 1
                 if depth == 0:
@@ -194,8 +202,10 @@ def remove_search_excluded(content: str) -> str:
                     break
             else:
                 end = len(content)  # never closed: the browser would hide the rest too
-        content = content[: start.start()] + content[end:]
-    return content
+        kept.append(content[position : start.start()])
+        position = end
+    kept.append(content[position:])
+    return "".join(kept)
 
 
 def split_sections(content: str) -> list[Section]:
@@ -230,7 +240,15 @@ def first_paragraph(html_content: str) -> str:
     collapsible block (asides); a page that has nothing but asides gets the first paragraph inside one."""
     containers: list[bool] = []  # one per open container: whether it is an aside
     fallback = ""
-    for match in _SUMMARY_TAG.finditer(html_content):
+    tags = list(_SUMMARY_TAG.finditer(html_content))
+    # A paragraph ends at the next <p> or </p>, as a browser closes it (where the next paragraph starts)
+    paragraph_ends = [len(html_content)] * len(tags)
+    following = len(html_content)
+    for index in range(len(tags) - 1, -1, -1):
+        paragraph_ends[index] = following
+        if tags[index].group(2).lower() == "p":
+            following = tags[index].start()
+    for match, paragraph_end in zip(tags, paragraph_ends, strict=True):
         closing, tag, attributes = match.group(1), match.group(2).lower(), match.group(3)
         if tag != "p":
             if closing:
@@ -241,8 +259,8 @@ def first_paragraph(html_content: str) -> str:
             continue
         if closing or "admonition-title" in attributes:
             continue
-        end = _PARAGRAPH_END.search(html_content, match.end())
-        text = visible_text(html_content[match.end() : end.start() if end else len(html_content)])
+        paragraph = html_content[match.end() : paragraph_end]
+        text = visible_text(paragraph) if paragraph and not paragraph.isspace() else ""
         if not text:
             continue
         if not any(containers):
@@ -256,10 +274,12 @@ def first_paragraph(html_content: str) -> str:
 # Front matter as MkDocs finds it (mkdocs.utils.meta.YAML_RE), without importing MkDocs where it serves.
 FRONT_MATTER = re.compile(r"^-{3}[ \t]*\n(.*?\n)(?:\.{3}|-{3})[ \t]*\n", re.UNICODE | re.DOTALL)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
+# Linear in a line's length, as the HTML's expressions are in a page's (a run of white space is tried from its
+# start only): `read` finds the headings of a page's Markdown source with these.
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*))?$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_ATTR_LIST = re.compile(r"\s*\{\s*[:#.][^}]*\}\s*$")
-_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
+_ATTR_LIST = re.compile(r"(?<!\s)\s*\{\s*[:#.][^{}]*\}\s*$")
+_CLOSING_HASHES = re.compile(r"(?:^|(?<![ \t])[ \t]+)#+[ \t]*$")
 
 
 class MarkdownHeading(NamedTuple):
@@ -286,7 +306,7 @@ def markdown_headings(markdown: str) -> list[MarkdownHeading]:
         atx = _ATX.match(line)
         setext = _SETEXT.match(line)
         if atx:
-            text = _CLOSING_HASHES.sub("", atx.group(2) or "")
+            text = _CLOSING_HASHES.sub("", (atx.group(2) or "").rstrip(" \t"))
             headings.append(_heading(offset, len(atx.group(1)), text))
             previous = None
         elif setext and previous is not None:

@@ -22,16 +22,18 @@ from urllib.parse import SplitResult, quote, unquote, urlsplit
 
 from .paths import server_path
 
-_LINK = re.compile(r"<a\b([^>]*)>(.*?)</a\s*>", re.S | re.I)
+# Each expression is linear in the page's size, whatever it holds (documents.py says how): a link's text ends at
+# its end tag or where the next link starts, as a browser ends it; a comment never closed runs to the end.
+_LINK = re.compile(r"<a\b([^<>]*)>((?:[^<]++|<(?!/?a\b))*+)(?:</a\s*>|(?=<a\b))", re.I)
 _HREF = re.compile(r"""\shref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.I)
-_IMAGE_ALT = re.compile(r"""<img\b[^>]*\salt\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.I)
+_IMAGE_ALT = re.compile(r"""<img\b[^<>]*\salt\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.I)
 # Every id (and `<a name>`) of the page: what a link's `#fragment` may name, as MkDocs collects them.
-_ANCHOR = re.compile(r"""<[a-zA-Z][^>]*?\s(?:id|name)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))""")
-_IMAGE = re.compile(r"<img\b([^>]*)>", re.I)
+_ANCHOR = re.compile(r"""<[a-zA-Z][^<>]*?\s(?:id|name)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))""")
+_IMAGE = re.compile(r"<img\b([^<>]*)>", re.I)
 _SRC = re.compile(r"""\ssrc\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.I)
 _ALT = re.compile(r"""\salt\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.I)
-_COMMENT = re.compile(r"<!--.*?-->", re.S)
-_TAG = re.compile(r"<[^>]+>")
+_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
+_TAG = re.compile(r"<[^<>]+>")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
 

@@ -35,3 +35,13 @@ def join_url(site_url: str | None, page_url: str) -> str:
 def excluded_by(path: str, patterns: list[str]) -> bool:
     """Whether one of the plugin option `exclude`'s globs (`*` crosses `/`, case-sensitive) matches the path."""
     return any(fnmatch.fnmatchcase(path, pattern) for pattern in patterns)
+
+
+def file_path_of_url(url_path: str) -> str | None:
+    """The file path, relative to the site folder, that a site-relative URL path names (percent-decoded once, as
+    a web server does), or None when it names no file inside the folder: a `..` segment in any encoding (`%2e%2e`,
+    `..%2f`), a path that starts at the root (`//etc/passwd`), a NUL or a backslash (a separator on Windows)."""
+    path = unquote(url_path)
+    if path.startswith("/") or "\x00" in path or "\\" in path or ".." in path.split("/"):
+        return None
+    return path

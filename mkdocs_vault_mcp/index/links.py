@@ -31,7 +31,14 @@ LINK_COLUMNS = ("d.path, s.heading, s.anchor, d.url, l.text, l.url,"
 LINK_ORDER = " ORDER BY d.path, l.position, l.rowid"
 
 
-def split_target(target: str) -> tuple[str, str | None]:
+def split_target(target: str, conn: sqlite3.Connection | None = None) -> tuple[str, str | None]:
+    """`guide/install.md#drift` as (path, anchor). With `conn`, a page whose own path holds a `#` (a file named
+    `q?x=1#frag.html`) is found whole, or with an anchor after the `#` its path ends before."""
+    if conn is not None and "#" in target:
+        cuts = [len(target)] + [at for at in range(len(target) - 1, -1, -1) if target[at] == "#"]
+        for cut in cuts:
+            if conn.execute("SELECT 1 FROM documents WHERE path = ?", [target[:cut]]).fetchone() is not None:
+                return target[:cut], target[cut + 1:] or None
     path, _, anchor = target.partition("#")
     return path, anchor or None
 
@@ -79,7 +86,7 @@ def _links(
         return _pages(conn, show, where, params, limit, offset)
     if show == "backlinks":
         assert target is not None  # given with this show: checked above
-        path, anchor = split_target(target)
+        path, anchor = split_target(target, conn)
         known = conn.execute("SELECT 1 FROM documents WHERE path = ?", [path]).fetchone() or conn.execute(
             "SELECT 1 FROM links WHERE target_path = ? LIMIT 1", [path]
         ).fetchone()
@@ -120,7 +127,7 @@ def _links(
 
 def history(conn: sqlite3.Connection, target: str, limit: int, offset: int) -> dict[str, Any]:
     """The page's last commits (at most 10, newest first) as the build found them in git."""
-    path = split_target(target)[0]
+    path = split_target(target, conn)[0]
     row = conn.execute(
         "SELECT p.history FROM documents d JOIN pages p ON p.document_id = d.id WHERE d.path = ?", [path]
     ).fetchone()

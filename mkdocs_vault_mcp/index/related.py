@@ -17,6 +17,7 @@ from typing import Any
 
 from ..limits import SEARCH_RESULTS
 from .filters import Filters, InvalidArgument, no_document
+from .links import split_target
 from .schema import TOKENIZER
 from .search import COMMON_MINIMUM, is_stop_word, search, section_count
 
@@ -70,7 +71,7 @@ def related(
 ) -> dict[str, Any]:
     if filters.query is not None and filters.query.strip():
         raise InvalidArgument("query does not apply to show='related' (its terms come from target); leave it out.")
-    path, _, anchor = target.partition("#")
+    path, anchor = split_target(target, conn)
     row = conn.execute("SELECT id FROM documents WHERE path = ?", [path]).fetchone()
     if row is None:
         raise no_document("target", path, "'guide/install.md', optionally with '#anchor'")

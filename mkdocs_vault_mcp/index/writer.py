@@ -81,6 +81,21 @@ class WriterStopped(OSError):
     """The writer's process ended before the build did (killed, out of memory)."""
 
 
+class IndexBusy(sqlite3.OperationalError):
+    """Another build holds the working index (SQLite's lock), past the time a build waits for it."""
+
+
+# How long a build waits for another build that holds the working index (SQLite's busy timeout).
+BUSY_MILLISECONDS = 5_000
+
+
+def _is_busy(error: sqlite3.Error) -> bool:
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "database is locked" in str(error)
+
+
 class IndexWriter:
     """One build's writes, in one transaction: readers see the old index until `commit`.
 
@@ -264,6 +279,20 @@ class WorkingIndex:
         return self._open_as_is(options)
 
     def _open_as_is(self, options: str) -> tuple[dict[str, str], dict[str, str]]:
+        try:
+            return self._begin(options)
+        except sqlite3.OperationalError as error:
+            if not _is_busy(error):
+                raise
+            self.close()
+            raise IndexBusy(
+                f"another build is writing the working index {self.path}, and it was still writing after "
+                f"{BUSY_MILLISECONDS // 1000} seconds: an `mkdocs build` or `mkdocs serve` of this site, or an "
+                "`mkdocs-vault-mcp index`, with the same cache_dir. Build again once it has ended, or give each "
+                "build a cache_dir of its own"
+            ) from None
+
+    def _begin(self, options: str) -> tuple[dict[str, str], dict[str, str]]:
         self._changed: set[str] = set()  # paths put or removed in this build's transaction
         self._sections_added = 0  # sections put less sections deleted in this transaction
         self._recount: set[str] = set()  # pages whose incoming links may have changed
@@ -288,7 +317,7 @@ class WorkingIndex:
         # FTS5 merges its segments through the page cache: 64 MB, from SQLite's 2 MB, makes a first build's writes
         # a fifth faster. It fills only as far as the index is large.
         self.conn.execute("PRAGMA cache_size = -65536")
-        self.conn.execute("PRAGMA busy_timeout = 5000")
+        self.conn.execute(f"PRAGMA busy_timeout = {BUSY_MILLISECONDS}")
 
     def _info(self, key: str) -> str | None:
         try:
