@@ -51,7 +51,7 @@ from .index.answers import build_snapshot
 from .index.publish import open_read_only, publish
 from .index.writer import IndexWriter, worth_a_process
 from .modified import modified_instant, read_git_times
-from .paths import excluded_by, join_url
+from .paths import excluded_by, join_url, relative_location
 from .snapshot import write_snapshot
 
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
@@ -548,7 +548,9 @@ def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Pat
         "command": "index", "indexed_fields": options.indexed_fields, "modified": options.modified,
         "modified_meta": options.modified_meta, "exclude": options.exclude,
         "respect_search_exclude": options.respect_search_exclude, "include_generated": options.include_generated,
-        "docs_dir": str(docs_dir.resolve()) if docs_dir else None, "site_dir": str(site_dir.resolve()),
+        # Relative to the working index's folder: the index is published, with no absolute path of this machine.
+        "docs_dir": relative_location(docs_dir, cache_dir) if docs_dir else None,
+        "site_dir": relative_location(site_dir, cache_dir),
     }, sort_keys=True)
     writer = IndexWriter(cache_dir / "site.sqlite", options_json, in_process=worth_a_process(len(contents)))
     try:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
 import sqlite3
 import sys
 import time
@@ -47,6 +48,7 @@ from .incremental import IncrementalBuild
 from .index.publish import publish
 from .modified import GitTimes, GitTimesRead
 from .page_facts import PageOptions, document_fields, is_candidate, page_paths, site_files
+from .paths import relative_location
 from .snapshot import write_snapshot
 
 if TYPE_CHECKING:
@@ -176,7 +178,10 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         with self.state.timed():
             if self.config.modified != "mtime":
                 self.state.git_read = GitTimesRead(config.docs_dir, cache_dir / "git-history.json")
-            options = {key: self.config[key] for key in INDEXING_OPTIONS} | {"docs_dir": config.docs_dir}
+            # docs_dir relative to mkdocs.yml: the index is published, and holds no absolute path of this machine.
+            project = os.path.dirname(config.config_file_path) if config.config_file_path else os.getcwd()
+            options = {key: self.config[key] for key in INDEXING_OPTIONS} | {
+                "docs_dir": relative_location(config.docs_dir, project)}
             self.state.working_index = cache_dir / ("serve.sqlite" if self.serving else "build.sqlite")
             self.state.options_json = json.dumps(options, sort_keys=True)
             self.state.page_options = PageOptions.of(self.config)

@@ -300,6 +300,9 @@ class WorkingIndex:
     def _recreate(self) -> None:
         for table in TABLES:
             self.conn.execute(f"DROP TABLE IF EXISTS [{table}]")
+        # The dropped tables' pages would stay in the file as free pages, and be published with it: what the old
+        # options named (an absolute docs_dir, in an index of an earlier version) included.
+        self.conn.execute("VACUUM")
         create_schema(self.conn)
 
     def put(self, arguments: dict[str, Any]) -> None:
