@@ -13,7 +13,29 @@ from pathlib import Path
 from . import __version__
 
 DEFAULT_PORT = 8765  # not 8000: that is `mkdocs serve`'s
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PATH = "/mcp"
 USAGE_ERROR = 2  # as argparse exits on a bad command line
+
+EXAMPLES = f"""\
+examples:
+  build a site with the plugin, then let an agent that starts servers (stdio) use it:
+    mkdocs build
+    mkdocs-vault-mcp serve site/
+
+  serve it over Streamable HTTP on this machine (http://127.0.0.1:{DEFAULT_PORT}/mcp):
+    mkdocs-vault-mcp serve site/ --transport http
+
+  serve a deployed copy to the network, with a bearer token and the name clients call it by:
+    export VAULT_MCP_TOKEN=...
+    mkdocs-vault-mcp serve /srv/docs --transport http --host 0.0.0.0 \\
+        --allow-host docs.example.com --token-env VAULT_MCP_TOKEN
+
+  index a site built without the plugin (Zensical, a plain MkDocs build), then serve it:
+    mkdocs-vault-mcp index site/ --config mkdocs.yml
+    mkdocs-vault-mcp serve site/
+
+`python -m mkdocs_vault_mcp` runs the same command."""
 
 
 class UsageError(Exception):
@@ -57,15 +79,22 @@ def worker_count(text: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="mkdocs-vault-mcp", description=__doc__)
+    parser = argparse.ArgumentParser(prog="mkdocs-vault-mcp", description=__doc__, epilog=EXAMPLES,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="serve the MCP tools from a built site's index (read-only)")
+    serve = commands.add_parser("serve", help="serve the MCP tools from a built site's index (read-only)",
+                                description="Serve the MCP tools from a built site's index (read-only).",
+                                epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     serve.add_argument("site", metavar="SITE_DIR", help="built site folder, or the path of an index.sqlite")
-    serve.add_argument("--transport", choices=("stdio", "http"), default="stdio")
-    serve.add_argument("--host", default="127.0.0.1", help="HTTP address to bind (default: loopback only)")
-    serve.add_argument("--port", type=port_number, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
-    serve.add_argument("--path", default="/mcp", help="HTTP endpoint path (default /mcp)")
+    serve.add_argument("--transport", choices=("stdio", "http"), default="stdio",
+                       help="stdio: the client starts this command and talks over its standard input and output "
+                       "(default); http: listen for Streamable HTTP clients at --host, --port and --path")
+    # None when not given: they apply to --transport http only, and a stdio run that gets them says so.
+    serve.add_argument("--host", help=f"HTTP: the address to listen on (default {DEFAULT_HOST}, this machine only; "
+                       "0.0.0.0 for every address, with --allow-host and --token-env)")
+    serve.add_argument("--port", type=port_number, help=f"HTTP: the port to listen on (default {DEFAULT_PORT})")
+    serve.add_argument("--path", help=f"HTTP: the endpoint's path (default {DEFAULT_PATH})")
     serve.add_argument(
         "--allow-host",
         action="append",
@@ -87,7 +116,9 @@ def main(argv: list[str] | None = None) -> None:
         help="HTTP: keep MCP sessions between requests (default: stateless; one process only)",
     )
     index = commands.add_parser(
-        "index", help="index a site already built (by Zensical, MkDocs or ProperDocs without the plugin)"
+        "index", help="index a site already built (by Zensical, MkDocs or ProperDocs without the plugin)",
+        description="Index a site already built (by Zensical, MkDocs or ProperDocs without the plugin) into "
+        "SITE_DIR/vault-mcp/index.sqlite, for `mkdocs-vault-mcp serve SITE_DIR`."
     )
     index.add_argument("site", metavar="SITE_DIR", help="the built site folder; gets vault-mcp/index.sqlite")
     index.add_argument("--docs-dir", metavar="DOCS", help="the Markdown sources: front matter, git times, paths")
@@ -97,6 +128,16 @@ def main(argv: list[str] | None = None) -> None:
                        "the plugin's cache_dir beside mkdocs.yml, else .cache/plugin/vault-mcp beside SITE_DIR)")
     args = parser.parse_args(argv)
     if args.command == "serve":
+        http_only = [option for option, value in (("--host", args.host), ("--port", args.port),
+                                                  ("--path", args.path), ("--allow-host", args.allow_host)) if value]
+        if args.transport != "http" and http_only:
+            several = len(http_only) > 1
+            parser.error(f"{', '.join(http_only)} {'apply' if several else 'applies'} to --transport http only; add "
+                         f"--transport http to serve over HTTP, or leave {'them' if several else 'it'} out to serve "
+                         "over stdio")
+        args.host = DEFAULT_HOST if args.host is None else args.host
+        args.port = DEFAULT_PORT if args.port is None else args.port
+        args.path = DEFAULT_PATH if args.path is None else args.path
         if args.transport != "http" and (args.workers != 1 or args.token_env or args.stateful_sessions):
             parser.error("--workers, --token-env and --stateful-sessions apply to --transport http only")
         if args.workers != 1 and args.stateful_sessions:
