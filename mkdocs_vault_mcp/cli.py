@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import logging
 import os
+import socket
 import sqlite3
 import sys
 from pathlib import Path
@@ -174,6 +176,9 @@ def serve_index(args: argparse.Namespace) -> None:
         return
     from .streamable_http import serve_http
 
+    warning = exposure_warning(args.host, args.port, args.allow_host, args.token_env)
+    if warning:
+        print(f"mkdocs-vault-mcp: warning: {warning}", file=sys.stderr, flush=True)
     try:
         serve_http(server, host=args.host, port=args.port, path=args.path, allowed_hosts=args.allow_host,
                    token=token, workers=args.workers, stateful=args.stateful_sessions)
@@ -181,6 +186,29 @@ def serve_index(args: argparse.Namespace) -> None:
         raise UsageError(
             f"cannot listen on {args.host}:{args.port} ({error.strerror or error}); choose another with --port."
         ) from None
+
+
+def exposure_warning(host: str, port: int, allowed_hosts: list[str], token_env: str | None) -> str | None:
+    """What a bind beyond loopback exposes, and the options that narrow it; None for a loopback bind."""
+    from .streamable_http import LOOPBACK_ADDRESSES, WILDCARD_ADDRESSES
+
+    try:
+        loopback = host in LOOPBACK_ADDRESSES or ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name: it may resolve to any address
+        loopback = False
+    if loopback:
+        return None
+    access = (f"clients must send the bearer token in {token_env}" if token_env else
+              f"anyone who can reach port {port} can call the tools: add --token-env NAME to require a bearer token")
+    allowed = (f"allowed now: {', '.join(allowed_hosts)}" if allowed_hosts else
+               f"e.g. --allow-host {socket.gethostname()}")
+    if host in WILDCARD_ADDRESSES:
+        reach = ("Clients on the network are answered only when they call it by a name given with --allow-host "
+                 f"NAME[:PORT] ({allowed}); the loopback URL answers on this machine only.")
+    else:
+        reach = (f"Clients are answered when they call it as {host}, or by a name given with --allow-host NAME[:PORT] "
+                 f"({allowed}).")
+    return f"--host {host} listens beyond this machine; {access}. {reach}"
 
 
 def index_site(args: argparse.Namespace) -> None:

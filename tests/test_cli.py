@@ -3,17 +3,21 @@ a bind beyond loopback, and an index of another schema version. Real builds, rea
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import textwrap
 
 import pytest
 from mcp import StdioServerParameters
 
-from conftest import Site, built_site
+from conftest import Site, built_site, free_port
 from mcp_session import session_with
 from mkdocs_vault_mcp import __version__
+from mkdocs_vault_mcp.streamable_http import answering_endpoints
 
 PAGES = {
     "index.md": "# Home\n\nWelcome to the handbook.\n",
@@ -83,3 +87,73 @@ def test_an_http_option_without_the_http_transport_is_an_error_that_says_so(buil
     assert all(option in done.stderr for option in named), done.stderr
     assert "--transport http" in done.stderr and "Traceback" not in done.stderr
     assert done.stdout == ""  # nothing served over stdio
+
+
+# --- a bind beyond loopback ---------------------------------------------------------------------------------
+
+
+def test_the_urls_printed_for_a_bind_are_ones_the_host_check_lets_through() -> None:
+    assert answering_endpoints("127.0.0.1", 8765, "/mcp", []) == ["http://127.0.0.1:8765/mcp"]
+    assert answering_endpoints("0.0.0.0", 8765, "/mcp", []) == ["http://127.0.0.1:8765/mcp"]
+    assert answering_endpoints("::", 8765, "/mcp", []) == ["http://[::1]:8765/mcp"]
+    assert answering_endpoints("0.0.0.0", 8765, "/mcp", ["docs.example.com", "proxy.example.com:443"]) == [
+        "http://127.0.0.1:8765/mcp", "http://docs.example.com:8765/mcp", "http://proxy.example.com:443/mcp"]
+    assert answering_endpoints("192.0.2.7", 8765, "/mcp", []) == ["http://192.0.2.7:8765/mcp"]
+
+
+# Run in a network namespace of its own (only its loopback device): the server binds every address there, and
+# no port of the machine opens. It posts an MCP initialize to every URL the server printed, as a client would.
+IN_NAMESPACE = textwrap.dedent("""
+    import json, subprocess, sys, urllib.request
+    server = subprocess.Popen([sys.executable, "-m", "mkdocs_vault_mcp", *sys.argv[1:]], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = server.stdout.readline().strip()
+    answers = {}
+    try:
+        for url in line.removeprefix("MCP server at ").split(" and ") if line else ():
+            host = url.split("/")[2]
+            body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"}}}).encode()
+            request = urllib.request.Request("http://127.0.0.1:" + host.rpartition(":")[2] + "/mcp", data=body,
+                                             headers={"Host": host, "Content-Type": "application/json",
+                                                      "Accept": "application/json, text/event-stream"})
+            try:
+                with urllib.request.urlopen(request, timeout=30) as response:
+                    answers[url] = response.status
+            except urllib.error.HTTPError as error:
+                answers[url] = error.code
+    finally:
+        server.terminate()
+        _, errors = server.communicate(timeout=30)
+    print(json.dumps({"line": line, "answers": answers, "stderr": errors}))
+""")
+
+
+def in_own_network(*args: str) -> dict:
+    unshare = shutil.which("unshare")
+    if unshare is None or subprocess.run([unshare, "-rn", "true"], capture_output=True).returncode != 0:
+        pytest.skip("needs a network namespace of its own (unshare -rn) to bind every address safely")
+    script = 'ip link set lo up 2>/dev/null; python="$0" code="$1"; shift; exec "$python" -c "$code" "$@"'
+    done = subprocess.run([unshare, "-rn", "sh", "-c", script, sys.executable, IN_NAMESPACE, *args],
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_bind_to_every_address_prints_urls_that_answer_and_warns_how_to_narrow_it(built: Site) -> None:
+    port = free_port()
+    outcome = in_own_network("serve", str(built.site_dir), "--transport", "http", "--host", "0.0.0.0",
+                             "--port", str(port), "--allow-host", "docs.example.com")
+    assert outcome["line"] == (f"MCP server at http://127.0.0.1:{port}/mcp and http://docs.example.com:{port}/mcp")
+    assert "0.0.0.0:" not in outcome["line"]
+    assert set(outcome["answers"].values()) == {200}, outcome
+    warning = outcome["stderr"]
+    assert "warning" in warning and "--allow-host" in warning and "--token-env" in warning, warning
+    assert "Traceback" not in warning
+
+
+def test_a_loopback_bind_gives_no_warning(built: Site) -> None:
+    outcome = in_own_network("serve", str(built.site_dir), "--transport", "http", "--port", str(free_port()))
+    assert set(outcome["answers"].values()) == {200}, outcome
+    assert "warning" not in outcome["stderr"]
