@@ -57,11 +57,25 @@ def index_path(target: str) -> Path:
     )
 
 
+REBUILD = ("rebuild the site with this version: `mkdocs build` for a site with the vault-mcp plugin, or "
+           "`mkdocs-vault-mcp index SITE_DIR` for one built without it")
+
+
 def check_index(path: Path) -> None:
     from .index import publish
+    from .index.schema import FORMAT_VERSION
 
     try:
         publish.check_index(path)
+    except publish.OtherSchema as other:
+        found = other.schema_version
+        written_by = f"mkdocs-vault-mcp {other.package_version}" if other.package_version else "an older version"
+        newer = found.isdigit() and int(found) > int(FORMAT_VERSION)
+        remedy = "upgrade mkdocs-vault-mcp where it serves (pip install -U mkdocs-vault-mcp), or " if newer else ""
+        raise UsageError(
+            f"{str(path)!r} is an index of schema version {found} (written by {written_by}); mkdocs-vault-mcp "
+            f"{__version__} reads schema version {FORMAT_VERSION} only. To serve it, {remedy}{REBUILD}."
+        ) from None
     except sqlite3.DatabaseError as error:
         raise UsageError(
             f"{str(path)!r} is not a vault-mcp index ({error}); build the site with the vault-mcp plugin."

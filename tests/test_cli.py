@@ -7,9 +7,11 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from mcp import StdioServerParameters
@@ -17,6 +19,7 @@ from mcp import StdioServerParameters
 from conftest import Site, built_site, free_port
 from mcp_session import session_with
 from mkdocs_vault_mcp import __version__
+from mkdocs_vault_mcp.index.schema import FORMAT_VERSION
 from mkdocs_vault_mcp.streamable_http import answering_endpoints
 
 PAGES = {
@@ -157,3 +160,61 @@ def test_a_loopback_bind_gives_no_warning(built: Site) -> None:
     outcome = in_own_network("serve", str(built.site_dir), "--transport", "http", "--port", str(free_port()))
     assert set(outcome["answers"].values()) == {200}, outcome
     assert "warning" not in outcome["stderr"]
+
+
+# --- the schema and package versions in the index -----------------------------------------------------------
+
+
+def info(index: Path) -> dict[str, str]:
+    with sqlite3.connect(index) as conn:
+        facts = dict(conn.execute("SELECT key, value FROM info"))
+    conn.close()
+    return facts
+
+
+def index_copy(built: Site, folder: Path, *, set_rows: dict[str, str], delete: tuple[str, ...] = ()) -> Path:
+    copy = folder / "index.sqlite"
+    shutil.copyfile(built.index_path, copy)
+    with sqlite3.connect(copy) as conn:
+        conn.executemany("INSERT OR REPLACE INTO info (key, value) VALUES (?, ?)", set_rows.items())
+        conn.executemany("DELETE FROM info WHERE key = ?", [[key] for key in delete])
+    conn.close()
+    return copy
+
+
+def test_the_index_says_which_schema_and_package_version_wrote_it(built: Site) -> None:
+    facts = info(built.index_path)
+    assert facts["schema_version"] == FORMAT_VERSION and facts["package_version"] == __version__
+
+
+@pytest.mark.parametrize(("found", "newer"), [(str(int(FORMAT_VERSION) - 1), False),
+                                              (str(int(FORMAT_VERSION) + 1), True)])
+def test_an_index_of_another_schema_is_refused_with_both_versions_and_the_rebuild_command(
+        built: Site, tmp_path: Path, found: str, newer: bool) -> None:
+    copy = index_copy(built, tmp_path, set_rows={"schema_version": found, "package_version": "0.0.7"})
+    done = run_module("serve", str(copy))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    message = done.stderr
+    assert f"schema version {found}" in message and f"schema version {FORMAT_VERSION}" in message
+    assert "mkdocs-vault-mcp 0.0.7" in message and f"mkdocs-vault-mcp {__version__}" in message
+    assert "`mkdocs build`" in message and "`mkdocs-vault-mcp index SITE_DIR`" in message
+    assert ("pip install -U mkdocs-vault-mcp" in message) is newer
+
+
+def test_an_index_from_before_versions_were_kept_is_refused_by_its_options_version(
+        built: Site, tmp_path: Path) -> None:
+    options = info(built.index_path)["options"].partition(":")[2]
+    old = str(int(FORMAT_VERSION) - 1)
+    copy = index_copy(built, tmp_path, set_rows={"options": f"{old}:{options}"},
+                      delete=("schema_version", "package_version"))
+    done = run_module("serve", str(copy))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert f"schema version {old} (written by an older version)" in done.stderr
+    assert "`mkdocs build`" in done.stderr and "not a vault-mcp index" not in done.stderr
+
+
+def test_an_index_from_another_package_version_of_the_same_schema_is_served(built: Site, tmp_path: Path) -> None:
+    copy = index_copy(built, tmp_path, set_rows={"package_version": "0.0.7"})
+    server = StdioServerParameters(command=sys.executable, args=["-m", "mkdocs_vault_mcp", "serve", str(copy)])
+    with session_with(server) as session:
+        assert session.ok("count_documents")["total"] == len(PAGES)
