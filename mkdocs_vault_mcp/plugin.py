@@ -41,6 +41,7 @@ from mkdocs.structure.pages import Page
 from . import stats_page
 from .build_faults import CACHE_HINT, SITE_HINT, build_fault, check_cache_dir, check_site_dir, fault_of
 from .config import VaultMcpConfig
+from .forked import reap_in_background
 from .freshness import Freshness
 from .front_matter import search_excluded
 from .i18n import I18nBuild, LanguageRun, i18n_build, theme_language
@@ -333,6 +334,8 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         )
         if self.live is not None and not self.live.running and not self.live.start(indexing.writer.path, config):
             self.live = None  # the first build of the serve run starts it; it said why it could not
+        if self.serving:  # the server runs on after the build: no later build may come to reap the forked children
+            reap_in_background()
         self.freshness.build_ended()
 
     def on_serve(self, server: Any, *, config: Any, builder: Any) -> Any:
