@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from mcp import StdioServerParameters
@@ -19,7 +20,9 @@ from mcp import StdioServerParameters
 from conftest import Site, built_site, free_port
 from mcp_session import session_with
 from mkdocs_vault_mcp import __version__
+from mkdocs_vault_mcp.freshness import Freshness
 from mkdocs_vault_mcp.index.schema import FORMAT_VERSION
+from mkdocs_vault_mcp.live import LiveServer
 from mkdocs_vault_mcp.streamable_http import answering_endpoints
 
 PAGES = {
@@ -102,6 +105,9 @@ def test_the_urls_printed_for_a_bind_are_ones_the_host_check_lets_through() -> N
     assert answering_endpoints("0.0.0.0", 8765, "/mcp", ["docs.example.com", "proxy.example.com:443"]) == [
         "http://127.0.0.1:8765/mcp", "http://docs.example.com:8765/mcp", "http://proxy.example.com:443/mcp"]
     assert answering_endpoints("192.0.2.7", 8765, "/mcp", []) == ["http://192.0.2.7:8765/mcp"]
+    # The server beside `mkdocs serve` (plugin options mcp_host, mcp_allowed_hosts) logs the same URLs.
+    options = SimpleNamespace(mcp_host="0.0.0.0", mcp_port=8765, mcp_path="/mcp", mcp_allowed_hosts=["docs.example"])
+    assert LiveServer(options, Freshness()).url == "http://127.0.0.1:8765/mcp and http://docs.example:8765/mcp"
 
 
 # Run in a network namespace of its own (only its loopback device): the server binds every address there, and
