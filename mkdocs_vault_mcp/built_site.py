@@ -55,7 +55,7 @@ from .index.writer import IndexWriter, worth_a_process
 from .limits import TEXT_CHARS
 from .modified import modified_instant, read_git_times
 from .page_facts import history_rows, site_base_path, uses_mike
-from .paths import excluded_by, file_path_of_url, join_url, server_path
+from .paths import excluded_by, file_path_of_url, join_url, relative_location, server_path
 from .snapshot import write_snapshot
 
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
@@ -727,7 +727,9 @@ def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Pat
         "command": "index", "indexed_fields": options.indexed_fields, "modified": options.modified,
         "modified_meta": options.modified_meta, "exclude": options.exclude,
         "respect_search_exclude": options.respect_search_exclude, "include_generated": options.include_generated,
-        "docs_dir": str(docs_dir.resolve()) if docs_dir else None, "site_dir": str(site_dir.resolve()),
+        # Relative to the working index's folder: the index is published, with no absolute path of this machine.
+        "docs_dir": relative_location(docs_dir, cache_dir) if docs_dir else None,
+        "site_dir": relative_location(site_dir, cache_dir),
         # links resolved against each page's own address: an index whose links were not is made anew
         "links": "page address",
     }, sort_keys=True)

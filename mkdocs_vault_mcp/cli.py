@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import logging
 import os
+import socket
 import sqlite3
 import sys
 from pathlib import Path
@@ -14,7 +16,29 @@ from . import __version__
 from .remote_index import CACHE_ENV, DEFAULT_MAX_MB, DEFAULT_REFRESH_SECONDS, DownloadRefused, RemoteIndex, is_url
 
 DEFAULT_PORT = 8765  # not 8000: that is `mkdocs serve`'s
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PATH = "/mcp"
 USAGE_ERROR = 2  # as argparse exits on a bad command line
+
+EXAMPLES = f"""\
+examples:
+  build a site with the plugin, then let an agent that starts servers (stdio) use it:
+    mkdocs build
+    mkdocs-vault-mcp serve site/
+
+  serve it over Streamable HTTP on this machine (http://127.0.0.1:{DEFAULT_PORT}/mcp):
+    mkdocs-vault-mcp serve site/ --transport http
+
+  serve a deployed copy to the network, with a bearer token and the name clients call it by:
+    export VAULT_MCP_TOKEN=...
+    mkdocs-vault-mcp serve /srv/docs --transport http --host 0.0.0.0 \\
+        --allow-host docs.example.com --token-env VAULT_MCP_TOKEN
+
+  index a site built without the plugin (Zensical, a plain MkDocs build), then serve it:
+    mkdocs-vault-mcp index site/ --config mkdocs.yml
+    mkdocs-vault-mcp serve site/
+
+`python -m mkdocs_vault_mcp` runs the same command."""
 
 
 class UsageError(Exception):
@@ -34,11 +58,25 @@ def index_path(target: str) -> Path:
     )
 
 
+REBUILD = ("rebuild the site with this version: `mkdocs build` for a site with the vault-mcp plugin, or "
+           "`mkdocs-vault-mcp index SITE_DIR` for one built without it")
+
+
 def check_index(path: Path) -> None:
     from .index import publish
+    from .index.schema import FORMAT_VERSION
 
     try:
         publish.check_index(path)
+    except publish.OtherSchema as other:
+        found = other.schema_version
+        written_by = f"mkdocs-vault-mcp {other.package_version}" if other.package_version else "an older version"
+        newer = found.isdigit() and int(found) > int(FORMAT_VERSION)
+        remedy = "upgrade mkdocs-vault-mcp where it serves (pip install -U mkdocs-vault-mcp), or " if newer else ""
+        raise UsageError(
+            f"{str(path)!r} is an index of schema version {found} (written by {written_by}); mkdocs-vault-mcp "
+            f"{__version__} reads schema version {FORMAT_VERSION} only. To serve it, {remedy}{REBUILD}."
+        ) from None
     except sqlite3.DatabaseError as error:
         raise UsageError(
             f"{str(path)!r} is not a vault-mcp index ({error}); build the site with the vault-mcp plugin."
@@ -74,16 +112,23 @@ def megabytes(text: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="mkdocs-vault-mcp", description=__doc__)
+    parser = argparse.ArgumentParser(prog="mkdocs-vault-mcp", description=__doc__, epilog=EXAMPLES,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="serve the MCP tools from a built site's index (read-only)")
+    serve = commands.add_parser("serve", help="serve the MCP tools from a built site's index (read-only)",
+                                description="Serve the MCP tools from a built site's index (read-only).",
+                                epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     serve.add_argument("site", metavar="SITE_DIR", help="built site folder, the path of an index.sqlite, or a deployed "
                        "site's URL (https://docs.example.com/) or its index's URL, downloaded into a cache folder")
-    serve.add_argument("--transport", choices=("stdio", "http"), default="stdio")
-    serve.add_argument("--host", default="127.0.0.1", help="HTTP address to bind (default: loopback only)")
-    serve.add_argument("--port", type=port_number, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
-    serve.add_argument("--path", default="/mcp", help="HTTP endpoint path (default /mcp)")
+    serve.add_argument("--transport", choices=("stdio", "http"), default="stdio",
+                       help="stdio: the client starts this command and talks over its standard input and output "
+                       "(default); http: listen for Streamable HTTP clients at --host, --port and --path")
+    # None when not given: they apply to --transport http only, and a stdio run that gets them says so.
+    serve.add_argument("--host", help=f"HTTP: the address to listen on (default {DEFAULT_HOST}, this machine only; "
+                       "0.0.0.0 for every address, with --allow-host and --token-env)")
+    serve.add_argument("--port", type=port_number, help=f"HTTP: the port to listen on (default {DEFAULT_PORT})")
+    serve.add_argument("--path", help=f"HTTP: the endpoint's path (default {DEFAULT_PATH})")
     serve.add_argument(
         "--allow-host",
         action="append",
@@ -112,7 +157,9 @@ def main(argv: list[str] | None = None) -> None:
     serve.add_argument("--max-size", type=megabytes, default=DEFAULT_MAX_MB, metavar="MB",
                        help=f"a site's URL: refuse a larger index (default {DEFAULT_MAX_MB} MB)")
     index = commands.add_parser(
-        "index", help="index a site already built (by Zensical, MkDocs or ProperDocs without the plugin)"
+        "index", help="index a site already built (by Zensical, MkDocs or ProperDocs without the plugin)",
+        description="Index a site already built (by Zensical, MkDocs or ProperDocs without the plugin) into "
+        "SITE_DIR/vault-mcp/index.sqlite, for `mkdocs-vault-mcp serve SITE_DIR`."
     )
     index.add_argument("site", metavar="SITE_DIR", help="the built site folder; gets vault-mcp/index.sqlite")
     index.add_argument("--docs-dir", metavar="DOCS", help="the Markdown sources: front matter, git times, paths")
@@ -122,6 +169,16 @@ def main(argv: list[str] | None = None) -> None:
                        "the plugin's cache_dir beside mkdocs.yml, else .cache/plugin/vault-mcp beside SITE_DIR)")
     args = parser.parse_args(argv)
     if args.command == "serve":
+        http_only = [option for option, value in (("--host", args.host), ("--port", args.port),
+                                                  ("--path", args.path), ("--allow-host", args.allow_host)) if value]
+        if args.transport != "http" and http_only:
+            several = len(http_only) > 1
+            parser.error(f"{', '.join(http_only)} {'apply' if several else 'applies'} to --transport http only; add "
+                         f"--transport http to serve over HTTP, or leave {'them' if several else 'it'} out to serve "
+                         "over stdio")
+        args.host = DEFAULT_HOST if args.host is None else args.host
+        args.port = DEFAULT_PORT if args.port is None else args.port
+        args.path = DEFAULT_PATH if args.path is None else args.path
         if args.transport != "http" and (args.workers != 1 or args.token_env or args.stateful_sessions):
             parser.error("--workers, --token-env and --stateful-sessions apply to --transport http only")
         if args.workers != 1 and args.stateful_sessions:
@@ -162,6 +219,9 @@ def serve_index(args: argparse.Namespace) -> None:
         return
     from .streamable_http import serve_http
 
+    warning = exposure_warning(args.host, args.port, args.allow_host, args.token_env)
+    if warning:
+        print(f"mkdocs-vault-mcp: warning: {warning}", file=sys.stderr, flush=True)
     try:
         serve_http(server, host=args.host, port=args.port, path=args.path, allowed_hosts=args.allow_host,
                    token=token, workers=args.workers, stateful=args.stateful_sessions)
@@ -181,6 +241,29 @@ def downloaded_index(args: argparse.Namespace) -> RemoteIndex:
     except OSError as error:
         raise UsageError(f"cannot use the cache folder {remote.folder} ({error}); give another with --cache.") from None
     return remote
+
+
+def exposure_warning(host: str, port: int, allowed_hosts: list[str], token_env: str | None) -> str | None:
+    """What a bind beyond loopback exposes, and the options that narrow it; None for a loopback bind."""
+    from .streamable_http import LOOPBACK_ADDRESSES, WILDCARD_ADDRESSES
+
+    try:
+        loopback = host in LOOPBACK_ADDRESSES or ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name: it may resolve to any address
+        loopback = False
+    if loopback:
+        return None
+    access = (f"clients must send the bearer token in {token_env}" if token_env else
+              f"anyone who can reach port {port} can call the tools: add --token-env NAME to require a bearer token")
+    allowed = (f"allowed now: {', '.join(allowed_hosts)}" if allowed_hosts else
+               f"e.g. --allow-host {socket.gethostname()}")
+    if host in WILDCARD_ADDRESSES:
+        reach = ("Clients on the network are answered only when they call it by a name given with --allow-host "
+                 f"NAME[:PORT] ({allowed}); the loopback URL answers on this machine only.")
+    else:
+        reach = (f"Clients are answered when they call it as {host}, or by a name given with --allow-host NAME[:PORT] "
+                 f"({allowed}).")
+    return f"--host {host} listens beyond this machine; {access}. {reach}"
 
 
 def index_site(args: argparse.Namespace) -> None:

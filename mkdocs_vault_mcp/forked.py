@@ -102,16 +102,36 @@ class ForkedChild:
         """Let the child end without the build waiting for it: its work is done, and its exit (the kernel freeing
         its copy of the build's memory, 10 to 20 ms of a small site's first build) runs beside the build. A later
         `reap_exited()` collects it, or init once the build's process has ended."""
-        _exiting.append(self)
+        with _exiting_lock:
+            _exiting.append(self)
 
 
-# Children whose work is done and whose exit nobody waited for.
+# Children whose work is done and whose exit nobody waited for; the lock, as reap_in_background waits on a thread.
 _exiting: list[ForkedChild] = []
+_exiting_lock = threading.Lock()
 
 
 def reap_exited() -> None:
     """Forget the unwaited children that have ended (collecting their status, so that none stays a zombie)."""
-    _exiting[:] = [child for child in _exiting if child.poll() is None]
+    with _exiting_lock:
+        _exiting[:] = [child for child in _exiting if child.poll() is None]
+
+
+def reap_in_background() -> None:
+    """Collect every unwaited child, now or, for those still exiting, on a daemon thread as each ends. For a
+    process that goes on after its build (`mkdocs serve`): no later build may come to reap them, and each would
+    stay a zombie (`[mkdocs] <defunct>`) for as long as the server runs."""
+    reap_exited()
+    with _exiting_lock:
+        exiting, _exiting[:] = list(_exiting), []
+    if exiting:
+        threading.Thread(target=_wait_for_all, args=(exiting,), name="vault-mcp reaper", daemon=True).start()
+
+
+def _wait_for_all(children: list[ForkedChild]) -> None:
+    for child in children:
+        with contextlib.suppress(ChildProcessError):
+            child.wait()
 
 
 def pickled_answer(message: tuple) -> bytes:

@@ -18,7 +18,7 @@ from mkdocs.plugins import get_plugin_logger
 
 from .freshness import Freshness
 from .server import IndexReader, create_server
-from .streamable_http import LOOPBACK_ADDRESSES, bind, endpoint, http_server, wait_for_answers
+from .streamable_http import LOOPBACK_ADDRESSES, answering_endpoints, bind, http_server, wait_for_answers
 
 log = get_plugin_logger("vault-mcp")
 
@@ -49,7 +49,10 @@ class LiveServer:
 
     @property
     def url(self) -> str:
-        return endpoint(self.host, self.port, self.options.mcp_path)
+        """Where clients reach it: for a bind to every address, the loopback URL and each allowed host's (the Host
+        check refuses http://0.0.0.0:PORT)."""
+        return " and ".join(answering_endpoints(self.host, self.port, self.options.mcp_path,
+                                                self.options.mcp_allowed_hosts))
 
     @property
     def running(self) -> bool:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import hashlib
+import os
 import posixpath
 from urllib.parse import unquote
 
@@ -45,3 +47,13 @@ def file_path_of_url(url_path: str) -> str | None:
     if path.startswith("/") or "\x00" in path or "\\" in path or ".." in path.split("/"):
         return None
     return path
+
+
+def relative_location(path: str | os.PathLike[str], start: str | os.PathLike[str]) -> str:
+    """`path` relative to `start`, with `/` separators: how the index keeps a folder (the options it was built with),
+    since it is published and must not hold the build machine's absolute paths. A digest of the absolute path where
+    there is no relative one (another drive, on Windows)."""
+    try:
+        return os.path.relpath(os.path.abspath(path), os.path.abspath(start)).replace(os.sep, "/")
+    except ValueError:
+        return "sha256:" + hashlib.sha256(os.fsencode(os.path.abspath(path))).hexdigest()

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
 import sqlite3
 import sys
 import time
@@ -40,6 +41,7 @@ from mkdocs.structure.pages import Page
 from . import stats_page
 from .build_faults import CACHE_HINT, SITE_HINT, build_fault, check_cache_dir, check_site_dir, fault_of
 from .config import VaultMcpConfig
+from .forked import reap_in_background
 from .freshness import Freshness
 from .front_matter import search_excluded
 from .i18n import I18nBuild, LanguageRun, i18n_build, theme_language
@@ -47,6 +49,7 @@ from .incremental import IncrementalBuild
 from .index.publish import publish
 from .modified import GitTimes, GitTimesRead
 from .page_facts import PageOptions, document_fields, is_candidate, page_paths, site_files, version_base
+from .paths import relative_location
 from .snapshot import write_snapshot
 
 if TYPE_CHECKING:
@@ -176,7 +179,10 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         with self.state.timed():
             if self.config.modified != "mtime":
                 self.state.git_read = GitTimesRead(config.docs_dir, cache_dir / "git-history.json")
-            options = {key: self.config[key] for key in INDEXING_OPTIONS} | {"docs_dir": config.docs_dir}
+            # docs_dir relative to mkdocs.yml: the index is published, and holds no absolute path of this machine.
+            project = os.path.dirname(config.config_file_path) if config.config_file_path else os.getcwd()
+            options = {key: self.config[key] for key in INDEXING_OPTIONS} | {
+                "docs_dir": relative_location(config.docs_dir, project)}
             self.state.working_index = cache_dir / ("serve.sqlite" if self.serving else "build.sqlite")
             self.state.options_json = json.dumps(options, sort_keys=True)
             self.state.page_options = PageOptions.of(self.config)
@@ -328,6 +334,8 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         )
         if self.live is not None and not self.live.running and not self.live.start(indexing.writer.path, config):
             self.live = None  # the first build of the serve run starts it; it said why it could not
+        if self.serving:  # the server runs on after the build: no later build may come to reap the forked children
+            reap_in_background()
         self.freshness.build_ended()
 
     def on_serve(self, server: Any, *, config: Any, builder: Any) -> Any:

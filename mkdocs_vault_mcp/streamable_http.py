@@ -229,7 +229,7 @@ def serve_http(
 ) -> None:
     """Serve until interrupted (the `mkdocs-vault-mcp serve --transport http` command), from `workers` processes."""
     sock = bind(host, port)
-    address = endpoint(host, port, path)
+    address = " and ".join(answering_endpoints(host, port, path, allowed_hosts))
     if workers == 1:
         print(f"MCP server at {address}", flush=True)
         asyncio.run(http_server(server, host, path, allowed_hosts, token, stateful).serve(sockets=[sock]))
@@ -306,3 +306,13 @@ def url_host(host: str) -> str:
 
 def endpoint(host: str, port: int, path: str) -> str:
     return f"http://{url_host(host)}:{port}{path}"
+
+
+def answering_endpoints(host: str, port: int, path: str, allowed_hosts: list[str]) -> list[str]:
+    """The URLs that the Host check lets a client call: never http://0.0.0.0:PORT, which no Host check allows. Bound
+    to every address, the loopback URL (from this machine) and the allowed hosts' (from the network)."""
+    if host in LOOPBACK_ADDRESSES:
+        return [endpoint(host, port, path)]
+    first = ("::1" if ":" in host else "127.0.0.1") if host in WILDCARD_ADDRESSES else host
+    names = [f"http://{name}{path}" if has_port(name) else endpoint(name, port, path) for name in allowed_hosts if name]
+    return list(dict.fromkeys([endpoint(first, port, path), *names]))

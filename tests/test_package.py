@@ -1,5 +1,6 @@
 """The package as a site owner gets it: the sdist and wheel built from this repository, the wheel installed into a
-fresh virtual environment, a copy of example-site built outside the repository, and an answer over stdio."""
+fresh virtual environment, a copy of example-site built outside the repository, and an answer over stdio; the sdist as
+a packager gets it, with a test suite that runs from it."""
 
 from __future__ import annotations
 
@@ -87,13 +88,39 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_the_sdist_holds_the_package_and_its_license_and_no_tests_that_cannot_run(dist: Path) -> None:
+def test_the_sdist_holds_the_package_its_license_and_the_test_suite(dist: Path) -> None:
     (sdist,) = dist.glob("*.tar.gz")
     with tarfile.open(sdist) as archive:
         names = [name.split("/", 1)[1] for name in archive.getnames() if "/" in name]
     assert "LICENSE" in names and "README.md" in names and "pyproject.toml" in names
     assert "mkdocs_vault_mcp/index/read.py" in names and "mkdocs_vault_mcp/assets/stats.css" in names
-    assert not [name for name in names if name.startswith(("tests/", "bench/", "example-site/"))]
+    assert "mkdocs_vault_mcp/__main__.py" in names
+    tests = {path.relative_to(ROOT).as_posix() for path in (ROOT / "tests").rglob("*") if path.is_file()
+             and "__pycache__" not in path.parts and path.relative_to(ROOT / "tests").parts[0] != "out"}
+    assert tests - set(names) == set()
+    assert "example-site/mkdocs.yml" in names and "example-site/docs/guide/calibration.md" in names
+    assert not [name for name in names if "__pycache__" in name or name.startswith(("example-site/site/", ".ci/"))]
+
+
+def test_the_suite_collects_from_the_unpacked_sdist_and_what_needs_a_checkout_skips_saying_so(
+        dist: Path, tmp_path: Path) -> None:
+    (sdist,) = dist.glob("*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        # The "data" filter (Python 3.11.4 and later) refuses members that would land outside tmp_path.
+        if hasattr(tarfile, "data_filter"):
+            archive.extractall(tmp_path, filter="data")
+        else:
+            archive.extractall(tmp_path)  # our own sdist, just built
+    (unpacked,) = tmp_path.iterdir()
+    # `python -m pytest` from the unpacked folder: its package, not the installed one, is the one imported.
+    collected = run(sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", cwd=unpacked)
+    files = {line.partition("::")[0] for line in collected.splitlines() if "::" in line}
+    assert files == {f"tests/{path.name}" for path in (ROOT / "tests").glob("test_*.py")}, collected[-3000:]
+    assert re.search(r"^(\d+) tests collected", collected, re.M), collected[-3000:]
+    # The FastAPI corpus lives beside a checkout only; the sdist's suite skips its tests, and says why.
+    skipped = run(sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests/test_read_coverage.py",
+                  cwd=unpacked)
+    assert "1 skipped" in skipped and "needs the shared corpora" in skipped, skipped[-3000:]
 
 
 def test_the_wheel_installs_builds_example_site_and_answers_over_stdio(dist: Path, tmp_path: Path) -> None:

@@ -91,6 +91,8 @@ def http_server(index: Path, *flags: str) -> Iterator[Served]:
     try:
         assert process.stdout is not None
         line = process.stdout.readline()
+        while line.startswith("mkdocs-vault-mcp: warning:"):  # a bind beyond loopback says what it exposes first
+            line = process.stdout.readline()
         assert line.startswith("MCP server at"), line + process.stdout.read()
         yield Served(port, process)
     finally:

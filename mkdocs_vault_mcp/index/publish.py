@@ -8,6 +8,8 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+from .schema import FORMAT_VERSION
+
 
 def is_corrupt(error: sqlite3.DatabaseError) -> bool:
     """Whether SQLite says the file is damaged or not a database at all (rather than busy, full, ...)."""
@@ -80,10 +82,34 @@ def open_read_only(path: Path) -> sqlite3.Connection:
     return conn
 
 
+class OtherSchema(Exception):
+    """An index written with another schema version than the one this package reads."""
+
+    def __init__(self, schema_version: str, package_version: str | None) -> None:
+        super().__init__(f"schema version {schema_version}, this package reads {FORMAT_VERSION}")
+        self.schema_version = schema_version
+        self.package_version = package_version  # None: written before the package version was kept
+
+
+def stored_versions(conn: sqlite3.Connection) -> tuple[str | None, str | None]:
+    """The schema and package versions an index was written with (None where it does not say). An index that
+    predates the `schema_version` row says its schema as the prefix of its `options` row."""
+    facts = dict(conn.execute(
+        "SELECT key, value FROM info WHERE key IN ('schema_version', 'package_version', 'options')"))
+    schema = facts.get("schema_version")
+    if schema is None and ":" in facts.get("options", ""):
+        schema = facts["options"].partition(":")[0]
+    return schema, facts.get("package_version")
+
+
 def check_index(path: Path) -> None:
-    """Raise sqlite3.DatabaseError unless `path` is an index whose pages and build facts can be read."""
+    """Raise sqlite3.DatabaseError unless `path` is an index whose pages and build facts can be read, OtherSchema
+    when it is one of another schema version (an index from another package version of the same schema is fine)."""
     conn = open_read_only(path)
     try:
+        schema, package = stored_versions(conn)
+        if schema is not None and schema != FORMAT_VERSION:
+            raise OtherSchema(schema, package)
         # Names every table and column the tools read, without reading the rows (start-up time).
         conn.execute(
             "SELECT d.path, d.folder, d.url, d.title, d.summary, d.meta, d.modified, d.fingerprint, d.language,"

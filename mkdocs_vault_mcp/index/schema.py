@@ -3,8 +3,8 @@
 One SQLite file per working index. `documents` holds one row per page, `sources` its text, `sections` one row
 per heading section (kept in step with the FTS5 table `sections_fts` by triggers), `field_values` one row per
 normalized front matter value, `links`, `pages` and `site_files` what links and the nav say, `info` the build's
-facts (the options it was built with, site name, section count, ...). Instants are stored as instants.to_micros
-encodes them.
+facts (the options it was built with, site name, section count, schema and package versions, ...). Instants are
+stored as instants.to_micros encodes them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import threading
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
-# Bump when the schema or what goes into it changes: every page is indexed again.
+# Bump when the schema or what goes into it changes: every page is indexed again, and `serve` refuses an index of
+# another version (info `schema_version`; the prefix of info `options` in an index that predates that row).
 FORMAT_VERSION = "9"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 FTS_COLUMNS = ("path", "title", "headings", "summary", "body")

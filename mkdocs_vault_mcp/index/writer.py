@@ -31,6 +31,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from .. import __version__
 from ..forked import ForkedChild, can_fork, pickled_answer, reap_exited, spare_cpu
 from ..instants import now_micros, to_micros
 from . import cjk
@@ -332,6 +333,9 @@ class WorkingIndex:
     def _recreate(self) -> None:
         for table in TABLES:
             self.conn.execute(f"DROP TABLE IF EXISTS [{table}]")
+        # The dropped tables' pages would stay in the file as free pages, and be published with it: what the old
+        # options named (an absolute docs_dir, in an index of an earlier version) included.
+        self.conn.execute("VACUUM")
         create_schema(self.conn)
 
     def put(self, arguments: dict[str, Any]) -> None:
@@ -456,6 +460,9 @@ class WorkingIndex:
             site_name=site_name,
             site_url=site_url or "",
             built_at=str(now_micros()),
+            # What `serve` checks before it reads an index: the schema must be the one it reads.
+            schema_version=FORMAT_VERSION,
+            package_version=__version__,
         )
         self._sections_added = 0
         self.conn.execute("COMMIT")
