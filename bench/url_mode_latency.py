@@ -41,7 +41,7 @@ DEFAULT_SITE = BENCH / "out" / "example-site" / "site"
 TARGET_MS = 1.0
 CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("tool", "stats", {}),
-    ("tool", "count_documents", {"folder": "guides"}),
+    ("tool", "count_documents", {"folder": "guide"}),
     ("tool", "aggregate_documents", {"by": "folder"}),
     ("tool", "get_recent", {"limit": 10}),
     ("tool", "query_documents", {"sort": "modified", "limit": 50}),

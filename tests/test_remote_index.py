@@ -29,7 +29,7 @@ SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"
 # One call of every tool, as an agent makes them.
 CALLS: list[tuple[str, dict[str, Any]]] = [
     ("stats", {}),
-    ("count_documents", {"folder": "guides"}),
+    ("count_documents", {"folder": "guide"}),
     ("aggregate_documents", {"by": "folder"}),
     ("get_recent", {"limit": 5}),
     ("query_documents", {"sort": "title", "limit": 20}),
