@@ -426,6 +426,7 @@ def network_test_host() -> Iterator[Callable[[int, dict[str, str]], int]]:
     """A host of this test's own on a network namespace joined to this machine by a veth pair (TEST-NET-2
     addresses, nothing beyond the pair): `post(port, headers)` posts from it to this machine's side and gives
     the HTTP status. Skips where namespaces cannot be made (not root, no iproute2)."""
+    remove_stale_test_hosts()
     tag = f"{os.getpid() % 100000}"
     namespace, here, there = f"vaultmcp{tag}", f"vmh{tag}", f"vmn{tag}"
     setup = [["ip", "netns", "add", namespace],
@@ -450,6 +451,17 @@ def network_test_host() -> Iterator[Callable[[int, dict[str, str]], int]]:
     finally:
         subprocess.run(["ip", "link", "del", here], capture_output=True)
         subprocess.run(["ip", "netns", "del", namespace], capture_output=True)
+
+
+def remove_stale_test_hosts() -> None:
+    """A run killed inside `network_test_host` leaves its namespace and link behind, holding HOST_SIDE: remove those
+    whose process is gone, so that one killed run does not fail every later one."""
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split("\n")
+    for name in (line.split()[0] for line in listed if line.startswith("vaultmcp")):
+        tag = name.removeprefix("vaultmcp")
+        if tag.isdigit() and not Path(f"/proc/{tag}").exists():
+            subprocess.run(["ip", "link", "del", f"vmh{tag}"], capture_output=True)
+            subprocess.run(["ip", "netns", "del", name], capture_output=True)
 
 
 HOST_SIDE = "198.51.100.1"
