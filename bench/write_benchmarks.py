@@ -1,6 +1,7 @@
 """Regenerate the performance page's figures from bench/results/, each with the commit it was measured on.
 
-The performance page (docs/pages/performance.md) is prose written by hand around marker comments; between each pair of markers this script
+The performance page (docs/pages/performance.md) is prose written by hand around marker comments; between each
+pair of markers this script
 writes one results file's report as it stands, under a line naming the file, the commit it measured,
 the date, the machine and the command:
 
