@@ -1,4 +1,4 @@
-"""`mkdocs-vault-mcp index SITE_DIR` (issue 15): a site built without the plugin, indexed from its HTML, gives the
+"""`mkdocs-vault-mcp index SITE_DIR`: a site built without the plugin, indexed from its HTML, gives the
 index the plugin gives of the same build. Real MkDocs builds in temp dirs, the console script, real SQLite, an
 MCP session over what it wrote."""
 

@@ -1,4 +1,4 @@
-"""Zensical (issue 15), the successor of Material for MkDocs: it reads mkdocs.yml but runs no MkDocs plugin.
+"""Zensical, the successor of Material for MkDocs: it reads mkdocs.yml but runs no MkDocs plugin.
 example-site built by `zensical build` (in a venv of its own) and indexed with `mkdocs-vault-mcp index
 --docs-dir` gives the plugin's index of the MkDocs build of the same files, but for what the README lists."""
 
