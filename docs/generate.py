@@ -205,13 +205,14 @@ def configuration_page() -> str:
 
 def schema_file() -> str:
     properties = {}
-    for name, option, text, _ in options():
+    for name, option, text, example in options():
         first = paragraphs(text).split(". ")[0].rstrip(".") + "."
         properties[name] = {
             "title": first,
             "markdownDescription": paragraphs(text),
             **json_schema(option),
             "default": option.default,
+            "examples": [example],
         }
     schema = {
         "$schema": "https://json-schema.org/draft-07/schema",

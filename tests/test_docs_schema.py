@@ -82,17 +82,22 @@ def test_a_value_that_mkdocs_refuses_is_flagged(option: str, value: Any) -> None
     assert errors({"vault-mcp": {option: value}}), (option, value)
 
 
-@pytest.mark.parametrize("option", OPTIONS)
-def test_every_real_option_is_accepted_with_a_value_mkdocs_accepts(option: str) -> None:
-    examples = {
-        "indexed_fields": ["tags", "status"], "tag_fields": ["tags"], "modified": "git", "modified_meta": "updated",
-        "exclude": ["drafts/*"], "cache_dir": ".cache/vault", "stats_page": False, "mcp_host": "0.0.0.0",
-        "mcp_port": 8766, "mcp_path": "/docs-mcp", "mcp_allowed_hosts": ["docs.internal"],
-        "mcp_token_env": "DOCS_MCP_TOKEN", "wait_timeout": 2.5,
-    }
-    value = examples.get(option, True)
+def documented_examples() -> list[tuple[str, Any]]:
+    """Each option's example, as its docstring in VaultMcpConfig gives it (and the configuration page shows)."""
+    if not SCHEMA.is_file():
+        return []
+    properties = json.loads(SCHEMA.read_text(encoding="utf-8"))["oneOf"][1]["properties"]["vault-mcp"]["properties"]
+    return [(name, example) for name, prop in properties.items() for example in prop["examples"]]
+
+
+@pytest.mark.parametrize(("option", "value"), documented_examples())
+def test_every_real_option_is_accepted_with_its_documented_example(option: str, value: Any) -> None:
     assert mkdocs_accepts({option: value})
     assert errors({"vault-mcp": {option: value}}) == []
+
+
+def test_every_option_has_a_documented_example() -> None:
+    assert sorted(name for name, _ in documented_examples()) == sorted(OPTIONS)
 
 
 def plugin_entries(config_file: Path) -> list[Any]:
