@@ -48,6 +48,7 @@ def test_the_docs_publish_their_own_index_snapshot_and_stats_page(docs_index: Pa
     assert (site / "vault-mcp" / "snapshot.json").is_file()
     assert (site / "stats" / "index.html").is_file()
     assert (site / "changelog" / "index.html").read_text(encoding="utf-8").count("Keep a Changelog") == 1
+    assert (site / "schema.json").read_bytes() == (DOCS / "schema.json").read_bytes()  # editors refer to it by URL
 
 
 @pytest.mark.parametrize("option", [name for name, _ in VaultMcpConfig._schema])
