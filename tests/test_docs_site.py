@@ -19,8 +19,8 @@ from mkdocs_vault_mcp.tools import TOOLS
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
 
-pytestmark = pytest.mark.skipif(not (DOCS / "mkdocs.yml").is_file(),
-                                reason="needs the repository's docs/ (not an sdist)")
+pytestmark = pytest.mark.skipif(not (DOCS / "mkdocs.yml").is_file() or not (REPO / "CHANGELOG.md").is_file(),
+                                reason="needs docs/ and CHANGELOG.md (the changelog page includes it)")
 
 
 @pytest.fixture(scope="module")
