@@ -1,4 +1,4 @@
-"""Memory of the HTTP server after 10,000 abandoned clients (issue 12: memory flat, new clients still served).
+"""Memory of the HTTP server after 10,000 abandoned clients (memory flat, new clients still served).
 
 Starts `mkdocs-vault-mcp serve SITE_DIR --transport http` on a free loopback port, sends 200 `initialize`
 requests (warm-up), reads the server's resident memory, sends --clients more, each abandoned (never a DELETE),

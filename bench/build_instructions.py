@@ -1,4 +1,4 @@
-"""What vault-mcp adds to `mkdocs build` of small real sites, counted in instructions (issue 11: <= 5%).
+"""What vault-mcp adds to `mkdocs build` of small real sites, counted in instructions (<= 5%).
 
     .venv/bin/python bench/build_instructions.py --site NAME=PATH/mkdocs.yml [--site ...] \
         [--venv bench/out/sites-venv] [--baseline DIR] [--cache-sim] [--name build_instructions]

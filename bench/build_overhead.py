@@ -18,7 +18,7 @@ With `--baseline DIR` (a checkout of another commit, holding mkdocs_vault_mcp/),
 own, in the same rounds, so that both packages meet the same machine.
 
 The baseline is `none`, measured in the same rounds; each configuration's ratio is the median of its
-per-round ratios to `none`. Targets (issue 11): vault-mcp adds at most 3% to a cold build and 1% to a warm one.
+per-round ratios to `none`. Targets: vault-mcp adds at most 3% to a cold build and 1% to a warm one.
 
 `--paired` runs each configuration at the same time as a `none` build instead of after it, the two pinned
 to different CPUs (swapped every round), and takes the ratio within the pair. On this machine the speed of

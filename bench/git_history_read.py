@@ -1,4 +1,4 @@
-"""What reading a site's git history costs the plugin (issue 11: its fixed cost per build), in-process.
+"""What reading a site's git history costs the plugin (its fixed cost per build), in-process.
 
     .venv/bin/python bench/git_history_read.py --site NAME=PATH/DOCS_DIR [--site ...] [--runs 5]
 

@@ -1,4 +1,4 @@
-"""What `mkdocs-vault-mcp index` costs next to the build it follows (issue 15).
+"""What `mkdocs-vault-mcp index` costs next to the build it follows.
 
     .venv/bin/python bench/index_built_site.py [--runs 3]
 

@@ -1,4 +1,4 @@
-"""Query speed on a generated 100,000-page site (issue 3's "Speed", second part), in-process.
+"""Query speed on a generated 100,000-page site (its speed targets, second part), in-process.
 
 The index is NOT made by `mkdocs build`: 100,000 pages through MkDocs with the `mkdocs` theme (whose
 navigation lists every page on every page) would take far longer than the benchmark is worth. Instead

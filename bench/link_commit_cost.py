@@ -1,4 +1,4 @@
-"""What links cost a rebuild of one saved page on a large site (issue 14), in-process.
+"""What links cost a rebuild of one saved page on a large site, in-process.
 
     .venv/bin/python bench/link_commit_cost.py [--pages 10000]
 

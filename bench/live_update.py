@@ -1,4 +1,4 @@
-"""Live update under `mkdocs serve` on a generated 10,000-page site (issue 5's "Speed").
+"""Live update under `mkdocs serve` on a generated 10,000-page site.
 
 One page is saved; measured, per save:
 

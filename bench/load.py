@@ -1,4 +1,4 @@
-"""HTTP load on the FastAPI index (issue 12): many clients at once, each on its own kept-alive connection.
+"""HTTP load on the FastAPI index: many clients at once, each on its own kept-alive connection.
 
 `mkdocs-vault-mcp serve SITE_DIR --transport http --workers N` on a free loopback port, for each N of
 --workers. First the baseline: one client alone, --single calls per case, round robin (its p50 is what a call

@@ -1,4 +1,4 @@
-"""What search's bound on ranked sections costs in quality where it applies (issue 11, point 5).
+"""What search's bound on ranked sections costs in quality where it applies.
 
     .venv/bin/python bench/ranked_sections_quality.py [--caps 600,200,100]
 

@@ -148,7 +148,7 @@ def read_coverage(index: Path) -> dict[str, Any]:
             more = read_document(conn, path, offset=offset, max_chars=100_000)
             markdown, offset = markdown + more["markdown"], more["next_offset"]
         outline = read_document(conn, path, view="outline")["outline"]
-        if sum(entry["characters"] for entry in outline) != len(markdown):  # issue 14: the outline's sizes
+        if sum(entry["characters"] for entry in outline) != len(markdown):  # the outline's sizes
             outline_mismatches.append(path)
         source = read_document(conn, path, view="source", max_chars=100_000)["markdown"]
         # A page about the theme may write these words itself (Material's docs show `¶` and `md-nav`).

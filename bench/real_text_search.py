@@ -1,4 +1,4 @@
-"""Search, count and aggregate speed on the real-text site's index (issue 11, point 5), in-process.
+"""Search, count and aggregate speed on the real-text site's index, in-process.
 
     .venv/bin/python bench/real_text_search.py [--pages 100000] [--queries 100] [--rounds 3] [--words 25]
                                                [--seed 7]

@@ -1,4 +1,4 @@
-"""search of this checkout against another commit's, interleaved query by query in one process (issue 11, point 5).
+"""search of this checkout against another commit's, interleaved query by query in one process.
 
     git worktree add --detach /tmp/wt-before <commit>
     .venv/bin/python bench/real_text_search_ab.py --index bench/out/real-text-copies-100000/index.sqlite \

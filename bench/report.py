@@ -3,7 +3,7 @@
 Every script writes `bench/results/<name>.txt` through `write_results`, which puts a header above the
 script's own report: the command that produced it, the commit it measured (with the package files that
 differed from that commit, if any), the date and the machine. `bench/write_benchmarks.py` reads that
-header to say, beside every table it copies into BENCHMARKS.md, which commit the figures came from.
+header to say, beside every table it copies into the performance page, which commit the figures came from.
 """
 
 from __future__ import annotations

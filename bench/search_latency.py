@@ -14,7 +14,7 @@ in-process (`search()` on a read-only connection: what the SQL and the ranking c
 
 The index: by default the English docs, built as bench/search_quality.py builds them (and cached the
 same way); `--all-languages` builds the 13 languages as folders of one docs_dir; `--site` takes any
-built site. Targets (issue 4): p50 <= 5 ms for keyword queries, <= 15 ms for relaxed questions.
+built site. Targets: p50 <= 5 ms for keyword queries, <= 15 ms for relaxed questions.
 """
 
 from __future__ import annotations

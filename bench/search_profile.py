@@ -1,4 +1,4 @@
-"""Where one search's time goes, statement by statement, on a large index (issue 11, point 5).
+"""Where one search's time goes, statement by statement, on a large index.
 
     .venv/bin/python bench/search_profile.py --index bench/out/real-text-copies-100000/index.sqlite
                                              [--queries 60] [--kind question] [--top 10] [--query TEXT ...]

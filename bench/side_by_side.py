@@ -46,7 +46,7 @@ BENCH = Path(__file__).resolve().parent
 OUT = BENCH / "out" / "side-by-side"
 CORPUS = BENCH / "out" / "fastapi" / "docs"  # what build_overhead.copy_corpus lays out (all 13 languages)
 PEER_PACKAGE = "markdown-vault-mcp"
-DEFAULT_PEER_VERSION = "5.1.0"  # the newest on PyPI when this was written, and the one issue 11 measured
+DEFAULT_PEER_VERSION = "5.1.0"  # the newest on PyPI when this was written, the one bench/results/ measured
 READ_PAGE = "en/tutorial/path-params.md"
 
 # (label, our tool and arguments, the peer's nearest tool and arguments). The peer has no count tool:

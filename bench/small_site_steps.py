@@ -1,4 +1,4 @@
-"""Where a small site's build spends the plugin's CPU seconds, thread by thread, cold and warm (issue 11).
+"""Where a small site's build spends the plugin's CPU seconds, thread by thread, cold and warm.
 
     bench/out/sites-venv/bin/python bench/small_site_steps.py --site NAME=PATH/mkdocs.yml [--site ...] \
         [--rounds 3] [--on-path NAME] [--name small_site_steps]
@@ -16,7 +16,7 @@ Reported, the best of `--rounds` for each column:
 - `events wall`: their wall time, waits included (the closing log line's seconds): beyond `events`, what the
   build's thread waited for the plugin's other parts (git's history, the writer's open and commit);
 - `shutdown wall`: the wall time of on_shutdown, the build's last event: what the build's end waits for the
-  writer: its index closed (until the ninth round of BENCHMARKS.md's small sites, its process's exit too);
+  writer: its index closed (in earlier versions, its process's exit too);
 - `writer`: CPU of the writer thread (making documents, inserts, FTS5, the commit); a build with
   PAGES_FOR_A_PROCESS pages or more to write writes in a process of its own, counted under `git children`,
   which holds every child process (a forked writer's too: the build no longer waits for its exit, so this

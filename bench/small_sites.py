@@ -1,4 +1,4 @@
-"""What vault-mcp adds to `mkdocs build` of small real sites, each with its own configuration (issue 11: <= 5%).
+"""What vault-mcp adds to `mkdocs build` of small real sites, each with its own configuration (<= 5%).
 
     .venv/bin/python bench/small_sites.py --site NAME=PATH/mkdocs.yml [--site ...] [--runs 3] \
         [--venv bench/out/sites-venv] [--on-path NAME] [--name small_sites]
@@ -29,7 +29,7 @@ columns: the wall ratios with each build's time divided by the CPUs' speed while
 metronome, beside the builds). Under the table, how far the rounds spread: the quartiles of each ratio, beside
 those of the bare build run twice (the noise floor); each median ratio with its 90% bootstrap interval, how far
 the median itself may be off with this many rounds; and each kind's best of the rounds (its fastest build) over the
-bare build's best, the measure issue 11 first reported ("best of 2"). One untimed build of each configuration comes
+bare build's best, the measure first reported ("best of 2"). One untimed build of each configuration comes
 first. Writes bench/results/small_sites.txt (`--name`: another name, such as a baseline's).
 
 `--cpu N` runs every build on CPU N alone (its affinity, inherited by its threads and by git): the builds compared

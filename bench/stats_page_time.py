@@ -1,4 +1,4 @@
-"""Time what the snapshot and the stats page cost a build of the FastAPI corpus (issue 6: at most 0.5 s).
+"""Time what the snapshot and the stats page cost a build of the FastAPI corpus (at most 0.5 s).
 
 All 13 languages are copied once into one docs_dir (bench/out/stats-fastapi/docs/<lang>/), built with the
 `mkdocs` theme and the search plugin (without it the theme's own script fails on every page) in this

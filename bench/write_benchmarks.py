@@ -1,6 +1,7 @@
-"""Regenerate BENCHMARKS.md's figures from bench/results/, each with the commit it was measured on.
+"""Regenerate the performance page's figures from bench/results/, each with the commit it was measured on.
 
-BENCHMARKS.md is prose written by hand around marker comments; between each pair of markers this script
+The performance page (docs/pages/performance.md) is prose written by hand around marker comments; between each
+pair of markers this script
 writes one results file's report as it stands, under a line naming the file, the commit it measured,
 the date, the machine and the command:
 
@@ -12,10 +13,11 @@ Everything outside the markers is kept as written, so the prose explains the fig
 only from results files. The commit comes from the header that `report.write_results` puts on each file;
 a file written before those headers carries the header added by hand, saying the commit was not recorded.
 
-    .venv/bin/python bench/write_benchmarks.py            # rewrite BENCHMARKS.md
-    .venv/bin/python bench/write_benchmarks.py --check    # exit 1 if BENCHMARKS.md is not what it would write
+    .venv/bin/python bench/write_benchmarks.py            # rewrite the performance page
+    .venv/bin/python bench/write_benchmarks.py --check    # exit 1 if the page is not what it would write
 
-`--check` only reads files, for CI; `--check --rev HEAD` reads BENCHMARKS.md and bench/results/ as committed
+The page stays within PAGE_LIMIT bytes: show the first lines of a long report (`first=N`), not all of it.
+`--check` only reads files, for CI; `--check --rev HEAD` reads the page and bench/results/ as committed
 at HEAD (through git), so a bench run that has not been committed yet cannot make it fail.
 """
 
@@ -30,7 +32,9 @@ from collections.abc import Callable
 
 from report import REPO, RESULTS, read_header
 
-BENCHMARKS = REPO / "BENCHMARKS.md"
+PAGE = REPO / "docs" / "pages" / "performance.md"
+PAGE_NAME = str(PAGE.relative_to(REPO))
+PAGE_LIMIT = 30_000  # bytes: current figures a reader can find, not every run
 MARKER = re.compile(
     r"(?P<open><!-- results: (?P<name>[\w-]+)(?: first=(?P<first>\d+))? -->\n)"
     r"(?P<generated>.*?)"
@@ -60,7 +64,7 @@ def block(name: str, first: int | None, read: Reader = working_tree) -> str:
     path = f"{RESULTS.relative_to(REPO)}/{name}.txt"
     text = read(path)
     if text is None:
-        raise SystemExit(f"write_benchmarks: BENCHMARKS.md names {path}, which does not exist")
+        raise SystemExit(f"write_benchmarks: {PAGE_NAME} names {path}, which does not exist")
     values, body = read_header(text)
     missing = [key for key in ("command", "commit") if key not in values]
     if missing:
@@ -68,7 +72,7 @@ def block(name: str, first: int | None, read: Reader = working_tree) -> str:
                          " write it with report.write_results (or add the header by hand for an old run)")
     lines = body.rstrip("\n").splitlines()
     shown = lines if first is None else lines[:first]
-    source = f"[`bench/results/{name}.txt`](bench/results/{name}.txt)"
+    source = f"`bench/results/{name}.txt`"  # not a link: the docs site does not publish bench/
     commit = values["commit"]
     hash_ = re.match(r"[0-9a-f]{7,40}\b", commit)
     measured = f", measured at commit `{hash_[0]}`{commit[hash_.end():]}" if hash_ else f"; commit {commit}"
@@ -82,7 +86,7 @@ def block(name: str, first: int | None, read: Reader = working_tree) -> str:
 
 
 def generate(text: str, read: Reader = working_tree) -> str:
-    """BENCHMARKS.md's text with every marked block written anew from its results file."""
+    """The page's text with every marked block written anew from its results file."""
     def replace(match: re.Match[str]) -> str:
         first = int(match["first"]) if match["first"] else None
         return match["open"] + block(match["name"], first, read) + match["close"]
@@ -93,29 +97,33 @@ def generate(text: str, read: Reader = working_tree) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true",
-                        help="write nothing; exit 1 (with a diff) if BENCHMARKS.md differs from what would be written")
+                        help="write nothing; exit 1 (with a diff) if the page differs from what would be written")
     parser.add_argument("--rev", help="with --check: read the files as committed at this git revision")
     args = parser.parse_args()
     if args.rev and not args.check:
         parser.error("--rev goes with --check (the page is written from the working tree)")
     read = committed_at(args.rev) if args.rev else working_tree
-    current = read(BENCHMARKS.name)
+    current = read(PAGE_NAME)
     if current is None:
-        raise SystemExit(f"write_benchmarks: no {BENCHMARKS.name}" + (f" at {args.rev}" if args.rev else ""))
+        raise SystemExit(f"write_benchmarks: no {PAGE_NAME}" + (f" at {args.rev}" if args.rev else ""))
     wanted = generate(current, read)
+    size = len(wanted.encode("utf-8"))
+    if size > PAGE_LIMIT:
+        raise SystemExit(f"write_benchmarks: {PAGE_NAME} would be {size:,} bytes, over {PAGE_LIMIT:,}; show fewer"
+                         " lines of a long report (first=N) or fewer reports")
     names = [match["name"] for match in MARKER.finditer(current)]
     unused = sorted(p.stem for p in RESULTS.glob("*.txt") if p.stem not in names)
     if args.check:
         if wanted != current:
             sys.stdout.writelines(difflib.unified_diff(current.splitlines(True), wanted.splitlines(True),
-                                                       "BENCHMARKS.md", "BENCHMARKS.md as generated"))
-            raise SystemExit("write_benchmarks: BENCHMARKS.md is not what bench/write_benchmarks.py writes;"
+                                                       PAGE_NAME, f"{PAGE_NAME} as generated"))
+            raise SystemExit(f"write_benchmarks: {PAGE_NAME} is not what bench/write_benchmarks.py writes;"
                              " run it and commit the result")
-        print(f"BENCHMARKS.md is up to date with bench/results/ ({len(names)} blocks)")
+        print(f"{PAGE_NAME} is up to date with bench/results/ ({len(names)} blocks, {size:,} bytes)")
         return
     if wanted != current:
-        BENCHMARKS.write_text(wanted, encoding="utf-8")
-    print(f"BENCHMARKS.md: {len(names)} blocks from bench/results/"
+        PAGE.write_text(wanted, encoding="utf-8")
+    print(f"{PAGE_NAME}: {len(names)} blocks, {size:,} bytes from bench/results/"
           + (f"; results files not shown: {', '.join(unused)}" if unused else ""))
 
 

@@ -41,6 +41,8 @@ class PathOrOff(c.BaseConfigOption[str | Literal[False]]):
 
 
 class Port(c.Type[int]):
+    """A TCP port, 1 to 65535."""
+
     def __init__(self, default: int) -> None:
         super().__init__(int, default=default)
 
@@ -54,6 +56,8 @@ class Port(c.Type[int]):
 
 
 class Seconds(c.BaseConfigOption[float]):
+    """A number of seconds, 0 or more."""
+
     def __init__(self, default: float) -> None:
         super().__init__()
         self.default = default
@@ -79,28 +83,155 @@ class NonEmptyText(c.Type[str]):
 
 class VaultMcpConfig(base.Config):
     enabled = c.Type(bool, default=True)
+    """Whether the plugin does anything. With `false` a build indexes nothing and writes no index, snapshot or
+    stats page, and `mkdocs serve` starts no MCP server; a site built that way can still be indexed later with
+    `mkdocs-vault-mcp index SITE_DIR --config mkdocs.yml`, which reads the other options from this entry.
+
+    Example: false
+    """
 
     # What is indexed.
     indexed_fields = AutoOrNames(default="auto")
+    """Which front matter keys the tools' `filters` and `aggregate_documents(by="tag")` accept. `auto`: every
+    top-level key that holds a non-null scalar or a non-empty list of scalars on some page. A list names the
+    keys; a listed key that no page holds is still a field (filters on it match nothing rather than fail).
+    Values are compared as strings: `true`/`false`, numbers as JSON writes them, dates `YYYY-MM-DD`.
+
+    Example: [tags, status, audience]
+    """
+
     tag_fields = c.ListOfItems(c.Type(str), default=["tags", "categories"])
+    """The front matter fields that `snapshot.json` (`by_tag`) and the stats page group pages by, in this
+    order; a field that is not indexed on the site is left out.
+
+    Example: [tags, audience]
+    """
+
     modified = c.Choice(("auto", "git", "mtime"), default="auto")
+    """Where a page's modification time comes from. `auto`: the git author time of the newest commit of a file
+    tracked by git with no uncommitted change, else the file's mtime. `git`: the git author time whenever the
+    file has one. `mtime`: the file's mtime, and git is not read (pages then have no `history`). The history is
+    read in one pass and agrees with `git log -1 --format=%at -- FILE`, merges included.
+
+    Example: mtime
+    """
+
     modified_meta = c.Optional(c.Type(str))
+    """A front matter key whose date or datetime wins over git and the file's time when a page has it. A date
+    is midnight UTC; a datetime without a time zone is taken as UTC. `null`: no key.
+
+    Example: updated
+    """
+
     exclude = c.ListOfItems(c.Type(str), default=[])
+    """Globs over the page path (`guide/install.md`) that leave pages out of the index, matched
+    case-sensitively; `*` crosses `/`. MkDocs' own `exclude_docs` and drafts are left out anyway.
+
+    Example: ["drafts/*", "*/_*.md"]
+    """
+
     respect_search_exclude = c.Type(bool, default=True)
+    """Leave out the pages whose front matter says `search: {exclude: true}` (Material's convention), as the
+    site's own search does. `false` indexes them.
+
+    Example: false
+    """
+
     include_generated = c.Type(bool, default=False)
+    """Index the pages that plugins generate (blog archives and category pages, tag indexes). This plugin's own
+    stats page is never a document.
+
+    Example: true
+    """
 
     # Where it goes.
     cache_dir = NonEmptyText(".cache/plugin/vault-mcp", "a directory, relative to mkdocs.yml or absolute")
+    """Where the working index lives, relative to `mkdocs.yml`: `build.sqlite` for `mkdocs build` and
+    `serve.sqlite` for `mkdocs serve` (so drafts never reach a build), and the git history read last. Keep it
+    between builds (CI too) and a build indexes only the pages that changed; add `.cache/` to `.gitignore`. It
+    may not lie inside `docs_dir` or `site_dir`.
+
+    Example: .cache/vault-mcp
+    """
+
     publish_index = c.Type(bool, default=True)
+    """Write the index into the built site as `vault-mcp/index.sqlite`, so that `mkdocs-vault-mcp serve
+    SITE_DIR` can serve a built or deployed site. `false` leaves it out (the snapshot and the stats page are
+    still written).
+
+    Example: false
+    """
+
     stats_page = PathOrOff(default="stats/")
+    """Where the stats page goes: `stats/` gives `stats/index.md` (URL `stats/`), `reports/site-stats.md` is
+    used as given, `stats` gives `stats.md`; `false` turns the page off. A page of the site with that path wins,
+    with one warning.
+
+    Example: reports/site-stats.md
+    """
+
     stats_page_in_nav = c.Type(bool, default=False)
+    """Append the stats page to the navigation as its last top-level entry. A `nav:` that already lists it
+    keeps it where it is.
+
+    Example: true
+    """
 
     # The live MCP server beside `mkdocs serve`.
     serve_mcp = c.Type(bool, default=True)
+    """Serve the MCP tools over Streamable HTTP while `mkdocs serve` runs, answering from the index as each
+    rebuild updates it. `mkdocs build` never starts a server.
+
+    Example: false
+    """
+
     mcp_host = c.Type(str, default="127.0.0.1")
+    """The address the live MCP server listens on. Beyond loopback (`0.0.0.0`) your docs are open to your
+    network: MkDocs warns, and clients must call the server by a name in `mcp_allowed_hosts`.
+
+    Example: 0.0.0.0
+    """
+
     mcp_port = Port(default=8765)
+    """The port of the live MCP server. When it is taken, or is `mkdocs serve`'s own port, MkDocs warns and
+    serves the site without MCP.
+
+    Example: 8766
+    """
+
     mcp_path = NonEmptyText("/mcp", "a URL path that starts with '/', such as '/mcp'", prefix="/")
+    """The URL path of the live MCP endpoint.
+
+    Example: /docs-mcp
+    """
+
     mcp_allowed_hosts = c.ListOfItems(c.Type(str), default=[])
+    """Host names (`NAME` or `NAME:PORT`) the live server accepts in `Host` and `Origin` besides loopback
+    names, for a server bound beyond loopback. Any other host gets 421, which keeps web pages out by DNS
+    rebinding.
+
+    Example: [docs.internal, "docs.internal:8765"]
+    """
+
     mcp_token_env = c.Optional(c.Type(str))  # the environment variable that holds the bearer token
+    """The name of an environment variable that holds a bearer token: clients must then send
+    `Authorization: Bearer <token>`, others get 401. The token itself is never in `mkdocs.yml`, on a command line
+    or in a log; when the variable is not set, MkDocs warns and serves the site without MCP.
+
+    Example: DOCS_MCP_TOKEN
+    """
+
     mcp_stateful_sessions = c.Type(bool, default=False)  # MCP sessions kept between requests (capped, expiring)
+    """Keep MCP sessions between requests, for a client that insists on one. By default every request stands
+    alone (stateless), so an abandoned client costs nothing. Kept sessions end after 10 minutes idle, and at
+    1,000 live sessions the one idle longest makes room for a new client.
+
+    Example: true
+    """
+
     wait_timeout = Seconds(default=30)
+    """How long, in seconds, a call with `wait_for_pending_writes: true` waits for a rebuild under `mkdocs
+    serve` before it answers from the current index with `index_stale: true`.
+
+    Example: 10
+    """

@@ -1,4 +1,4 @@
-"""Modification times through the plugin (spec section 2, `modified`; issue 2, point 4): a real git
+"""Modification times through the plugin (spec section 2, `modified`): a real git
 repository with scripted commit dates, built with a real `mkdocs build`, compared page for page with
 `git log -1 --format=%at -- FILE`. (tests/test_modified.py covers the git walk itself in depth.)"""
 

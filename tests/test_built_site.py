@@ -1,4 +1,4 @@
-"""`mkdocs-vault-mcp index SITE_DIR` (issue 15): a site built without the plugin, indexed from its HTML, gives the
+"""`mkdocs-vault-mcp index SITE_DIR`: a site built without the plugin, indexed from its HTML, gives the
 index the plugin gives of the same build. Real MkDocs builds in temp dirs, the console script, real SQLite, an
 MCP session over what it wrote."""
 
@@ -23,7 +23,7 @@ from mcp_session import session_over
 
 SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"
 # Keys that material/blog puts into page.meta before the plugin reads it, and its `date` made datetimes:
-# the index command reads the front matter the author wrote (README, "Indexing a built site").
+# the index command reads the front matter the author wrote (docs/pages/other-generators.md).
 BLOG_META = {"template", "hide", "date"}
 QUERIES = ["how do I calibrate the wind vane?", "api token", "install breeze on a raspberry pi", "données météo",
            "anemometer", "release 0.4"]

@@ -1,4 +1,4 @@
-"""The plugin's options (issue 2, point 2): a typed Config whose wrong values fail the build with MkDocs'
+"""The plugin's options: a typed Config whose wrong values fail the build with MkDocs'
 own configuration error naming the option, and where the working index may live."""
 
 from __future__ import annotations

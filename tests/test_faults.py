@@ -1,4 +1,4 @@
-"""Faults during `mkdocs build` (issue 12): each ends in one clear MkDocs error, never a traceback, never a
+"""Faults during `mkdocs build`: each ends in one clear MkDocs error, never a traceback, never a
 half-written or leftover file in the site, and the index published before stays until a whole new one replaces it.
 
 Real `mkdocs build` processes. A read-only folder is a read-only bind mount when running as root (root writes

@@ -1,4 +1,4 @@
-"""A new HEAD after a kept read (issue 11): when the new commits lead in a single line from the kept HEAD, git
+"""A new HEAD after a kept read: when the new commits lead in a single line from the kept HEAD, git
 lists only them and the kept commits serve for the rest; the dates and histories are those of a whole read
 (and of `git log -- FILE`). Anything else (a merge, HEAD moved back, a rewritten commit, too many new
 commits, a damaged kept file) reads the whole history, with the same result."""

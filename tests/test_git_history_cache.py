@@ -1,4 +1,4 @@
-"""The git history kept between builds (issue 11): worked out again only when HEAD or the work tree's index
+"""The git history kept between builds: worked out again only when HEAD or the work tree's index
 changed, and then the same as a read without it; uncommitted changes are seen in every build. (Which commits
 git lists then: tests/test_git_catch_up.py.)"""
 

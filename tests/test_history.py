@@ -1,4 +1,4 @@
-"""A page's last commits (issue 14), from the same single `git log` pass that dates pages, against `git log
+"""A page's last commits, from the same single `git log` pass that dates pages, against `git log
 -10 -- FILE` run for each file on the history of tests/test_modified.py (branches, --no-ff merges, merges
 resolved by hand or with one side's version, the same change on both sides, an octopus merge, a rename)."""
 

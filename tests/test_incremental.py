@@ -1,4 +1,4 @@
-"""Rebuilds (spec section 3, Incremental; issue 2, points 5 and 6): what a second `mkdocs build` re-indexes,
+"""Rebuilds (spec section 3, Incremental): what a second `mkdocs build` re-indexes,
 how the copy in site_dir is replaced, and what a failed build or a damaged working index leaves behind."""
 
 from __future__ import annotations

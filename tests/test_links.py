@@ -1,4 +1,4 @@
-"""Links, related pages and history (issue 14): a real `mkdocs build` of a site whose pages link to each other,
+"""Links, related pages and history: a real `mkdocs build` of a site whose pages link to each other,
 to anchors, to a missing page and a missing anchor, from a snippet and through mkdocstrings cross-references,
 with a nav that leaves pages out and a git history; read through a real MCP client session. Then incremental
 builds and `mkdocs serve --dirty`, where the linking or the linked page changes or goes."""

@@ -1,4 +1,4 @@
-"""ProperDocs (issue 15), the maintained fork of MkDocs 1.x: `properdocs build` and `properdocs serve` with the
+"""ProperDocs, the maintained fork of MkDocs 1.x: `properdocs build` and `properdocs serve` with the
 plugin behave as under MkDocs. In a venv of its own (tests/tool_venvs.py) where the `properdocs` command runs,
 and where the example-site and `serve` tests of this suite run again with every `mkdocs.*` import resolved to
 ProperDocs, as under its command."""

@@ -1,4 +1,4 @@
-"""Under load and hostile input (issue 12): kept-alive HTTP at loopback speed, bounded inputs, a slow call that
+"""Under load and hostile input: kept-alive HTTP at loopback speed, bounded inputs, a slow call that
 holds no one else up, stateless sessions. Real `mkdocs-vault-mcp serve` processes, the SDK's client and raw HTTP."""
 
 from __future__ import annotations

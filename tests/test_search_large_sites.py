@@ -1,4 +1,4 @@
-"""What search does for speed on large sites (issue 11, point 5), on a small real index.
+"""What search does for speed on large sites, on a small real index.
 
 It keeps how many sections match a word for the index version that it counted them on, and marks the kept
 sections (highlights, snippet) in an in-memory table of them alone rather than by a scan of the index. The index

@@ -1,4 +1,4 @@
-"""A page's file enters its fingerprint by size and modification time (issue 11: an unchanged page's file is not
+"""A page's file enters its fingerprint by size and modification time (an unchanged page's file is not
 read again), so an edit that changes neither the HTML nor the front matter still re-indexes the page's source."""
 
 from __future__ import annotations

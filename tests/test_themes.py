@@ -1,4 +1,4 @@
-"""The plugin beside themes and other plugins (issue 2, points 7 and 8): the `mkdocs` and `material` themes
+"""The plugin beside themes and other plugins: the `mkdocs` and `material` themes
 with the `search` plugin, material's meta and tags plugins, and a build of example-site/."""
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""Zensical (issue 15), the successor of Material for MkDocs: it reads mkdocs.yml but runs no MkDocs plugin.
+"""Zensical, the successor of Material for MkDocs: it reads mkdocs.yml but runs no MkDocs plugin.
 example-site built by `zensical build` (in a venv of its own) and indexed with `mkdocs-vault-mcp index
---docs-dir` gives the plugin's index of the MkDocs build of the same files, but for what the README lists."""
+--docs-dir` gives the plugin's index of the MkDocs build of the same files, but for what
+docs/pages/other-generators.md lists."""
 
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ from tool_venvs import tool_venv
 # Run on python3's suite only (.ci/other-pythons skips it on the other Pythons; see pyproject.toml's marker).
 pytestmark = pytest.mark.one_python
 
-# 0.0.73 is the last release that installs from the registry here: 0.0.74 and 0.1.x need `zensical-ui`,
-# which it does not serve (README, "Zensical").
+# 0.0.73 is the last release that installs from the package index the tests use: 0.0.74 and 0.1.x need
+# `zensical-ui`, which it does not serve (docs/pages/other-generators.md).
 PACKAGES = ["zensical==0.0.73"]
 
 

@@ -106,7 +106,7 @@ CREATE TRIGGER IF NOT EXISTS "sections_au" AFTER UPDATE ON "sections" BEGIN
   INSERT INTO "sections_fts" (rowid, "path", "title", "headings", "summary", "body")
   VALUES (new.rowid, new."path", new."title", new."headings", new."summary", new."body");
 END;
--- Links, anchors, nav membership and git history (issue 14).
+-- Links, anchors, nav membership and git history.
 -- One row per link of a page's content. `target` is what the page points at (links.Link); `target_path` and
 -- `broken` are worked out when a build commits, against every file of the site as it is then.
 CREATE TABLE IF NOT EXISTS "links" (
