@@ -64,7 +64,10 @@ Porter stemmer (so `tasks` finds `task`, and `Depends` finds `dependencies`).
      case-sensitively, in the section's text. A section holding it scores up to
      3 times as much; each spelling counts in proportion to the share of the
      candidate sections that lack it, so a name that nearly every section holds
-     (`FastAPI` on the FastAPI docs) changes nothing. In a title or heading, a
+     (`FastAPI` on the FastAPI docs) changes nothing. A spelling that a section
+     holds only inside the text of its links is not held: a link names the page
+     it points to (`使用 CORSMiddleware 处理 CORS` on the page about other
+     middleware), not the section's own topic. In a title or heading, a
      code-like word that matched only through its stem (`APIRoute` for the
      query `APIRouter`) does not count toward the fit. This tells `Depends`
      from `dependencies` and `APIRouter` from `APIRoute`, which the stemmer merges.
