@@ -64,7 +64,10 @@ Porter stemmer (so `tasks` finds `task`, and `Depends` finds `dependencies`).
      case-sensitively, in the section's text. A section holding it scores up to
      3 times as much; each spelling counts in proportion to the share of the
      candidate sections that lack it, so a name that nearly every section holds
-     (`FastAPI` on the FastAPI docs) changes nothing. In a title or heading, a
+     (`FastAPI` on the FastAPI docs) changes nothing. A spelling that a section
+     holds only inside the text of its links is not held: a link names the page
+     it points to (`使用 CORSMiddleware 处理 CORS` on the page about other
+     middleware), not the section's own topic. In a title or heading, a
      code-like word that matched only through its stem (`APIRoute` for the
      query `APIRouter`) does not count toward the fit. This tells `Depends`
      from `dependencies` and `APIRouter` from `APIRoute`, which the stemmer merges.
@@ -512,6 +515,8 @@ def _candidate_sections(
         details = _marked_in_the_index(conn, match, sorted(scores), verbatim, spellings_bound, tokens)
     order = {section_id: index for index, section_id in enumerate(scores)}
     rows = sorted(details, key=lambda row: order[row[0]])
+    if "body" in columns:
+        rows = _without_spellings_only_in_links(conn, rows, plan.verbatim, columns)
     wanted = max(1, len(plan.words))
     query_words = frozenset(word.casefold() for word in plan.words)
     title_fits: dict[str, float] = {}  # every section of a page has the same title
@@ -549,6 +554,49 @@ def _candidate_sections(
             }
         )
     return sections
+
+
+def _without_spellings_only_in_links(
+    conn: sqlite3.Connection, rows: list[tuple[Any, ...]], spellings: list[str], columns: tuple[str, ...]
+) -> list[tuple[Any, ...]]:
+    """`rows` with an exact spelling not counted as held (row[12:]) by a section whose text holds it only inside
+    the text of its links: a link names the page it points to (`使用 CORSMiddleware 处理 CORS` on the page about
+    other middleware), not what the section itself is about."""
+    held = {row[0]: row for row in rows if any(row[12:])}
+    if not held:
+        return rows
+    places = {(row[1], row[2]): row[0] for row in held.values()}
+    link_texts: dict[int, list[str]] = {}
+    for ids in _batches(sorted({document_id for document_id, _ in places})):
+        for document_id, position, text in conn.execute(
+            f"SELECT document_id, position, text FROM links WHERE document_id IN ({', '.join('?' * len(ids))})", ids
+        ):
+            section_id = places.get((document_id, position))
+            if section_id is not None and text and any(spelling in text for spelling in spellings):
+                link_texts.setdefault(section_id, []).append(text)
+    if not link_texts:
+        return rows
+    fields: dict[int, tuple[str, ...]] = {}
+    for ids in _batches(sorted(link_texts)):
+        selected = ", ".join(f"coalesce(s.{column}, '')" for column in columns)
+        for section_id, *texts in conn.execute(
+            f"SELECT s.id, {selected} FROM sections s WHERE s.id IN ({', '.join('?' * len(ids))})", ids
+        ):
+            fields[section_id] = tuple(texts)
+    changed = {}
+    for section_id, texts in link_texts.items():
+        row = held[section_id]
+        own = dict(zip(columns, fields[section_id], strict=True))
+        hits = [
+            hit
+            and (
+                any(spelling in own[column] for column in columns if column != "body")
+                or own["body"].count(spelling) > sum(text.count(spelling) for text in texts)
+            )
+            for spelling, hit in zip(spellings, row[12:], strict=True)
+        ]
+        changed[section_id] = (*row[:12], *hits)
+    return [changed.get(row[0], row) for row in rows]
 
 
 # How highlight() and snippet() mark matches in the kept sections: in the title and headings, and in the body (turned
