@@ -77,6 +77,22 @@ class NonEmptyText(c.Type[str]):
         return value
 
 
+class ModelOrOff(c.BaseConfigOption[str | bool]):
+    """`false`, `true` (the default model), or a sentence-embedding model: a name on the model hub or a folder."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.default = False
+
+    def run_validation(self, value: Any) -> str | bool:
+        if isinstance(value, bool) or (isinstance(value, str) and value.strip()):
+            return value
+        raise base.ValidationError(
+            "expected false, true, a model name such as 'sentence-transformers/all-MiniLM-L6-v2', or a folder "
+            f"holding model.onnx and tokenizer.json, got {value!r}"
+        )
+
+
 class VaultMcpConfig(base.Config):
     enabled = c.Type(bool, default=True)
 
@@ -88,6 +104,7 @@ class VaultMcpConfig(base.Config):
     exclude = c.ListOfItems(c.Type(str), default=[])
     respect_search_exclude = c.Type(bool, default=True)
     include_generated = c.Type(bool, default=False)
+    semantic = ModelOrOff()  # search by meaning too: section vectors from this model (index/semantic.py)
 
     # Where it goes.
     cache_dir = NonEmptyText(".cache/plugin/vault-mcp", "a directory, relative to mkdocs.yml or absolute")

@@ -100,6 +100,7 @@ class BuildState:
         self.nav: set[str] | None = None  # the paths of the pages the nav lists (on_nav)
         self.working_index: Path | None = None  # where this build indexes to, and with which options (on_config)
         self.options_json = ""
+        self.semantic: dict[str, str] | None = None  # the model and cache file of section vectors (on_config)
         self.page_options: PageOptions | None = None  # what every page asks of the plugin's options (on_config)
         self.fault: PluginError | None = None  # the working index failed while pages rendered: on_env says so
         self.committed: Callable[[], BuildAnswers | None] | None = None  # waits for the commit on_env asked for
@@ -179,6 +180,11 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             options = {key: self.config[key] for key in INDEXING_OPTIONS} | {"docs_dir": config.docs_dir}
             self.state.working_index = cache_dir / ("serve.sqlite" if self.serving else "build.sqlite")
             self.state.options_json = json.dumps(options, sort_keys=True)
+            if self.config.semantic is not False:  # off by default, and then nothing of it is imported
+                from .index.semantic import resolve_model
+
+                model = resolve_model(self.config.semantic, Path(config.config_file_path or ".").parent)
+                self.state.semantic = {"model": model, "cache": str(cache_dir / "embeddings.sqlite")}
             self.state.page_options = PageOptions.of(self.config)
 
     @event_priority(AFTER_I18N)
@@ -270,6 +276,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
                 site_files=site_files(files, included, config), nav=self.state.nav,
                 answers={"tag_fields": self.config.tag_fields, "language": self.page_language,
                          "whole_site": self.languages.complete},
+                semantic=self.state.semantic,
             )
         return env
 

@@ -19,13 +19,15 @@ from ..limits import SEARCH_RESULTS
 from .filters import Filters, InvalidArgument, no_document
 from .schema import TOKENIZER
 from .search import COMMON_MINIMUM, is_stop_word, search, section_count
+from .semantic import related_pages
 
 TERMS = 25  # distinctive terms searched for
 TITLE_WEIGHT = 3  # the title and headings count as this many uses of their words
 _PLAIN_TERM = re.compile(r"^[a-z][a-z0-9]*$")
 
 
-def distinctive_terms(conn: sqlite3.Connection, document_id: int, anchor: str | None) -> list[str]:
+def _sections_of(document_id: int, anchor: str | None) -> tuple[str, list[int | str]]:
+    """The WHERE clause of `sections` that selects a page's sections, or the one at `anchor` and those under it."""
     where = "document_id = ?"
     params: list[int | str] = [document_id]
     if anchor is not None:
@@ -34,6 +36,16 @@ def distinctive_terms(conn: sqlite3.Connection, document_id: int, anchor: str | 
                   " b.document_id = a.document_id AND b.position > a.position AND b.level <= a.level"
                   " WHERE a.document_id = ? AND a.anchor = ?), 1e9)")
         params += [document_id, anchor, document_id, anchor]
+    return where, params
+
+
+def section_ids(conn: sqlite3.Connection, document_id: int, anchor: str | None) -> set[int]:
+    where, params = _sections_of(document_id, anchor)
+    return {row[0] for row in conn.execute(f"SELECT id FROM sections WHERE {where}", params)}
+
+
+def distinctive_terms(conn: sqlite3.Connection, document_id: int, anchor: str | None) -> list[str]:
+    where, params = _sections_of(document_id, anchor)
     rows = conn.execute(f"SELECT title, headings, body FROM sections WHERE {where} ORDER BY position", params)
     texts = []
     for title, headings, body in rows:
@@ -78,13 +90,16 @@ def related(
         "SELECT 1 FROM sections WHERE document_id = ? AND anchor = ?", [row[0], anchor]
     ).fetchone() is None:
         raise InvalidArgument(f"No section with anchor {anchor!r} in {path!r}; read view='outline' lists them.")
-    terms = distinctive_terms(conn, row[0], anchor or None)
-    if not terms:
-        return {"result": [], "total": 0, "next_offset": None}
-    expression = " OR ".join(f'"{term}"' for term in terms)
     wanted = min(SEARCH_RESULTS, offset + limit + 1)
-    hits = [hit for hit in search(conn, expression, dataclasses.replace(filters, query=None), limit=wanted)
-            if hit["path"] != path]
+    # The sections' vectors when the index has them (index/semantic.py), else the page's distinctive terms.
+    hits = related_pages(conn, row[0], anchor or None, filters, wanted)
+    if hits is None:
+        terms = distinctive_terms(conn, row[0], anchor or None)
+        if not terms:
+            return {"result": [], "total": 0, "next_offset": None}
+        expression = " OR ".join(f'"{term}"' for term in terms)
+        hits = [hit for hit in search(conn, expression, dataclasses.replace(filters, query=None), limit=wanted)
+                if hit["path"] != path]
     result = hits[offset : offset + limit]
     after = offset + len(result)
     return {"result": result, "total": len(hits), "next_offset": after if after < len(hits) else None}

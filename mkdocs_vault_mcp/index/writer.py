@@ -171,17 +171,20 @@ class IndexWriter:
         site_files: dict[str, str] | None = None,
         nav: set[str] | None = None,
         answers: dict[str, Any] | None = None,
+        semantic: dict[str, str] | None = None,
     ) -> BuildAnswers | None:
         """`site_files`: every file of the site by its server path (paths.server_path), which links are
         resolved against; `nav`: the paths of the pages the nav lists. `answers`: read_answers' arguments but the
-        connection; then the committed index's answers (answers.BuildAnswers) are read and returned."""
-        return self._ask_commit(indexed_fields, site_name, site_url, site_files, nav, answers)()
+        connection; then the committed index's answers (answers.BuildAnswers) are read and returned.
+        `semantic`: semantic.store_vectors' (the model and the cache file), or None for no section vectors."""
+        return self._ask_commit(indexed_fields, site_name, site_url, site_files, nav, answers, semantic)()
 
     def _ask_commit(self, indexed_fields: str | list[str], site_name: str, site_url: str | None,
                     site_files: dict[str, str] | None = None, nav: set[str] | None = None,
-                    answers: dict[str, Any] | None = None) -> Callable[[], Any]:
+                    answers: dict[str, Any] | None = None,
+                    semantic: dict[str, str] | None = None) -> Callable[[], Any]:
         self._opened()
-        return self._writes.ask("commit", indexed_fields, site_name, site_url, site_files, nav, answers)
+        return self._writes.ask("commit", indexed_fields, site_name, site_url, site_files, nav, answers, semantic)
 
     def close(self) -> None:
         """Roll back whatever was not committed and stop the writer."""
@@ -398,7 +401,7 @@ class WorkingIndex:
 
     def commit(self, indexed_fields: str | list[str], site_name: str, site_url: str | None,
                site_files: dict[str, str] | None, nav: set[str] | None,
-               answers: dict[str, Any] | None = None) -> BuildAnswers | None:
+               answers: dict[str, Any] | None = None, semantic: dict[str, str] | None = None) -> BuildAnswers | None:
         # A digest of the site's files and of the nav: when neither changed (a rebuild after one saved page),
         # neither table is read whole.
         if site_files is not None:
@@ -425,6 +428,10 @@ class WorkingIndex:
             built_at=str(now_micros()),
         )
         self._sections_added = 0
+        # Here, on the writer's side: embedding the sections a first build adds can take minutes.
+        from .semantic import store_vectors
+
+        store_vectors(self.conn, semantic)
         self.conn.execute("COMMIT")
         if answers is None:
             return None
