@@ -41,16 +41,18 @@ log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 MAX_TOKENS = 256  # what all-MiniLM-L6-v2 was trained on; longer text is cut
-BATCH = 32
+BATCH = 8  # at 32 texts of 256 tokens, onnxruntime holds three times the memory, and is no faster
 PROGRESS_SECONDS = 10  # the build log reports the first embedding run this often
 # Where a model folder (a download, or one of the user's) may hold its ONNX file, first found wins.
 ONNX_FILES = ("model.onnx", "onnx/model.onnx", "onnx/model_quantized.onnx")
 HUB_FILES = ["tokenizer.json", "onnx/model.onnx"]
 
 # Fusion (reciprocal rank fusion): a page scores the sum over both rankings of weight / (RRF_K + its rank).
-RRF_K = 10
-# The weight of the meaning side, by query style; the keyword side weighs 1.
-MEANING_WEIGHT = {"code": 0.25, "keyword": 0.6, "question": 1.0}
+# Set on bench/search_queries.json (bench/semantic_quality.py); the held-out set was only scored.
+RRF_K = 5
+# The weight of the meaning side, by query style; the keyword side weighs 1. A code name or keywords are the
+# page's own words, which the keyword ranking finds; a question's words often are not.
+MEANING_WEIGHT = {"code": 0.25, "keyword": 0.25, "question": 1.0}
 NEAREST_SECTIONS = 200  # nearest sections read before pages are formed
 SNIPPET_WORDS = 30
 
