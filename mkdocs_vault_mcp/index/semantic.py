@@ -86,7 +86,8 @@ def model_key(model: str) -> str:
 
 
 class Model:
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, threads: int = 0) -> None:
+        """`threads`: onnxruntime's threads for one text (0: one a CPU)."""
         try:
             import numpy
             import onnxruntime
@@ -105,6 +106,9 @@ class Model:
             self.tokenizer.enable_padding()
             options = onnxruntime.SessionOptions()
             options.log_severity_level = 3
+            options.intra_op_num_threads = threads
+            # Threads that spin between runs would take the CPUs from the build and from the numpy scan.
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             self.session = onnxruntime.InferenceSession(str(onnx), options, providers=["CPUExecutionProvider"])
         except Exception as error:  # a damaged file: the model is unavailable, the build goes on
             raise ModelUnavailable(f"{onnx} could not be loaded: {error}") from None
@@ -132,20 +136,22 @@ def _download(name: str) -> Path:
         raise ModelUnavailable(f"model {name!r} could not be fetched from the model hub: {error}") from None
 
 
-_models: dict[str, Model | ModelUnavailable] = {}
+_models: dict[tuple[str, int], Model | ModelUnavailable] = {}
 _models_lock = threading.Lock()
+# A query is one short text: a second thread saves less than waking it costs on a busy machine.
+QUERY_THREADS = 1
 
 
-def load_model(model: str) -> Model:
+def load_model(model: str, threads: int = 0) -> Model:
     """The model, loaded once per process (a failure too: it is not retried at every query)."""
     with _models_lock:
-        loaded = _models.get(model)
+        loaded = _models.get((model, threads))
         if loaded is None:
             try:
-                loaded = Model(model)
+                loaded = Model(model, threads)
             except ModelUnavailable as error:
                 loaded = error
-            _models[model] = loaded
+            _models[model, threads] = loaded
     if isinstance(loaded, ModelUnavailable):
         raise loaded
     return loaded
@@ -290,7 +296,7 @@ def _read_vectors(conn: sqlite3.Connection, model: str) -> Vectors | None:
 @functools.lru_cache(maxsize=256)
 def query_vector(model: str, query: str) -> np.ndarray:
     """A query embedded once: agents repeat and refine queries."""
-    return load_model(model).embed([query])[0]
+    return load_model(model, QUERY_THREADS).embed([query])[0]
 
 
 def query_style(query: str) -> str:
@@ -310,7 +316,7 @@ def _usable(conn: sqlite3.Connection) -> tuple[Vectors | None, str | None]:
     if model is None:
         return None, "keywords only: the index holds no section vectors (the plugin's option semantic is off)"
     try:
-        load_model(model)
+        load_model(model, QUERY_THREADS)
     except ModelUnavailable as error:
         return None, f"keywords only: the model of the index's vectors is not available here ({error})"
     found = vectors(conn)
@@ -334,7 +340,9 @@ def nearest_pages(
     base = compile_filters(conn, dataclasses.replace(filters, query=None))
     if filters.language is None:
         base = without_repeated_text(conn, base)
-    similarity = found.matrix @ target
+    # einsum rather than `@`: BLAS wakes its threads for each product, which costs more than the whole
+    # product on a busy machine; einsum's own loop runs on this thread.
+    similarity = np.einsum("ij,j->i", found.matrix, target)
     if base.where != "1" or leave_out is not None:
         allowed = {row[0] for row in conn.execute(f"SELECT d.id FROM documents d WHERE {base.where}", base.params)}
         allowed.discard(leave_out)
