@@ -258,7 +258,8 @@ class Vectors:
     matrix: np.ndarray  # float32, one unit vector a row
 
 
-_kept: KeptPerVersion[Vectors | None] = KeptPerVersion(limit=4)
+# Two versions: the one being read and the next, while `mkdocs serve` publishes it (each is a float32 matrix).
+_kept: KeptPerVersion[Vectors | None] = KeptPerVersion(limit=2)
 
 
 def stored_model(conn: sqlite3.Connection) -> str | None:
