@@ -124,8 +124,13 @@ def test_a_build_embeds_every_section_and_search_finds_a_paraphrase(tmp_path, mo
         # Filters hold on the meaning side too: outside the folder, the page is never given.
         assert "routes/schema.md" not in session.paths(PARAPHRASE, folder="animals")
         assert set(session.paths("furry animals", folder="animals")) <= {"animals/cats.md", "animals/dogs.md"}
-        # A code name still ranks by its exact spelling first.
-        assert session.paths("include_in_schema")[0] == "routes/schema.md"
+        # A code name is looked up by its spelling alone, unless that finds nothing.
+        result = session.call("search", query="include_in_schema")
+        assert result.meta is not None and result.meta["search"] == "keywords: a code name, found by its spelling"
+        assert [hit["path"] for hit in result.structured_content["result"]] == ["routes/schema.md"]
+        result = session.call("search", query="xyzzy_plugh")
+        assert result.meta is not None and result.meta["search"] == "hybrid (code)"
+        assert result.structured_content["result"]
         # Pages like the cats page, by their vectors: the dogs page first.
         related = session.ok("links", show="related", target="animals/cats.md")["result"]
         assert related[0]["path"] == "animals/dogs.md"
