@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
 from mkdocs.config import base
@@ -91,6 +92,18 @@ class ModelOrOff(c.BaseConfigOption[str | bool]):
             "expected false, true, a model name such as 'sentence-transformers/all-MiniLM-L6-v2', or a folder "
             f"holding model.onnx and tokenizer.json, got {value!r}"
         )
+
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def semantic_model(value: str | Literal[True], config_folder: Path) -> str:
+    """The option `semantic`, when on, as the index records it: a folder's absolute path, or a model name.
+    Here rather than in index/semantic.py, which a build's own process never imports."""
+    if value is True:
+        return DEFAULT_MODEL
+    folder = config_folder / value
+    return str(folder.resolve()) if folder.is_dir() else value
 
 
 class VaultMcpConfig(base.Config):

@@ -39,7 +39,7 @@ from mkdocs.structure.pages import Page
 
 from . import stats_page
 from .build_faults import CACHE_HINT, SITE_HINT, build_fault, check_cache_dir, check_site_dir, fault_of
-from .config import VaultMcpConfig
+from .config import VaultMcpConfig, semantic_model
 from .freshness import Freshness
 from .front_matter import search_excluded
 from .i18n import I18nBuild, LanguageRun, i18n_build, theme_language
@@ -180,10 +180,8 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
             options = {key: self.config[key] for key in INDEXING_OPTIONS} | {"docs_dir": config.docs_dir}
             self.state.working_index = cache_dir / ("serve.sqlite" if self.serving else "build.sqlite")
             self.state.options_json = json.dumps(options, sort_keys=True)
-            if self.config.semantic is not False:  # off by default, and then nothing of it is imported
-                from .index.semantic import resolve_model
-
-                model = resolve_model(self.config.semantic, Path(config.config_file_path or ".").parent)
+            if self.config.semantic is not False:  # off by default; on, the writer makes the vectors
+                model = semantic_model(self.config.semantic, Path(config.config_file_path or ".").parent)
                 self.state.semantic = {"model": model, "cache": str(cache_dir / "embeddings.sqlite")}
             self.state.page_options = PageOptions.of(self.config)
 

@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 MAX_TOKENS = 256  # what all-MiniLM-L6-v2 was trained on; longer text is cut
 BATCH = 8  # at 32 texts of 256 tokens, onnxruntime holds three times the memory, and is no faster
 PROGRESS_SECONDS = 10  # the build log reports the first embedding run this often
@@ -67,14 +66,6 @@ _CODE = re.compile(r"[_.]\w|[a-z][A-Z]|[A-Z]{2,}[a-z]{2}|[()=@{}/]")
 
 class ModelUnavailable(Exception):
     """The model cannot be loaded: the extra is not installed, the folder lacks a file, the download failed."""
-
-
-def resolve_model(spec: str | bool, base: Path) -> str:
-    """The plugin option, when on, as what the index records: a folder's absolute path, or a model name."""
-    if isinstance(spec, bool):
-        return DEFAULT_MODEL
-    folder = base / spec
-    return str(folder.resolve()) if folder.is_dir() else spec
 
 
 def model_key(model: str) -> str:
@@ -171,7 +162,7 @@ def section_text(title: str, headings: str, body: str) -> str:
 
 def store_vectors(conn: sqlite3.Connection, semantic: dict[str, str] | None) -> None:
     """In the writer's transaction, before its commit: give every section without a vector one (`semantic`:
-    {"model": resolve_model's answer, "cache": the cache file}), or drop the vectors when `semantic` is None."""
+    {"model": config.semantic_model's answer, "cache": the cache file}), or drop the vectors when `semantic` is None."""
     if semantic is None:
         conn.execute("DROP TABLE IF EXISTS section_vectors")
         conn.execute("DELETE FROM info WHERE key = 'semantic_model'")
