@@ -160,16 +160,20 @@ def section_text(title: str, headings: str, body: str) -> str:
     return f"{place}\n{cjk.join(body)}"
 
 
-def store_vectors(conn: sqlite3.Connection, semantic: dict[str, str] | None) -> None:
+def store_vectors(conn: sqlite3.Connection, semantic: dict[str, str] | None, pages_changed: bool = True) -> None:
     """In the writer's transaction, before its commit: give every section without a vector one (`semantic`:
-    {"model": config.semantic_model's answer, "cache": the cache file}), or drop the vectors when `semantic` is None."""
+    {"model": config.semantic_model's answer, "cache": the cache file}), or drop the vectors when `semantic` is None.
+    `pages_changed`: whether the transaction put or removed pages (if not, and the model is the same, every
+    section has its vector already)."""
     if semantic is None:
         conn.execute("DROP TABLE IF EXISTS section_vectors")
         conn.execute("DELETE FROM info WHERE key = 'semantic_model'")
         return
     model = semantic["model"]
-    conn.execute("CREATE TABLE IF NOT EXISTS section_vectors (section_id INTEGER PRIMARY KEY, vector BLOB NOT NULL)")
     stored = conn.execute("SELECT value FROM info WHERE key = 'semantic_model'").fetchone()
+    if stored == (model,) and not pages_changed:
+        return
+    conn.execute("CREATE TABLE IF NOT EXISTS section_vectors (section_id INTEGER PRIMARY KEY, vector BLOB NOT NULL)")
     if stored != (model,):
         conn.execute("DELETE FROM section_vectors")
     conn.execute("DELETE FROM section_vectors WHERE section_id NOT IN (SELECT id FROM sections)")

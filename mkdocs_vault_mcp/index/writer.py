@@ -414,6 +414,7 @@ class WorkingIndex:
             digest = set_digest(nav)
             mark_nav(self.conn, nav, self._changed if self._info("nav") == digest else None)
             self._write_info(nav=digest)
+        pages_changed = bool(self._changed)
         self._changed, self._recount = set(), set()
         if indexed_fields == "auto":
             fields = [row[0] for row in self.conn.execute("SELECT DISTINCT field FROM field_values ORDER BY field")]
@@ -431,7 +432,7 @@ class WorkingIndex:
         # Here, on the writer's side: embedding the sections a first build adds can take minutes.
         from .semantic import store_vectors
 
-        store_vectors(self.conn, semantic)
+        store_vectors(self.conn, semantic, pages_changed)
         self.conn.execute("COMMIT")
         if answers is None:
             return None
