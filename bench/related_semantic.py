@@ -1,4 +1,4 @@
-"""Related pages by section vectors (the plugin option `semantic`) against today's tf-idf neighbours, in one run.
+"""Related pages with section vectors (the plugin option `semantic`) against tf-idf neighbours alone, in one run.
 
     .venv/bin/python bench/semantic_quality.py   # first: builds both FastAPI indexes (with and without vectors)
     .venv/bin/python bench/related_semantic.py
@@ -6,7 +6,8 @@
 The same question as bench/related_quality.py (for every judged query of bench/search_queries.json with two or
 more relevant pages, and each of its relevant pages: how many of the query's other relevant pages are among the
 page's 10 neighbours), asked of the index without vectors (tf-idf terms searched, index/related.py) and of the
-index with them (the pages nearest the mean of the page's section vectors, index/semantic.py). Writes
+index with them (those, fused by rank with the pages nearest the mean of the page's section vectors,
+index/semantic.py). Writes
 bench/results/related_semantic.txt.
 """
 
@@ -28,7 +29,7 @@ from search_quality import OUT, QUERIES  # noqa: E402
 
 DEPTHS = (5, 10)
 INDEXES = {"tf-idf (no vectors)": OUT / "fastapi-en" / "site" / "vault-mcp" / "index.sqlite",
-           "vectors": OUT / "fastapi-en-semantic" / "site" / "vault-mcp" / "index.sqlite"}
+           "tf-idf + vectors, fused": OUT / "fastapi-en-semantic" / "site" / "vault-mcp" / "index.sqlite"}
 
 
 def main() -> None:

@@ -4,7 +4,8 @@ The page's (or section's) text is cut into terms by the index's own tokenizer (a
 the same tokenizer, so the terms are the index's stems), each term weighed by how often the page uses it
 times how rare it is across the site's sections (`sections_vocab`: tf x idf). Its most distinctive terms,
 ORed, are then searched as any query is (`search.search`: BM25 with the column weights, pages ranked by their
-best sections), and the page itself is left out.
+best sections), and the page itself is left out. When the index holds section vectors (index/semantic.py), the
+pages nearest the mean of the page's vectors are fused with those by rank (still no model: the vectors are stored).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ..limits import SEARCH_RESULTS
 from .filters import Filters, InvalidArgument, no_document
 from .schema import TOKENIZER
 from .search import COMMON_MINIMUM, is_stop_word, search, section_count
-from .semantic import related_pages
+from .semantic import fuse, related_pages
 
 TERMS = 25  # distinctive terms searched for
 TITLE_WEIGHT = 3  # the title and headings count as this many uses of their words
@@ -91,15 +92,17 @@ def related(
     ).fetchone() is None:
         raise InvalidArgument(f"No section with anchor {anchor!r} in {path!r}; read view='outline' lists them.")
     wanted = min(SEARCH_RESULTS, offset + limit + 1)
-    # The sections' vectors when the index has them (index/semantic.py), else the page's distinctive terms.
-    hits = related_pages(conn, row[0], anchor or None, filters, wanted)
-    if hits is None:
-        terms = distinctive_terms(conn, row[0], anchor or None)
-        if not terms:
-            return {"result": [], "total": 0, "next_offset": None}
+    hits = []
+    terms = distinctive_terms(conn, row[0], anchor or None)
+    if terms:
         expression = " OR ".join(f'"{term}"' for term in terms)
         hits = [hit for hit in search(conn, expression, dataclasses.replace(filters, query=None), limit=wanted)
                 if hit["path"] != path]
+    # With section vectors (index/semantic.py), the pages nearest in meaning too, fused by rank: on the judged
+    # queries the two together find more of a page's fellow relevant pages than either alone.
+    nearest = related_pages(conn, row[0], anchor or None, filters, wanted)
+    if nearest is not None:
+        hits = fuse(hits, nearest, 1.0, wanted)
     result = hits[offset : offset + limit]
     after = offset + len(result)
     return {"result": result, "total": len(hits), "next_offset": after if after < len(hits) else None}

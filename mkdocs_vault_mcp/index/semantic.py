@@ -375,10 +375,9 @@ def _page(conn: sqlite3.Connection, document_id: int, sections: list[tuple[int, 
     return {"path": path, "title": title, "url": url, "score": round(sections[0][1], 4), "sections": shown}
 
 
-def fuse(keyword: list[dict[str, Any]], meaning: list[dict[str, Any]], style: str, limit: int) -> list[dict]:
-    """Reciprocal rank fusion of two page rankings; a page both give keeps the keyword side's sections (their
-    snippets mark the query's words)."""
-    weight = MEANING_WEIGHT[style]
+def fuse(keyword: list[dict[str, Any]], meaning: list[dict[str, Any]], weight: float, limit: int) -> list[dict]:
+    """Reciprocal rank fusion of two page rankings, the meaning side's weighed `weight`; a page both give keeps
+    the keyword side's sections (their snippets mark the query's words)."""
     scores: dict[str, float] = {}
     pages: dict[str, dict[str, Any]] = {}
     for side, ranking in ((1.0, keyword), (weight, meaning)):
@@ -409,14 +408,15 @@ def search_answer(
     if style == "code" and keyword:
         return {"result": keyword, "_meta": {"search": "keywords: a code name, found by its spelling"}}
     meaning = nearest_pages(conn, found, query_vector(found.model, query), filters, limit, sections_per_page)
-    return {"result": fuse(keyword, meaning, style, limit), "_meta": {"search": f"hybrid ({style})"}}
+    fused = fuse(keyword, meaning, MEANING_WEIGHT[style], limit)
+    return {"result": fused, "_meta": {"search": f"hybrid ({style})"}}
 
 
 def related_pages(
     conn: sqlite3.Connection, document_id: int, anchor: str | None, filters: Filters, wanted: int
 ) -> list[dict[str, Any]] | None:
     """Pages like a page (or the section at `anchor` and those under it): nearest the mean of its section
-    vectors. None when the index has no vectors (or none for that page): tf-idf answers then."""
+    vectors. None when the index has no vectors (or none for that page): tf-idf alone answers then."""
     found = vectors(conn)
     if found is None:
         return None
