@@ -21,8 +21,10 @@ import dataclasses
 import functools
 import hashlib
 import logging
+import os
 import re
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -131,6 +133,8 @@ def _download(name: str) -> Path:
 
 _models: dict[tuple[str, int], Model | ModelUnavailable] = {}
 _models_lock = threading.Lock()
+# A forked writer loads its own: onnxruntime's worker threads of a session loaded here do not exist in the child.
+os.register_at_fork(after_in_child=_models.clear)
 # A query is one short text: a second thread saves less than waking it costs on a busy machine.
 QUERY_THREADS = 1
 
@@ -219,6 +223,11 @@ def _embed_with_progress(model: Model, todo: dict[str, str], cache: sqlite3.Conn
     """Embed `todo` (cache key -> text), shortest texts together (less padding), each batch cached as it is
     made (a build stopped half-way keeps what it embedded); report progress to the build log."""
     order = sorted(todo, key=lambda key: len(todo[key]))
+    if not log.hasHandlers():  # a writer started as a new Python: its stderr is the build's, without MkDocs' log
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(levelname)-8s-  %(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
     made: dict[str, bytes] = {}
     started = last_report = time.monotonic()
     log.info(f"vault-mcp: embedding {len(order)} sections for search by meaning (cached for later builds)")
