@@ -133,8 +133,18 @@ def _download(name: str) -> Path:
 
 _models: dict[tuple[str, int], Model | ModelUnavailable] = {}
 _models_lock = threading.Lock()
-# A forked writer loads its own: onnxruntime's worker threads of a session loaded here do not exist in the child.
-os.register_at_fork(after_in_child=_models.clear)
+# Models inherited by a forked child: kept, never used nor freed (freeing a session waits for its worker threads,
+# which were not forked with it).
+_inherited: list[dict[tuple[str, int], Model | ModelUnavailable]] = []
+
+
+def _forget_models_in_child() -> None:
+    """A forked writer loads its own model: the parent's session would run on threads the child lacks."""
+    _inherited.append(_models.copy())
+    _models.clear()
+
+
+os.register_at_fork(after_in_child=_forget_models_in_child)
 # A query is one short text: a second thread saves less than waking it costs on a busy machine.
 QUERY_THREADS = 1
 
