@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any, Literal
 
 from mkdocs.config import base
 from mkdocs.config import config_options as c
+
+from .paths import relative_location
 
 
 class AutoOrNames(c.BaseConfigOption[str | list]):
@@ -81,6 +85,35 @@ class NonEmptyText(c.Type[str]):
         return value
 
 
+class ModelOrOff(c.BaseConfigOption[str | bool]):
+    """`false`, `true` (the default model), or a sentence-embedding model: a name on the model hub or a folder."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.default = False
+
+    def run_validation(self, value: Any) -> str | bool:
+        if isinstance(value, bool) or (isinstance(value, str) and value.strip()):
+            return value
+        raise base.ValidationError(
+            "expected false, true, a model name such as 'sentence-transformers/all-MiniLM-L6-v2', or a folder "
+            f"holding model.onnx and tokenizer.json, got {value!r}"
+        )
+
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def semantic_model(value: str | Literal[True], config_folder: Path) -> str:
+    """The option `semantic`, when on, as the index records it: a folder's path, or a model name.
+    Here rather than in index/semantic.py, which a build's own process never imports."""
+    if value is True:
+        return DEFAULT_MODEL
+    folder = config_folder / value
+    # Relative to the working directory, where the writer and the live server look for it: the index is published.
+    return relative_location(folder, os.getcwd()) if folder.is_dir() else value
+
+
 class VaultMcpConfig(base.Config):
     enabled = c.Type(bool, default=True)
     """Whether the plugin does anything. With `false` a build indexes nothing and writes no index, snapshot or
@@ -140,6 +173,16 @@ class VaultMcpConfig(base.Config):
     include_generated = c.Type(bool, default=False)
     """Index the pages that plugins generate (blog archives and category pages, tag indexes). This plugin's own
     stats page is never a document.
+
+    Example: true
+    """
+
+    semantic = ModelOrOff()
+    """Search by meaning too (`pip install 'mkdocs-vault-mcp[semantic]'`): the build stores a vector of each
+    section, made off the build's thread and cached by text, and `search` fuses the nearest sections in meaning
+    with the keyword ranking. `false`: keywords only. `true`: the default model, all-MiniLM-L6-v2, downloaded
+    from the model hub on first use. Or a model name on the hub, or a folder (relative to mkdocs.yml) that holds
+    `model.onnx` and `tokenizer.json`. A server without the model answers by keywords and says so in `_meta`.
 
     Example: true
     """

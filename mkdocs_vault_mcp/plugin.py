@@ -40,7 +40,7 @@ from mkdocs.structure.pages import Page
 
 from . import stats_page
 from .build_faults import CACHE_HINT, SITE_HINT, build_fault, check_cache_dir, check_site_dir, fault_of
-from .config import VaultMcpConfig
+from .config import VaultMcpConfig, semantic_model
 from .forked import reap_in_background
 from .freshness import Freshness
 from .front_matter import search_excluded
@@ -103,6 +103,7 @@ class BuildState:
         self.nav: set[str] | None = None  # the paths of the pages the nav lists (on_nav)
         self.working_index: Path | None = None  # where this build indexes to, and with which options (on_config)
         self.options_json = ""
+        self.semantic: dict[str, str] | None = None  # the model and cache file of section vectors (on_config)
         self.page_options: PageOptions | None = None  # what every page asks of the plugin's options (on_config)
         self.fault: PluginError | None = None  # the working index failed while pages rendered: on_env says so
         self.committed: Callable[[], BuildAnswers | None] | None = None  # waits for the commit on_env asked for
@@ -185,6 +186,9 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
                 "docs_dir": relative_location(config.docs_dir, project)}
             self.state.working_index = cache_dir / ("serve.sqlite" if self.serving else "build.sqlite")
             self.state.options_json = json.dumps(options, sort_keys=True)
+            if self.config.semantic is not False:  # off by default; on, the writer makes the vectors
+                model = semantic_model(self.config.semantic, Path(config.config_file_path or ".").parent)
+                self.state.semantic = {"model": model, "cache": str(cache_dir / "embeddings.sqlite")}
             self.state.page_options = PageOptions.of(self.config)
 
     @event_priority(AFTER_I18N)
@@ -276,6 +280,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
                 site_files=site_files(files, included, config), nav=self.state.nav, version_base=version_base(config),
                 answers={"tag_fields": self.config.tag_fields, "language": self.page_language,
                          "whole_site": self.languages.complete},
+                semantic=self.state.semantic,
             )
         return env
 

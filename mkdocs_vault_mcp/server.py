@@ -146,10 +146,11 @@ class IndexReader:
         stale = self.freshness.is_stale(token)
         if reports_staleness:
             data["index_stale"] = stale
+        notes = data.pop("_meta", {})  # what the query says about how it answered (search: keywords or hybrid)
         return {
             "content": [{"type": "text", "text": pydantic_core.to_json(data).decode()}],
             "structuredContent": data,
-            "_meta": self.meta(stale),
+            "_meta": {**self.meta(stale), **notes},
             "resultType": "complete",  # required from protocol 2026-07-28 on; the SDK drops it for earlier ones
         }
 

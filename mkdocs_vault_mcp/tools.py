@@ -20,7 +20,7 @@ from mcp_types import ToolAnnotations
 from . import limits
 from . import schemas as s
 from .arguments import check_schema_words, filters_from_where, shared_filters
-from .index import queries
+from .index import queries, semantic
 from .index import search as ranked
 from .index.links import SHOWS
 from .index.links import links as link_query
@@ -237,7 +237,8 @@ def search(given: dict[str, Any]) -> Query:
     """
     filters = shared_filters(given)
     query, limit, sections = given["query"], given["limit"], given["sections_per_page"]
-    return lambda conn: {"result": ranked.search(conn, query, filters, limit=limit, sections_per_page=sections)}
+    return lambda conn: semantic.search_answer(conn, query, filters, ranked.search, limit=limit,
+                                               sections_per_page=sections)
 
 
 @tool(

@@ -25,6 +25,9 @@ from mkdocs_vault_mcp import __version__
 
 # Third-party modules the package needs but loads by name rather than imports, and where it names them.
 LOADED_BY_NAME = {"lxml": "html_to_markdown.py"}  # BeautifulSoup(fragment, "lxml")
+# The optional extra `semantic`'s modules (index/semantic.py imports them where it uses them) and its distributions.
+SEMANTIC_MODULES = {"numpy": "numpy", "onnxruntime": "onnxruntime", "tokenizers": "tokenizers",
+                    "huggingface_hub": "huggingface-hub"}
 
 
 def normalized(distribution: str) -> str:
@@ -56,9 +59,11 @@ def test_the_declared_dependencies_are_what_the_package_imports() -> None:
     declared = {requirement_name(requirement) for requirement in project["dependencies"]}
     for module, where in LOADED_BY_NAME.items():
         assert f'"{module}"' in (ROOT / "mkdocs_vault_mcp" / where).read_text(encoding="utf-8"), (module, where)
+    semantic = {requirement_name(requirement) for requirement in project["optional-dependencies"]["semantic"]}
+    assert semantic == set(SEMANTIC_MODULES.values())
     installed = packages_distributions()  # top-level module -> the distributions that install it
     providers: dict[str, set[str]] = {}
-    for module in imported_modules() | set(LOADED_BY_NAME):
+    for module in imported_modules() - set(SEMANTIC_MODULES) | set(LOADED_BY_NAME):
         assert module in installed, f"the package imports {module}, which is not installed"
         providers[module] = {normalized(distribution) for distribution in installed[module]}
     assert {module for module, names in providers.items() if not names & declared} == set(), "not declared"

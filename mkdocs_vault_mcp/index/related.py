@@ -4,7 +4,8 @@ The page's (or section's) text is cut into terms by the index's own tokenizer (a
 the same tokenizer, so the terms are the index's stems), each term weighed by how often the page uses it
 times how rare it is across the site's sections (`sections_vocab`: tf x idf). Its most distinctive terms,
 ORed, are then searched as any query is (`search.search`: BM25 with the column weights, pages ranked by their
-best sections), and the page itself is left out.
+best sections), and the page itself is left out. When the index holds section vectors (index/semantic.py), the
+pages nearest the mean of the page's vectors are fused with those by rank (still no model: the vectors are stored).
 """
 
 from __future__ import annotations
@@ -20,13 +21,15 @@ from .filters import Filters, InvalidArgument, no_document
 from .links import split_target
 from .schema import TOKENIZER
 from .search import COMMON_MINIMUM, is_stop_word, search, section_count
+from .semantic import fuse, related_pages
 
 TERMS = 25  # distinctive terms searched for
 TITLE_WEIGHT = 3  # the title and headings count as this many uses of their words
 _PLAIN_TERM = re.compile(r"^[a-z][a-z0-9]*$")
 
 
-def distinctive_terms(conn: sqlite3.Connection, document_id: int, anchor: str | None) -> list[str]:
+def _sections_of(document_id: int, anchor: str | None) -> tuple[str, list[int | str]]:
+    """The WHERE clause of `sections` that selects a page's sections, or the one at `anchor` and those under it."""
     where = "document_id = ?"
     params: list[int | str] = [document_id]
     if anchor is not None:
@@ -35,6 +38,16 @@ def distinctive_terms(conn: sqlite3.Connection, document_id: int, anchor: str | 
                   " b.document_id = a.document_id AND b.position > a.position AND b.level <= a.level"
                   " WHERE a.document_id = ? AND a.anchor = ?), 1e9)")
         params += [document_id, anchor, document_id, anchor]
+    return where, params
+
+
+def section_ids(conn: sqlite3.Connection, document_id: int, anchor: str | None) -> set[int]:
+    where, params = _sections_of(document_id, anchor)
+    return {row[0] for row in conn.execute(f"SELECT id FROM sections WHERE {where}", params)}
+
+
+def distinctive_terms(conn: sqlite3.Connection, document_id: int, anchor: str | None) -> list[str]:
+    where, params = _sections_of(document_id, anchor)
     rows = conn.execute(f"SELECT title, headings, body FROM sections WHERE {where} ORDER BY position", params)
     texts = []
     for title, headings, body in rows:
@@ -79,13 +92,18 @@ def related(
         "SELECT 1 FROM sections WHERE document_id = ? AND anchor = ?", [row[0], anchor]
     ).fetchone() is None:
         raise InvalidArgument(f"No section with anchor {anchor!r} in {path!r}; read view='outline' lists them.")
-    terms = distinctive_terms(conn, row[0], anchor or None)
-    if not terms:
-        return {"result": [], "total": 0, "next_offset": None}
-    expression = " OR ".join(f'"{term}"' for term in terms)
     wanted = min(SEARCH_RESULTS, offset + limit + 1)
-    hits = [hit for hit in search(conn, expression, dataclasses.replace(filters, query=None), limit=wanted)
-            if hit["path"] != path]
+    hits = []
+    terms = distinctive_terms(conn, row[0], anchor or None)
+    if terms:
+        expression = " OR ".join(f'"{term}"' for term in terms)
+        hits = [hit for hit in search(conn, expression, dataclasses.replace(filters, query=None), limit=wanted)
+                if hit["path"] != path]
+    # With section vectors (index/semantic.py), the pages nearest in meaning too, fused by rank: on the judged
+    # queries the two together find more of a page's fellow relevant pages than either alone.
+    nearest = related_pages(conn, row[0], anchor or None, filters, wanted)
+    if nearest is not None:
+        hits = fuse(hits, nearest, 1.0, wanted)
     result = hits[offset : offset + limit]
     after = offset + len(result)
     return {"result": result, "total": len(hits), "next_offset": after if after < len(hits) else None}

@@ -188,19 +188,22 @@ class IndexWriter:
         nav: set[str] | None = None,
         answers: dict[str, Any] | None = None,
         version_base: str | None = None,
+        semantic: dict[str, str] | None = None,
     ) -> BuildAnswers | None:
         """`site_files`: every file of the site by its server path (paths.server_path), which links are
         resolved against; `nav`: the paths of the pages the nav lists. `answers`: read_answers' arguments but the
         connection; then the committed index's answers (answers.BuildAnswers) are read and returned.
-        `version_base`: on a site whose versions mike publishes, the path their folders are in (resolve.SiteFiles)."""
-        return self._ask_commit(indexed_fields, site_name, site_url, site_files, nav, answers, version_base)()
+        `version_base`: on a site whose versions mike publishes, the path their folders are in (resolve.SiteFiles).
+        `semantic`: semantic.store_vectors' (the model and the cache file), or None for no section vectors."""
+        return self._ask_commit(indexed_fields, site_name, site_url, site_files, nav, answers, version_base, semantic)()
 
     def _ask_commit(self, indexed_fields: str | list[str], site_name: str, site_url: str | None,
                     site_files: dict[str, str] | None = None, nav: set[str] | None = None,
-                    answers: dict[str, Any] | None = None, version_base: str | None = None) -> Callable[[], Any]:
+                    answers: dict[str, Any] | None = None, version_base: str | None = None,
+                    semantic: dict[str, str] | None = None) -> Callable[[], Any]:
         self._opened()
         return self._writes.ask("commit", indexed_fields, site_name, site_url, site_files, nav, answers,
-                                version_base)
+                                version_base, semantic)
 
     def close(self) -> None:
         """Roll back whatever was not committed and stop the writer."""
@@ -434,7 +437,8 @@ class WorkingIndex:
 
     def commit(self, indexed_fields: str | list[str], site_name: str, site_url: str | None,
                site_files: dict[str, str] | None, nav: set[str] | None,
-               answers: dict[str, Any] | None = None, version_base: str | None = None) -> BuildAnswers | None:
+               answers: dict[str, Any] | None = None, version_base: str | None = None,
+               semantic: dict[str, str] | None = None) -> BuildAnswers | None:
         # A digest of the site's files and of the nav: when neither changed (a rebuild after one saved page),
         # neither table is read whole.
         if site_files is not None:
@@ -448,6 +452,7 @@ class WorkingIndex:
             digest = set_digest(nav)
             mark_nav(self.conn, nav, self._changed if self._info("nav") == digest else None)
             self._write_info(nav=digest)
+        pages_changed = bool(self._changed)
         self._changed, self._recount = set(), set()
         if indexed_fields == "auto":
             fields = [row[0] for row in self.conn.execute("SELECT DISTINCT field FROM field_values ORDER BY field")]
@@ -465,6 +470,10 @@ class WorkingIndex:
             package_version=__version__,
         )
         self._sections_added = 0
+        # Here, on the writer's side: embedding the sections a first build adds can take minutes.
+        from .semantic import store_vectors
+
+        store_vectors(self.conn, semantic, pages_changed)
         self.conn.execute("COMMIT")
         if answers is None:
             return None

@@ -1,0 +1,74 @@
+"""Related pages with section vectors (the plugin option `semantic`) against tf-idf neighbours alone, in one run.
+
+    .venv/bin/python bench/semantic_quality.py   # first: builds both FastAPI indexes (with and without vectors)
+    .venv/bin/python bench/related_semantic.py
+
+The same question as bench/related_quality.py (for every judged query of bench/search_queries.json with two or
+more relevant pages, and each of its relevant pages: how many of the query's other relevant pages are among the
+page's 10 neighbours), asked of the index without vectors (tf-idf terms searched, index/related.py) and of the
+index with them (those, fused by rank with the pages nearest the mean of the page's section vectors,
+index/semantic.py). Writes
+bench/results/related_semantic.txt.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
+from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
+from mkdocs_vault_mcp.index.related import related  # noqa: E402
+from report import table, write_results  # noqa: E402
+from search_quality import OUT, QUERIES  # noqa: E402
+
+DEPTHS = (5, 10)
+INDEXES = {"tf-idf (no vectors)": OUT / "fastapi-en" / "site" / "vault-mcp" / "index.sqlite",
+           "tf-idf + vectors, fused": OUT / "fastapi-en-semantic" / "site" / "vault-mcp" / "index.sqlite"}
+
+
+def main() -> None:
+    queries = [q for q in json.loads(QUERIES.read_text(encoding="utf-8"))["queries"] if len(q["relevant"]) >= 2]
+    rows = [["neighbours from", "neighbours", "relevant pages asked", "recall of the other relevant pages", "chance",
+             "lift", "share with at least one", "median ms", "max ms"]]
+    for name, index in INDEXES.items():
+        if not index.is_file():
+            raise SystemExit(f"{index} is missing: run bench/semantic_quality.py first")
+        conn = open_read_only(index)
+        pages = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+        known = {path for (path,) in conn.execute("SELECT path FROM documents")}
+        related(conn, "index.md", Filters())  # the vectors are read once per index version
+        recall: dict[int, list[float]] = {depth: [] for depth in DEPTHS}
+        any_hit: dict[int, list[bool]] = {depth: [] for depth in DEPTHS}
+        times = []
+        for query in queries:
+            relevant = [path for path in query["relevant"] if path in known]
+            for page in relevant:
+                others = set(relevant) - {page}
+                started = time.perf_counter()
+                found = [hit["path"] for hit in related(conn, page, Filters(), limit=max(DEPTHS))["result"]]
+                times.append(time.perf_counter() - started)
+                for depth in DEPTHS:
+                    hits = len(others & set(found[:depth]))
+                    recall[depth].append(hits / len(others))
+                    any_hit[depth].append(hits > 0)
+        for depth in DEPTHS:
+            chance = depth / (pages - 1)
+            mean = statistics.mean(recall[depth])
+            rows.append([name, f"{depth}", str(len(recall[depth])), f"{mean:.3f}", f"{chance:.3f}",
+                         f"{mean / chance:.1f}x", f"{statistics.mean(any_hit[depth]):.3f}",
+                         f"{statistics.median(times) * 1000:.1f}", f"{max(times) * 1000:.1f}"])
+    report = ("related pages on the judged queries with two or more relevant pages (FastAPI English docs), from the"
+              " index without vectors and the index with them\ncommand: .venv/bin/python bench/related_semantic.py\n\n"
+              + table(rows) + "\n")
+    print(report)
+    write_results("related_semantic", report)
+
+
+if __name__ == "__main__":
+    main()

