@@ -127,6 +127,8 @@ def own_class_schema(option: object) -> dict[str, Any]:
     name = type(option).__name__
     if name == "AutoOrNames":
         return {"anyOf": [{"const": "auto"}, {"type": "array", "items": {"type": "string", "minLength": 1}}]}
+    if name == "ModelOrOff":
+        return {"anyOf": [{"type": "boolean"}, {"type": "string", "minLength": 1}]}
     if name == "PathOrOff":
         return {"anyOf": [{"type": "string", "minLength": 1}, {"const": False}]}
     if name == "Port":
