@@ -122,9 +122,12 @@ def serve_index(args: argparse.Namespace) -> None:
 
     token = None
     if args.token_env:
-        token = os.environ.get(args.token_env) or None
+        # Stripped: a value set from a file or a heredoc often ends in a newline that no client sends.
+        token = (os.environ.get(args.token_env) or "").strip() or None
         if token is None:
-            raise UsageError(f"--token-env names {args.token_env}, which is not set (or empty) in the environment.")
+            raise UsageError(
+                f"--token-env names {args.token_env}, which is not set, empty or only white space in the environment."
+            )
     server = create_server(IndexReader(path))
     if args.transport == "stdio":
         from .stdio import serve_stdio

@@ -58,11 +58,13 @@ class LiveServer:
     def reserve(self) -> bool:
         token_env = getattr(self.options, "mcp_token_env", None)
         if token_env:
-            self.token = os.environ.get(token_env) or None
+            # Stripped, as `serve --token-env` does: a trailing newline is no part of the token a client sends.
+            self.token = (os.environ.get(token_env) or "").strip() or None
             if self.token is None:
                 log.warning(
                     f"MCP server not started: the plugin option mcp_token_env names the environment variable "
-                    f"{token_env}, which is not set (or empty). Set it to the bearer token clients must send."
+                    f"{token_env}, which is not set, empty or only white space. Set it to the bearer token clients "
+                    "must send."
                 )
                 return False
         try:
