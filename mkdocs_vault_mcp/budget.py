@@ -103,6 +103,12 @@ def exhausted() -> bool:
     return state.refused or now > state.deadline
 
 
+def remaining() -> float:
+    """Seconds of work the current call has left (all the time there is outside a call)."""
+    state: _State | None = getattr(_call, "state", None)
+    return float("inf") if state is None else max(0.0, state.deadline - time.thread_time())
+
+
 def check() -> None:
     """Raise OutOfTime or Busy when the current call must stop (see `exhausted`)."""
     if exhausted():
