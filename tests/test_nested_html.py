@@ -64,7 +64,7 @@ def test_a_huge_nested_page_is_read_within_the_calls_budget(site):
     if result.is_error:
         assert "seconds of work, the limit per call" in result.content[0].text, result  # type: ignore[union-attr]
     else:
-        markdown = result.structured_content["markdown"]  # type: ignore[index]
+        markdown = result.structured_content["markdown"]
         assert "HUGE-DEEP-TEXT" in markdown and markdown.endswith(DEPTH_NOTE)
 
 
