@@ -27,6 +27,11 @@ QUEUED_CALLS = 32
 # makes room for a new client, and one idle this long ends.
 MAX_SESSIONS = 1_000
 SESSION_IDLE_SECONDS = 10 * 60
+# HTTP connections a server process keeps open at once (fewer where it may not open that many files); at the
+# limit a new one closes the one that has waited longest for a request. A connection not being answered is closed
+# once it has waited this long for its request, whole (headers and body).
+HTTP_CONNECTIONS = 1_000
+REQUEST_READ_SECONDS = 10
 MESSAGE_CHARS = 2_000  # an error message, whatever value it quotes (a listing of headings fits)
 # What one answer holds at most: the tools' schemas publish these bounds and the query functions check them.
 ROWS = 1_000  # pages, buckets or link rows of one call (totals count every match whatever the limit)

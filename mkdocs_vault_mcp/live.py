@@ -18,7 +18,7 @@ from mkdocs.plugins import get_plugin_logger
 
 from .freshness import Freshness
 from .server import IndexReader, create_server
-from .streamable_http import LOOPBACK_ADDRESSES, bind, endpoint, http_server, wait_for_answers
+from .streamable_http import LOOPBACK_ADDRESSES, bind, endpoint, http_server, serve_on, wait_for_answers
 
 log = get_plugin_logger("vault-mcp")
 
@@ -113,7 +113,7 @@ class LiveServer:
         self._route_http_logs()
         sock, http = self.socket, self.http
         self.thread = threading.Thread(
-            target=lambda: asyncio.run(http.serve(sockets=[sock])), name="vault-mcp-http", daemon=True
+            target=lambda: asyncio.run(serve_on(http, sock)), name="vault-mcp-http", daemon=True
         )
         self.thread.start()
         deadline = time.monotonic() + 10
