@@ -14,6 +14,7 @@ from . import __version__
 
 DEFAULT_PORT = 8765  # not 8000: that is `mkdocs serve`'s
 USAGE_ERROR = 2  # as argparse exits on a bad command line
+WORKERS_FAILED = 3  # serve --workers: the worker processes kept ending, and the server stopped
 
 
 class UsageError(Exception):
@@ -99,6 +100,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "serve":
         if args.transport != "http" and (args.workers != 1 or args.token_env or args.stateful_sessions):
             parser.error("--workers, --token-env and --stateful-sessions apply to --transport http only")
+        if args.workers != 1 and not hasattr(os, "fork"):
+            parser.error("--workers needs os.fork, which this platform lacks; run one process per port instead")
         if args.workers != 1 and args.stateful_sessions:
             parser.error("--stateful-sessions needs one process: a session lives in the process that opened it")
     try:
@@ -134,11 +137,14 @@ def serve_index(args: argparse.Namespace) -> None:
 
         serve_stdio(server)
         return
-    from .streamable_http import serve_http
+    from .streamable_http import WorkersFailed, serve_http
 
     try:
         serve_http(server, host=args.host, port=args.port, path=args.path, allowed_hosts=args.allow_host,
                    token=token, workers=args.workers, stateful=args.stateful_sessions)
+    except WorkersFailed as error:
+        print(f"mkdocs-vault-mcp: error: {error}", file=sys.stderr)
+        raise SystemExit(WORKERS_FAILED) from None
     except OSError as error:
         raise UsageError(
             f"cannot listen on {args.host}:{args.port} ({error.strerror or error}); choose another with --port."

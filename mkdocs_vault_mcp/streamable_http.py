@@ -14,6 +14,8 @@ import logging
 import os
 import signal
 import socket
+import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -415,25 +417,49 @@ def serve_http(
     serve_from_processes(serve, workers, f"MCP server at {address} ({workers} worker processes)")
 
 
+class WorkersFailed(Exception):
+    """The worker processes kept ending soon after they started; the message says how often."""
+
+
+# A worker that ends is replaced; this many replacements within RESTART_WINDOW seconds mean the workers cannot
+# serve (a fault each new one meets), and the parent stops rather than fork for ever.
+RESTARTS_PER_WINDOW = 5
+RESTART_WINDOW = 60.0
+
+
 def serve_from_processes(serve: Callable[[Callable[[], None]], None], workers: int, ready_line: str) -> None:
     """Fork `workers` processes that each `serve`, print `ready_line` once all listen (each calls the function
-    `serve` is given once it does), and wait for them.
-    SIGINT or SIGTERM to this process stops them all.
+    `serve` is given once it does), and supervise them until SIGINT or SIGTERM to this process stops them all.
+
+    A worker that ends otherwise is replaced; when replacements keep ending (RESTARTS_PER_WINDOW within
+    RESTART_WINDOW seconds) the others are stopped and WorkersFailed raised. A worker ends when this process
+    does, whatever ended it (SIGKILL too): it watches a pipe whose writing end only this process holds, so that
+    no orphaned worker keeps the port.
 
     Forked, not spawned: the server and its tools are built once, before, and each process opens its own
     read-only connections to the index when it first answers (SQLite connections must not cross a fork).
     """
     ready_in, ready_out = os.pipe()
+    alive_in, alive_out = os.pipe()  # never written: its end tells the workers this process ended
     children: set[int] = set()
-    for _ in range(workers):
+
+    def fork_worker(announce: bool) -> int:
         pid = os.fork()
         if pid == 0:
-            os.close(ready_in)
             status = 1
             try:
+                # The parent's handlers stop its workers: in a worker, until uvicorn sets its own, the default's.
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+                os.close(alive_out)
+                if announce:
+                    os.close(ready_in)
+                _end_with_parent(alive_in)
+
                 def listening() -> None:
-                    os.write(ready_out, b"+")
-                    os.close(ready_out)
+                    if announce:
+                        os.write(ready_out, b"+")
+                        os.close(ready_out)
 
                 # uvicorn handles SIGINT and SIGTERM itself, and ends its requests
                 serve(listening)
@@ -441,9 +467,16 @@ def serve_from_processes(serve: Callable[[Callable[[], None]], None], workers: i
             finally:
                 os._exit(status)
         children.add(pid)
+        return pid
+
+    for _ in range(workers):
+        fork_worker(announce=True)
     os.close(ready_out)
+    stopping = False
 
     def stop(signum: int, frame: Any) -> None:
+        nonlocal stopping
+        stopping = True
         for child in children:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(child, signal.SIGTERM)
@@ -463,12 +496,54 @@ def serve_from_processes(serve: Callable[[Callable[[], None]], None], workers: i
             os.waitpid(child, 0)
         raise OSError(f"only {started} of {workers} worker processes could listen")
     print(ready_line, flush=True)
+    restarts: list[float] = []
     while children:
         try:
-            pid, _ = os.wait()
+            pid, status = os.wait()
         except ChildProcessError:
             return
+        except InterruptedError:
+            continue
         children.discard(pid)
+        if stopping:
+            continue
+        now = time.monotonic()
+        restarts = [moment for moment in restarts if moment > now - RESTART_WINDOW] + [now]
+        ended = describe_exit(status)
+        if len(restarts) > RESTARTS_PER_WINDOW:
+            stop(signal.SIGTERM, None)
+            for child in list(children):
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(child, 0)
+            raise WorkersFailed(
+                f"worker processes ended {len(restarts)} times within {RESTART_WINDOW:g} seconds (the last one "
+                f"{ended}); stopped. The log above says why."
+            )
+        print(f"mkdocs-vault-mcp: worker process {pid} {ended}; starting another", file=sys.stderr, flush=True)
+        fork_worker(announce=False)
+
+
+def _end_with_parent(alive: int) -> None:
+    """In a worker: stop (as SIGTERM does) when the pipe `alive` ends, i.e. when the parent process has ended (if
+    it ended before this worker watched, at once)."""
+
+    def watch() -> None:
+        with contextlib.suppress(OSError):
+            os.read(alive, 1)  # returns when the last writing end, the parent's, is closed
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(10)  # uvicorn ends its requests first; a worker that has not ended by then is ended
+        os._exit(1)
+
+    threading.Thread(target=watch, name="vault-mcp-parent-watch", daemon=True).start()
+
+
+def describe_exit(status: int) -> str:
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"was killed by {signal.Signals(-code).name}"
+        return f"was killed by signal {-code}"
+    return f"exited with status {code}"
 
 
 def url_host(host: str) -> str:
