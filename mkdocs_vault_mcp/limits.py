@@ -20,7 +20,7 @@ PATTERN_CHARS = 1_000  # SQLite itself refuses GLOB patterns over 50,000 bytes, 
 FILTER_FIELDS = 32  # fields in `filters`; each is one more condition per page
 TEXT_CHARS = 1_000  # any other string: path, folder, section, field, filter names and values, instants
 CALL_SECONDS = 5.0  # CPU work of one call (SQL and Python); the call is stopped and answers an error naming this limit
-# Long calls (beyond a hundredth of a second of work) a server process keeps waiting for their turn; one more is
+# Long calls (beyond a twentieth of a second of work) a server process keeps waiting for their turn; one more is
 # refused at once, with a message.
 QUEUED_CALLS = 32
 # Sessions, only when HTTP is served statefully (stateless is the default): at the limit, the longest idle one

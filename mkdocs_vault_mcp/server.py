@@ -63,7 +63,7 @@ class CannotAnswer(Exception):
 READER_THREADS = 16
 # Calls past LIGHT_SECONDS of work that work at once: one per CPU, the others wait for their turn (see budget.py).
 HEAVY_CALLS = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-LIGHT_SECONDS = 0.01
+LIGHT_SECONDS = 0.05
 # SQL work a small answer may do on the event loop before it moves to a worker thread (and starts again there).
 INLINE_SECONDS = 0.002
 
@@ -100,7 +100,7 @@ class IndexReader:
                 cached[1].close()
             conn = open_read_only(self.path)
             # Every 1,000 SQLite steps, whether this call has used up its work (none outside a call); an FTS5 step can
-            # be long, and a heavy call must be found out in its first hundredth of a second (budget.py).
+            # be long, and a heavy call must be found out in its first LIGHT_SECONDS of work (budget.py).
             conn.set_progress_handler(budget.exhausted, 1_000)
             self._local.cached = cached = (identity, conn)
         return cached[1]
