@@ -19,6 +19,7 @@ DEFAULT_PORT = 8765  # not 8000: that is `mkdocs serve`'s
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PATH = "/mcp"
 USAGE_ERROR = 2  # as argparse exits on a bad command line
+WORKERS_FAILED = 3  # serve --workers: the worker processes kept ending, and the server stopped
 
 EXAMPLES = f"""\
 examples:
@@ -181,6 +182,8 @@ def main(argv: list[str] | None = None) -> None:
         args.path = DEFAULT_PATH if args.path is None else args.path
         if args.transport != "http" and (args.workers != 1 or args.token_env or args.stateful_sessions):
             parser.error("--workers, --token-env and --stateful-sessions apply to --transport http only")
+        if args.workers != 1 and not hasattr(os, "fork"):
+            parser.error("--workers needs os.fork, which this platform lacks; run one process per port instead")
         if args.workers != 1 and args.stateful_sessions:
             parser.error("--stateful-sessions needs one process: a session lives in the process that opened it")
     try:
@@ -208,16 +211,19 @@ def serve_index(args: argparse.Namespace) -> None:
 
     token = None
     if args.token_env:
-        token = os.environ.get(args.token_env) or None
+        # Stripped: a value set from a file or a heredoc often ends in a newline that no client sends.
+        token = (os.environ.get(args.token_env) or "").strip() or None
         if token is None:
-            raise UsageError(f"--token-env names {args.token_env}, which is not set (or empty) in the environment.")
+            raise UsageError(
+                f"--token-env names {args.token_env}, which is not set, empty or only white space in the environment."
+            )
     server = create_server(IndexReader(path, describe=remote.describe if remote else None))
     if args.transport == "stdio":
         from .stdio import serve_stdio
 
         serve_stdio(server)
         return
-    from .streamable_http import serve_http
+    from .streamable_http import WorkersFailed, serve_http
 
     warning = exposure_warning(args.host, args.port, args.allow_host, args.token_env)
     if warning:
@@ -225,6 +231,9 @@ def serve_index(args: argparse.Namespace) -> None:
     try:
         serve_http(server, host=args.host, port=args.port, path=args.path, allowed_hosts=args.allow_host,
                    token=token, workers=args.workers, stateful=args.stateful_sessions)
+    except WorkersFailed as error:
+        print(f"mkdocs-vault-mcp: error: {error}", file=sys.stderr)
+        raise SystemExit(WORKERS_FAILED) from None
     except OSError as error:
         raise UsageError(
             f"cannot listen on {args.host}:{args.port} ({error.strerror or error}); choose another with --port."

@@ -9,6 +9,10 @@ markdownify does the conversion; the few constructs it does not know are made
 plain HTML first: Material's admonitions and collapsible blocks become block
 quotes with their title in bold, content tabs become each tab's label in bold
 over its content, `pymdownx.highlight` line-number tables become their code.
+
+markdownify recurses once per level of nesting, so HTML nested deeper than
+MAX_DEPTH elements (no page a theme renders comes close) is cut there: what
+lies deeper is kept as plain text, and the Markdown ends with a note that says so.
 """
 
 from __future__ import annotations
@@ -19,12 +23,23 @@ from urllib.parse import urljoin
 from bs4 import BeautifulSoup, Tag
 from markdownify import ATX, MarkdownConverter
 
+from . import budget
+
 # Elements that carry nothing a reader reads: buttons (copy to clipboard), the radio inputs of content tabs,
 # what never shows; and by class, permalinks (¶) and line numbers.
 _CHROME_ELEMENTS = frozenset({"button", "input", "script", "style", "template", "svg"})
 _CHROME_CLASSES = {"a": ("headerlink",), "td": ("linenos",), "div": ("linenodiv",)}
 _LANGUAGE_CLASS = re.compile(r"^(?:language|highlight|lang)-([\w+#.-]+)$")
 _BLANK_LINES = re.compile(r"\n{3,}")
+# HTML that takes more than a few hundredths of a second to parse and convert: done in a worker process, as a
+# heavy call's work (conversion_pool.py, budget.py).
+HEAVY_CHARS = 100_000
+# Levels of elements converted as such; markdownify takes three Python frames per level, far below the limit.
+MAX_DEPTH = 100
+DEPTH_NOTE = (
+    f"*(Note: the HTML of this part nests elements more than {MAX_DEPTH} levels deep; "
+    "what lies deeper is shown as plain text.)*"
+)
 
 
 class _ReaderMarkdown(MarkdownConverter):
@@ -32,6 +47,10 @@ class _ReaderMarkdown(MarkdownConverter):
         super().__init__(heading_style=ATX, bullets="-", escape_underscores=False)
         self.base_url = base_url
         self.languages = languages
+
+    def process_tag(self, node: Tag, parent_tags: set[str] | None = None) -> str:
+        budget.check()  # the conversion is the call's work too: a huge page stops at the call's limit
+        return super().process_tag(node, parent_tags)  # type: ignore[misc]
 
     # markdownify's own stub (__init__.pyi) leaves its convert_* methods out: hence the two ignores.
     def convert_a(self, el: Tag, text: str, parent_tags: set[str]) -> str:
@@ -74,6 +93,8 @@ def html_to_markdown(fragment: str, base_url: str, languages: dict[str, str] | N
     """The Markdown a reader sees in `fragment`; links and images resolved against `base_url`. A code block
     whose HTML does not say its language takes it from `languages` (code without white space -> language)."""
     soup = BeautifulSoup(fragment, "lxml")  # twice as fast as html.parser on MkDocs' pages
+    budget.check()
+    cut_deep = _flatten_deep(soup, MAX_DEPTH)
     # One walk, outer elements first; an element inside one that was removed is removed with it.
     for element in soup.find_all(True):
         if element.decomposed:
@@ -91,8 +112,30 @@ def html_to_markdown(fragment: str, base_url: str, languages: dict[str, str] | N
             _plain_tabs(soup, element)
         elif (name == "div" and "admonition" in classes) or name == "details":
             _plain_callout(soup, element)
-    markdown = _ReaderMarkdown(base_url, languages or {}).convert_soup(soup)
-    return _BLANK_LINES.sub("\n\n", markdown).strip()
+    markdown = _BLANK_LINES.sub("\n\n", _ReaderMarkdown(base_url, languages or {}).convert_soup(soup)).strip()
+    return f"{markdown}\n\n{DEPTH_NOTE}" if cut_deep else markdown
+
+
+def _flatten_deep(soup: BeautifulSoup, max_depth: int) -> bool:
+    """Replace what each element at `max_depth` holds by its text, where it holds elements; whether any did.
+
+    One pass in document order (parents before children), without recursion, and each element cut holds a
+    subtree of its own: linear in the size of the page."""
+    depths = {id(soup): 0}
+    deepest: dict[int, Tag] = {}
+    for number, element in enumerate(soup.find_all(True)):
+        if number % 1000 == 0:
+            budget.check()
+        depth = depths.get(id(element.parent), max_depth + 1) + 1
+        if depth <= max_depth:
+            depths[id(element)] = depth
+        elif depth == max_depth + 1 and element.parent is not None:
+            deepest[id(element.parent)] = element.parent
+    for element in deepest.values():
+        text = element.get_text(" ")
+        element.clear()
+        element.append(text)
+    return bool(deepest)
 
 
 def _plain_tabs(soup: BeautifulSoup, tabs: Tag) -> None:

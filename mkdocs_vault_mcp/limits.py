@@ -2,7 +2,7 @@
 
 The arguments are checked against these before any work starts, and each error names the limit, so an agent
 can narrow its call. Together they keep every call small: no query, pattern or filter is long enough to cost
-more than milliseconds on a site of 100,000 pages, and `CALL_SECONDS` stops any SQL work that still runs long
+more than milliseconds on a site of 100,000 pages, and `CALL_SECONDS` stops any call whose work still runs long
 (so one call can never hold a worker thread, or the index, for others). Text must be valid Unicode without NUL:
 SQLite would cut a string at a NUL byte, and a lone surrogate cannot be encoded at all.
 """
@@ -19,11 +19,19 @@ QUERY_TERMS = 64  # words of a query as the tokenizer cuts them; each may cost a
 PATTERN_CHARS = 1_000  # SQLite itself refuses GLOB patterns over 50,000 bytes, with a bare error
 FILTER_FIELDS = 32  # fields in `filters`; each is one more condition per page
 TEXT_CHARS = 1_000  # any other string: path, folder, section, field, filter names and values, instants
-CALL_SECONDS = 5.0  # SQL work of one call; the call is stopped and answers an error naming this limit
+CALL_SECONDS = 5.0  # CPU work of one call (SQL and Python); the call is stopped and answers an error naming this limit
+# Long calls (beyond a twentieth of a second of work) a server process keeps waiting for their turn; one more is
+# refused at once, with a message.
+QUEUED_CALLS = 32
 # Sessions, only when HTTP is served statefully (stateless is the default): at the limit, the longest idle one
 # makes room for a new client, and one idle this long ends.
 MAX_SESSIONS = 1_000
 SESSION_IDLE_SECONDS = 10 * 60
+# HTTP connections a server process keeps open at once (fewer where it may not open that many files); at the
+# limit a new one closes the one that has waited longest for a request. A connection not being answered is closed
+# once it has waited this long for its request, whole (headers and body).
+HTTP_CONNECTIONS = 1_000
+REQUEST_READ_SECONDS = 10
 MESSAGE_CHARS = 2_000  # an error message, whatever value it quotes (a listing of headings fits)
 # What one answer holds at most: the tools' schemas publish these bounds and the query functions check them.
 ROWS = 1_000  # pages, buckets or link rows of one call (totals count every match whatever the limit)

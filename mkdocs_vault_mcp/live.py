@@ -18,7 +18,14 @@ from mkdocs.plugins import get_plugin_logger
 
 from .freshness import Freshness
 from .server import IndexReader, create_server
-from .streamable_http import LOOPBACK_ADDRESSES, answering_endpoints, bind, http_server, wait_for_answers
+from .streamable_http import (
+    LOOPBACK_ADDRESSES,
+    answering_endpoints,
+    bind,
+    http_server,
+    serve_on,
+    wait_for_answers,
+)
 
 log = get_plugin_logger("vault-mcp")
 
@@ -61,11 +68,13 @@ class LiveServer:
     def reserve(self) -> bool:
         token_env = getattr(self.options, "mcp_token_env", None)
         if token_env:
-            self.token = os.environ.get(token_env) or None
+            # Stripped, as `serve --token-env` does: a trailing newline is no part of the token a client sends.
+            self.token = (os.environ.get(token_env) or "").strip() or None
             if self.token is None:
                 log.warning(
                     f"MCP server not started: the plugin option mcp_token_env names the environment variable "
-                    f"{token_env}, which is not set (or empty). Set it to the bearer token clients must send."
+                    f"{token_env}, which is not set, empty or only white space. Set it to the bearer token clients "
+                    "must send."
                 )
                 return False
         try:
@@ -114,7 +123,7 @@ class LiveServer:
         self._route_http_logs()
         sock, http = self.socket, self.http
         self.thread = threading.Thread(
-            target=lambda: asyncio.run(http.serve(sockets=[sock])), name="vault-mcp-http", daemon=True
+            target=lambda: asyncio.run(serve_on(http, sock)), name="vault-mcp-http", daemon=True
         )
         self.thread.start()
         deadline = time.monotonic() + 10

@@ -14,7 +14,6 @@ import logging
 import os
 import sqlite3
 import threading
-import time
 import weakref
 from collections.abc import Callable
 from pathlib import Path
@@ -32,7 +31,7 @@ from mcp_types import (
     TextContent,
 )
 
-from . import __version__, limits
+from . import __version__, budget, limits
 from .arguments import checked
 from .freshness import Freshness
 from .index.filters import InvalidArgument
@@ -60,7 +59,12 @@ class CannotAnswer(Exception):
 
 # --- The index, one read-only connection per thread ------------------------------------------
 
-READER_THREADS = 8
+# Calls that work at once in their first LIGHT_SECONDS of CPU work (the others wait for their turn): enough that
+# a burst of calls that will turn out heavy does not queue a light one behind it, few enough to bound the threads.
+READER_THREADS = 16
+# Calls past LIGHT_SECONDS of work that work at once: one per CPU, the others wait for their turn (see budget.py).
+HEAVY_CALLS = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+LIGHT_SECONDS = 0.05
 # SQL work a small answer may do on the event loop before it moves to a worker thread (and starts again there).
 INLINE_SECONDS = 0.002
 
@@ -75,6 +79,7 @@ class IndexReader:
         wait_timeout: float = 30.0,
         call_seconds: float = limits.CALL_SECONDS,
         describe: Callable[[], dict[str, Any]] | None = None,
+        queued_calls: int = limits.QUEUED_CALLS,
     ) -> None:
         self.path = path
         # What every answer's `_meta` says besides index_stale (a downloaded index: where from, how old).
@@ -82,6 +87,7 @@ class IndexReader:
         self.freshness = freshness or Freshness()
         self.wait_timeout = wait_timeout
         self.call_seconds = call_seconds
+        self.lanes = budget.Lanes(READER_THREADS, HEAVY_CALLS, queued_calls, LIGHT_SECONDS)
         self._local = threading.local()
         self._limiters: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> its limiter
 
@@ -97,14 +103,11 @@ class IndexReader:
             if cached is not None:
                 cached[1].close()
             conn = open_read_only(self.path)
-            # Every 10,000 SQLite steps (~0.1 ms), whether this call has used up its time.
-            conn.set_progress_handler(self._out_of_time, 10_000)
+            # Every 1,000 SQLite steps, whether this call has used up its work (none outside a call); an FTS5 step can
+            # be long, and a heavy call must be found out in its first LIGHT_SECONDS of work (budget.py).
+            conn.set_progress_handler(budget.exhausted, 1_000)
             self._local.cached = cached = (identity, conn)
         return cached[1]
-
-    def _out_of_time(self) -> bool:
-        # No deadline outside a call (a connection used directly): no limit.
-        return time.monotonic() > getattr(self._local, "deadline", float("inf"))
 
     def is_pending(self) -> bool:
         return self.freshness.pending
@@ -123,14 +126,15 @@ class IndexReader:
         reports_staleness: bool = True,
         small: bool = False,
     ) -> dict[str, Any]:
-        """Run one query in one read transaction, within `call_seconds` of SQL work.
+        """Run one query in one read transaction, within `call_seconds` of work (CPU time, see budget.py).
 
         In one transaction so that every statement of an answer (a count and its rows) reads the same
         snapshot of the index. On a worker thread so that a slow call never holds the event loop, which
         serves every other client (SQLite releases the GIL while it works); but a `small` answer (little
         Python work on what SQL returns) first tries on the event loop, with INLINE_SECONDS of SQL work: a
         count or the stats take ~0.1 ms there, while waking a worker thread and coming back costs more
-        than that, and several milliseconds when the machine's CPUs are busy.
+        than that, and several milliseconds when the machine's CPUs are busy. Heavy calls take turns (budget.py):
+        when `queued_calls` of them already wait for theirs, one more is refused at once, with a message.
 
         The answer is the CallToolResult in its wire form (a dict), which the SDK serializes as it is: given a
         CallToolResult it would dump the model to that dict first, a pass over every row of the answer. The
@@ -142,7 +146,7 @@ class IndexReader:
         token = self.freshness.begin_read()
         data = self._read(compute, INLINE_SECONDS) if small else None
         if data is None:
-            data = await anyio.to_thread.run_sync(self._read, compute, limiter=self._reader_threads())
+            data = await anyio.to_thread.run_sync(self._read, compute, None, self.lanes, limiter=self._reader_threads())
         stale = self.freshness.is_stale(token)
         if reports_staleness:
             data["index_stale"] = stale
@@ -155,41 +159,56 @@ class IndexReader:
         }
 
     def _reader_threads(self) -> anyio.CapacityLimiter:
-        """At most READER_THREADS calls read at once (per event loop): each reading thread keeps a connection
-        and its page cache, and on a few cores more threads only share the same CPUs."""
+        """Threads enough for every call the lanes take at once (per event loop): the calls take their turns in
+        `budget.Lanes`, where one that waits holds no CPU. Each thread keeps a connection and its page cache."""
         loop = asyncio.get_running_loop()
         limiter = self._limiters.get(loop)
         if limiter is None:
-            limiter = self._limiters[loop] = anyio.CapacityLimiter(READER_THREADS)
+            lanes = self.lanes
+            limiter = self._limiters[loop] = anyio.CapacityLimiter(READER_THREADS + lanes.heavy_limit)
         return limiter
 
     @overload
-    def _read(self, compute: Callable[[sqlite3.Connection], dict[str, Any]]) -> dict[str, Any]: ...
+    def _read(
+        self,
+        compute: Callable[[sqlite3.Connection], dict[str, Any]],
+        try_seconds: None = None,
+        lanes: budget.Lanes | None = None,
+    ) -> dict[str, Any]: ...
     @overload
     def _read(
-        self, compute: Callable[[sqlite3.Connection], dict[str, Any]], try_seconds: float | None
+        self, compute: Callable[[sqlite3.Connection], dict[str, Any]], try_seconds: float
     ) -> dict[str, Any] | None: ...
 
     def _read(
-        self, compute: Callable[[sqlite3.Connection], dict[str, Any]], try_seconds: float | None = None
+        self,
+        compute: Callable[[sqlite3.Connection], dict[str, Any]],
+        try_seconds: float | None = None,
+        lanes: budget.Lanes | None = None,
     ) -> dict[str, Any] | None:
-        """The answer; None when `try_seconds` of SQL work were not enough (nothing else is limited)."""
+        """The answer; None when `try_seconds` of work were not enough (nothing else is limited)."""
         conn = self.connection()
-        self._local.deadline = time.monotonic() + (try_seconds or self.call_seconds)
         try:
-            conn.execute("BEGIN")
-            try:
-                return compute(conn)
-            finally:
-                conn.rollback()  # nothing was written: ends the read, and its snapshot
-                self._local.deadline = float("inf")  # the connection, used directly, has no limit
-        except sqlite3.OperationalError as error:
-            if str(error) == "interrupted" and try_seconds is not None:
+            with budget.limited(try_seconds or self.call_seconds, lanes):
+                conn.execute("BEGIN")
+                try:
+                    return compute(conn)
+                finally:
+                    conn.rollback()  # nothing was written: ends the read, and its snapshot
+        except budget.Busy:
+            raise CannotAnswer(
+                f"The server is busy: {self.lanes.heavy_limit} long calls already work or wait for their turn, the "
+                "most it takes at once, and this one needed more than a moment; try again in a few seconds, or "
+                "narrow it."
+            ) from None
+        except (sqlite3.OperationalError, budget.OutOfTime) as error:
+            out_of_time = isinstance(error, budget.OutOfTime) or str(error) == "interrupted"
+            if out_of_time and try_seconds is not None:
                 return None
-            if str(error) == "interrupted":
+            if out_of_time:
                 raise CannotAnswer(
                     f"This call needed more than {self.call_seconds:g} seconds of work, the limit per call; "
-                    "narrow it (a folder, a path pattern, fewer or more specific query words)."
+                    "narrow it (a folder, a path pattern, fewer or more specific query words, a section of a page)."
                 ) from None
             raise CannotAnswer(f"The index could not answer: {error}.") from None
 

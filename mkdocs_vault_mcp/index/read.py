@@ -32,6 +32,7 @@ VIEWS = ("markdown", "outline", "source")
 SEPARATOR = "\n\n"  # between the parts of a page
 NEAREST_HEADINGS = 10  # headings an unknown-section error suggests
 PAGES_KEPT = 32
+CONVERTING_PROCESSES = 2  # large parts are converted in worker processes; heavy calls take turns anyway
 
 # What a Markdown heading writes that its rendered text does not show: `[text](url)`, `**`, `_`, backticks.
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
@@ -71,10 +72,18 @@ class PageText:
         converted = self._markdown.get(index)
         if converted is None:
             # Imported when a page is first read: a server that only counts and searches never pays for it.
-            from ..html_to_markdown import html_to_markdown
+            from .. import budget
+            from ..html_to_markdown import HEAVY_CHARS, html_to_markdown
 
             part = self.parts[index]
-            converted = html_to_markdown(self.content[part.start : part.end], self.url, self.languages)
+            fragment = self.content[part.start : part.end]
+            if len(fragment) > HEAVY_CHARS:
+                from ..conversion_pool import to_markdown
+
+                budget.turn_heavy()  # waits for its turn before it starts
+                converted = to_markdown(fragment, self.url, self.languages, CONVERTING_PROCESSES)
+            else:
+                converted = html_to_markdown(fragment, self.url, self.languages)
             self._markdown[index] = converted  # a race converts a part twice, to the same text
         return converted
 

@@ -1,0 +1,138 @@
+"""Clients that hold connections without sending a request cannot starve the others: with the server's limit of
+open files at 1,024, 1,100 connections that send part of their headers (and reconnect when closed) leave a
+well-behaved client's calls answered at once, and the server logs no stream of accept errors. Real servers in
+processes of their own, over loopback, and raw sockets."""
+
+from __future__ import annotations
+
+import resource
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from conftest import Site, built_site
+from served import call, server_process
+
+SLOW_CONNECTIONS = 1_100
+SERVER_FILES = 1_024  # the server's limit of open files (soft and hard), as `ulimit -n 1024` sets it
+CALL_LATENCY = 1.0  # the most a well-behaved client's call may take meanwhile
+PARTIAL_HEADERS = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Site:
+    return built_site(tmp_path_factory.mktemp("hostile"), {"plugins": [{"vault-mcp": {"stats_page": False}}]},
+                      {"index.md": "# Home\n\nThe lighthouse keeper.\n", "other.md": "# Other\n\nA lighthouse.\n"})
+
+
+@pytest.fixture
+def enough_files() -> Iterator[None]:
+    """This process holds the slow connections: it needs more open files than the server may have."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = SLOW_CONNECTIONS + 256
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        if hard != resource.RLIM_INFINITY and hard < wanted:
+            pytest.skip(f"this process may open {hard} files; the test needs {wanted}")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    yield
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def few_files() -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (SERVER_FILES, SERVER_FILES))
+
+
+class SlowClients:
+    """SLOW_CONNECTIONS connections that each send part of a request's headers and nothing more; one the server
+    closes is opened again, for as long as they run."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.sockets: list[socket.socket | None] = [None] * SLOW_CONNECTIONS
+        self.running = True
+        self.opened = 0
+        self.thread = threading.Thread(target=self._hold, daemon=True)
+
+    def open(self, index: int) -> None:
+        sock = socket.socket()
+        sock.settimeout(5)
+        try:
+            sock.connect(("127.0.0.1", self.port))
+            sock.sendall(PARTIAL_HEADERS)
+        except OSError:
+            sock.close()
+            return
+        sock.setblocking(False)
+        self.sockets[index] = sock
+        self.opened += 1
+
+    def _hold(self) -> None:
+        while self.running:
+            for index, sock in enumerate(self.sockets):
+                if not self.running:
+                    break
+                if sock is not None:
+                    try:
+                        if sock.recv(1, socket.MSG_PEEK) != b"":
+                            continue
+                    except BlockingIOError:
+                        continue  # still open, nothing from the server
+                    except OSError:
+                        pass
+                    sock.close()
+                    self.sockets[index] = None
+                self.open(index)
+            time.sleep(0.2)
+
+    def __enter__(self) -> SlowClients:
+        for index in range(SLOW_CONNECTIONS):
+            self.open(index)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.running = False
+        self.thread.join(timeout=30)
+        for sock in self.sockets:
+            if sock is not None:
+                sock.close()
+
+
+def test_slow_connections_starve_no_well_behaved_client(site, enough_files):
+    with server_process(site.index_path, preexec=few_files) as (port, process):
+        with SlowClients(port) as slow:
+            assert slow.opened >= SLOW_CONNECTIONS * 0.9, f"only {slow.opened} slow connections opened"
+            latencies = []
+            for number in range(30):
+                start = time.perf_counter()
+                result = call(port, "search" if number % 2 else "count_documents", query="lighthouse", timeout=30)
+                latencies.append(time.perf_counter() - start)
+                assert not result.get("isError"), result
+                time.sleep(0.1)
+            reopened = slow.opened - SLOW_CONNECTIONS
+        process.terminate()
+        _, errors = process.communicate(timeout=20)
+    assert max(latencies) < CALL_LATENCY, [round(x, 3) for x in latencies]
+    assert reopened > 0, "the server closed no slow connection; the test proves nothing"
+    assert errors.count("socket.accept() out of system resource") <= 1, errors[-2000:]
+    assert errors.count("Cannot accept new connections") <= 1, errors[-2000:]
+
+
+def test_a_connection_that_never_finishes_its_headers_is_closed(site):
+    """After REQUEST_READ_SECONDS the server closes it (a short limit here: the server is given one)."""
+    from mkdocs_vault_mcp import limits
+
+    with server_process(site.index_path) as (port, _):
+        sock = socket.create_connection(("127.0.0.1", port))
+        try:
+            sock.sendall(PARTIAL_HEADERS)
+            sock.settimeout(limits.REQUEST_READ_SECONDS + 30)
+            started = time.monotonic()
+            assert sock.recv(1) == b"", "the server answered a request it never got"
+            assert time.monotonic() - started >= limits.REQUEST_READ_SECONDS - 1
+        finally:
+            sock.close()
+        assert not call(port, "count_documents").get("isError")
