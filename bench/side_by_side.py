@@ -129,15 +129,29 @@ def client(params: mcp.StdioServerParameters, errlog: Any) -> mcp.Client:
     return mcp.Client(stdio_client(params, errlog=errlog), mode="legacy")
 
 
+def corpus_pages() -> int:
+    return sum(1 for _ in CORPUS.rglob("*.md"))
+
+
+async def peer_indexed(peer: mcp.Client) -> int:
+    """Wait, in this session's own server process, until its index holds every page of the corpus and no job
+    runs; returns its page count. Each process the peer starts checks the folder again before it answers
+    in full, so every session that is timed waits here first, not only the first one."""
+    pages = corpus_pages()
+    for _ in range(600):
+        status = (await peer.call_tool("get_index_status", {})).structured_content or {}
+        indexed = int(status.get("documents_indexed", 0))
+        if (status.get("status") == "queryable" and not status.get("in_flight") and not status.get("queue_depth")
+                and indexed >= pages):
+            return indexed
+        await asyncio.sleep(1)
+    raise SystemExit(f"side_by_side: the peer did not index the corpus' {pages} pages in 10 minutes")
+
+
 async def wait_until_peer_indexed(params: mcp.StdioServerParameters, errlog: Any) -> int:
-    """Start the peer once and wait until its index holds the corpus and no job runs; returns its page count."""
+    """Start the peer once and let it index the corpus (its index is kept for the timed sessions)."""
     async with client(params, errlog) as peer:
-        for _ in range(600):
-            status = (await peer.call_tool("get_index_status", {})).structured_content or {}
-            if status.get("status") == "queryable" and not status.get("in_flight") and not status.get("queue_depth"):
-                return int(status.get("documents_indexed", 0))
-            await asyncio.sleep(1)
-    raise SystemExit("side_by_side: the peer did not finish indexing in 10 minutes")
+        return await peer_indexed(peer)
 
 
 def answer_size(result: Any) -> int:
@@ -205,6 +219,7 @@ async def measure(ours: mcp.StdioServerParameters, peer: mcp.StdioServerParamete
             (our_pid,) = children() - before
             async with client(peer, errlog) as peer_client:
                 (peer_pid,) = children() - before - {our_pid}
+                await peer_indexed(peer_client)
                 sides = (("ours", our_client, our_pid, 1, 2), ("peer", peer_client, peer_pid, 3, 4))
                 for round_ in range(warmup + calls):
                     if round_ == warmup:
@@ -231,6 +246,9 @@ async def measure(ours: mcp.StdioServerParameters, peer: mcp.StdioServerParamete
                                 raise SystemExit(f"side_by_side: {side} {tool} {arguments} failed: {result.content}")
                             if case[0] not in measured.sizes[side]:
                                 measured.sizes[side][case[0]] = (answer_size(result), rows_in(result))
+                            elif rows_in(result) != measured.sizes[side][case[0]][1]:
+                                raise SystemExit(f"side_by_side: {side} {tool} {arguments} changed its row count"
+                                                 " between calls (an index still being built?)")
                     if round_ >= warmup:
                         for side, label, elapsed, server, client_side in timed:
                             measured.samples[side][label].append(elapsed)
@@ -278,6 +296,17 @@ def rows_typed(schema: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]
     return dict(schema, properties=dict(schema["properties"], result=result))
 
 
+def rows_named(schema: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+    """The schema with an item schema naming the fields of the answer's `result` rows (`type` and `required`):
+    what the check cost when each row had a subschema of its own."""
+    rows = answer.get("result")
+    if not isinstance(rows, list) or not rows or not all(isinstance(row, dict) for row in rows):
+        return schema
+    fields = sorted(set.intersection(*(set(row) for row in rows)))
+    result = dict(schema["properties"]["result"], items={"type": "object", "required": fields})
+    return dict(schema, properties=dict(schema["properties"], result=result))
+
+
 def sql_alone(tool: str, arguments: dict[str, Any]) -> Any:
     """The query function our tool adapts, with the same arguments (no MCP, no JSON, no pydantic)."""
     from mkdocs_vault_mcp.arguments import shared_filters
@@ -318,7 +347,7 @@ async def where_time_goes(index: Path) -> list[list[str]]:
         return statistics.median(samples)
 
     rows = [["our call, in-process (CPU ms)", "p50", "without client check", "client check alone",
-             "check, rows typed", "sql alone"]]
+             "check, rows named", "check, rows typed", "sql alone"]]
     conn = open_read_only(index)
     checked = ClientSession.validate_tool_result
     async with mcp.Client(create_server(IndexReader(index)), mode="legacy") as session:
@@ -349,12 +378,15 @@ async def where_time_goes(index: Path) -> list[list[str]]:
             full = validator_for(schema)(schema, registry=Registry())
             typed_schema = rows_typed(schema, answer or {})
             typed = validator_for(typed_schema)(typed_schema, registry=Registry())
-            if list(typed.iter_errors(answer)):
-                raise SystemExit(f"side_by_side: the typed schema of {tool} rejects its own answer")
+            named_schema = rows_named(schema, answer or {})
+            named = validator_for(named_schema)(named_schema, registry=Registry())
+            if list(typed.iter_errors(answer)) or list(named.iter_errors(answer)):
+                raise SystemExit(f"side_by_side: a variant of the schema of {tool} rejects its own answer")
             query = sql_alone(tool, arguments)
             sql = f"{p50_of(lambda query=query: query(conn)):.2f}" if query else "-"
             rows.append([f"{label} ({tool})", f"{whole:.2f}", f"{without:.2f}",
                          f"{p50_of(lambda full=full, answer=answer: list(full.iter_errors(answer))):.2f}",
+                         f"{p50_of(lambda named=named, answer=answer: list(named.iter_errors(answer))):.2f}",
                          f"{p50_of(lambda typed=typed, answer=answer: list(typed.iter_errors(answer))):.2f}", sql])
     conn.close()
     return rows
@@ -377,11 +409,16 @@ def main() -> None:
         peer_pages = asyncio.run(wait_until_peer_indexed(peer, errlog))
         measured = asyncio.run(measure(ours, peer, args.calls, args.warmup, errlog))
         samples, sizes = measured.samples, measured.sizes
+        for label, (_, peer_rows) in sizes["peer"].items():
+            if peer_rows == 0 or (peer_rows is not None and sizes["ours"][label][1] not in (None, peer_rows)):
+                sys.exit(f"side_by_side: {label}: the peer listed {peer_rows} rows, ours {sizes['ours'][label][1]}")
         load_during = os.getloadavg()[0]
         starts: dict[str, list[tuple[float, int | None]]] = {"ours": [], "peer": []}
         for _ in range(args.starts):
             for side, params in (("ours", ours), ("peer", peer)):
                 starts[side].append(asyncio.run(first_answer(params, errlog)))
+                if not starts[side][-1][1]:
+                    sys.exit(f"side_by_side: {side}'s first search found nothing")
     split = asyncio.run(where_time_goes(DEFAULT_SITE / "vault-mcp" / "index.sqlite"))
     after = corpus_digest()
     if after != before:
@@ -465,7 +502,9 @@ def main() -> None:
         " together; unlike wall time, not inflated by other work on the machine); 'client check' is the SDK client's"
         " jsonschema check of the answer against"
         " the tool's published output schema (mcp.ClientSession.validate_tool_result, switched off for the"
-        " second column); 'rows typed' is the same check with the schema of each `result` row typing every field"
+        " second column); 'rows named' is the same check with an item schema giving each `result` row's fields"
+        " (`type` and `required`, one subschema per row, as published before the rows were named in the"
+        " description only); 'rows typed' is the same check with the schema of each `result` row typing every field"
         " the rows have (`{\"type\": \"string\"}` and so on, as a schema that describes each field's type"
         " would), what the check would cost if the rows were published typed",
         "",
