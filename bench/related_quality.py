@@ -13,10 +13,13 @@ pages of the site would hold: 10 / (pages - 1) of them. Writes the table to benc
 from __future__ import annotations
 
 import json
+import sqlite3
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
@@ -29,26 +32,45 @@ from search_quality import QUERIES, build_fastapi_site  # noqa: E402
 DEPTHS = (5, 10)
 
 
-def main() -> None:
-    site = build_fastapi_site()
-    conn = open_read_only(site / "vault-mcp" / "index.sqlite")
-    pages = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+@dataclass
+class Neighbours:
+    """For each depth, the recall of each asked page's fellow relevant pages and whether any was found; each call's
+    seconds."""
+
+    recall: dict[int, list[float]]
+    any_hit: dict[int, list[bool]]
+    times: list[float]
+
+
+def judged_queries() -> list[dict[str, Any]]:
+    """The judged queries with two or more relevant pages: those whose pages can find each other."""
+    return [q for q in json.loads(QUERIES.read_text(encoding="utf-8"))["queries"] if len(q["relevant"]) >= 2]
+
+
+def ask_neighbours(conn: sqlite3.Connection, queries: list[dict[str, Any]]) -> Neighbours:
+    """Ask each relevant page of each query for its neighbours and count the query's other relevant pages."""
     known = {path for (path,) in conn.execute("SELECT path FROM documents")}
-    queries = [q for q in json.loads(QUERIES.read_text(encoding="utf-8"))["queries"] if len(q["relevant"]) >= 2]
-    recall: dict[int, list[float]] = {depth: [] for depth in DEPTHS}
-    any_hit: dict[int, list[float]] = {depth: [] for depth in DEPTHS}
-    times = []
+    asked = Neighbours({depth: [] for depth in DEPTHS}, {depth: [] for depth in DEPTHS}, [])
     for query in queries:
         relevant = [path for path in query["relevant"] if path in known]
         for page in relevant:
             others = set(relevant) - {page}
             started = time.perf_counter()
             found = [hit["path"] for hit in related(conn, page, Filters(), limit=max(DEPTHS))["result"]]
-            times.append(time.perf_counter() - started)
+            asked.times.append(time.perf_counter() - started)
             for depth in DEPTHS:
                 hits = len(others & set(found[:depth]))
-                recall[depth].append(hits / len(others))
-                any_hit[depth].append(hits > 0)
+                asked.recall[depth].append(hits / len(others))
+                asked.any_hit[depth].append(hits > 0)
+    return asked
+
+
+def main() -> None:
+    site = build_fastapi_site()
+    conn = open_read_only(site / "vault-mcp" / "index.sqlite")
+    pages = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+    asked = ask_neighbours(conn, judged_queries())
+    recall, any_hit, times = asked.recall, asked.any_hit, asked.times
     rows = []
     for depth in DEPTHS:
         chance = depth / (pages - 1)

@@ -13,10 +13,8 @@ bench/results/related_semantic.txt.
 
 from __future__ import annotations
 
-import json
 import statistics
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,16 +22,16 @@ sys.path.insert(0, str(ROOT / "bench"))
 from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
 from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
 from mkdocs_vault_mcp.index.related import related  # noqa: E402
+from related_quality import DEPTHS, ask_neighbours, judged_queries  # noqa: E402
 from report import table, write_results  # noqa: E402
-from search_quality import OUT, QUERIES  # noqa: E402
+from search_quality import OUT  # noqa: E402
 
-DEPTHS = (5, 10)
 INDEXES = {"tf-idf (no vectors)": OUT / "fastapi-en" / "site" / "vault-mcp" / "index.sqlite",
            "tf-idf + vectors, fused": OUT / "fastapi-en-semantic" / "site" / "vault-mcp" / "index.sqlite"}
 
 
 def main() -> None:
-    queries = [q for q in json.loads(QUERIES.read_text(encoding="utf-8"))["queries"] if len(q["relevant"]) >= 2]
+    queries = judged_queries()
     rows = [["neighbours from", "neighbours", "relevant pages asked", "recall of the other relevant pages", "chance",
              "lift", "share with at least one", "median ms", "max ms"]]
     for name, index in INDEXES.items():
@@ -41,22 +39,9 @@ def main() -> None:
             raise SystemExit(f"{index} is missing: run bench/semantic_quality.py first")
         conn = open_read_only(index)
         pages = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
-        known = {path for (path,) in conn.execute("SELECT path FROM documents")}
         related(conn, "index.md", Filters())  # the vectors are read once per index version
-        recall: dict[int, list[float]] = {depth: [] for depth in DEPTHS}
-        any_hit: dict[int, list[bool]] = {depth: [] for depth in DEPTHS}
-        times = []
-        for query in queries:
-            relevant = [path for path in query["relevant"] if path in known]
-            for page in relevant:
-                others = set(relevant) - {page}
-                started = time.perf_counter()
-                found = [hit["path"] for hit in related(conn, page, Filters(), limit=max(DEPTHS))["result"]]
-                times.append(time.perf_counter() - started)
-                for depth in DEPTHS:
-                    hits = len(others & set(found[:depth]))
-                    recall[depth].append(hits / len(others))
-                    any_hit[depth].append(hits > 0)
+        asked = ask_neighbours(conn, queries)
+        recall, any_hit, times = asked.recall, asked.any_hit, asked.times
         for depth in DEPTHS:
             chance = depth / (pages - 1)
             mean = statistics.mean(recall[depth])
