@@ -31,9 +31,10 @@ HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text
 EVERY_PREFIX = " OR ".join(f"{letter}*" for letter in string.ascii_lowercase)  # every word of the index
 
 
-def random_pages(count: int, sections: int = 20, words: int = 100) -> dict[str, str]:
+def random_pages(count: int, sections: int = 20, words: int = 100, lede: str = "") -> dict[str, str]:
     """`count` pages of `sections` sections of `words` random 7-letter words each: a query on every prefix of
-    them costs SQL in proportion to `count`, a query on one word almost nothing."""
+    them costs SQL in proportion to `count`, a query on one word almost nothing. `lede`: a paragraph under each
+    page's title, for a light query that finds every page."""
     rng = random.Random(3)
     pages = {}
     for number in range(count):
@@ -41,7 +42,8 @@ def random_pages(count: int, sections: int = 20, words: int = 100) -> dict[str, 
             f"## Part {part}\n\n" + " ".join("".join(rng.choices(string.ascii_lowercase, k=7)) for _ in range(words))
             for part in range(sections)
         ]
-        pages[f"p{number:03}.md"] = f"# Page {number}\n\nA lighthouse keeper.\n\n" + "\n\n".join(parts) + "\n"
+        opening = f"{lede}\n\n" if lede else ""
+        pages[f"p{number:03}.md"] = f"# Page {number}\n\n{opening}" + "\n\n".join(parts) + "\n"
     return pages
 
 

@@ -25,7 +25,7 @@ BURST_SECONDS = 0.5  # for the long calls to arrive (all of them take longer tha
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Site:
     config = {"plugins": [{"vault-mcp": {"stats_page": False}}]}
-    return built_site(tmp_path_factory.mktemp("budget"), config, random_pages(40))
+    return built_site(tmp_path_factory.mktemp("budget"), config, random_pages(40, lede="A lighthouse keeper."))
 
 
 def heavy_search(port: int, done: threading.Semaphore) -> tuple[dict[str, Any], float]:

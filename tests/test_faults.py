@@ -20,7 +20,7 @@ import pytest
 
 from conftest import Site
 from mkdocs_vault_mcp.forked import spare_cpu
-from test_reliability import random_pages
+from served import random_pages
 
 MKDOCS = Path(sys.executable).with_name("mkdocs")
 PAGES = {"index.md": "# Home\n\nWelcome.\n", "guide/install.md": "# Install\n\nRun pip.\n"}

@@ -36,6 +36,7 @@ from mkdocs_vault_mcp.live import LiveServer
 from mkdocs_vault_mcp.server import IndexReader, create_server
 from mkdocs_vault_mcp.streamable_http import bind
 from mkdocs_vault_mcp.streamable_http import http_server as uvicorn_server
+from served import random_pages
 from test_live import data, serve_factory, write_site  # noqa: F401 (serve_factory is a fixture)
 
 SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"
@@ -59,19 +60,6 @@ def large(tmp_path_factory: pytest.TempPathFactory) -> Site:
     costs about a second of SQL, a count a few milliseconds."""
     config = {"plugins": [{"vault-mcp": {"stats_page": False}}]}
     return built_site(tmp_path_factory.mktemp("large"), config, random_pages(100))
-
-
-def random_pages(count: int, sections: int = 20, words: int = 100) -> dict[str, str]:
-    """`count` pages of `sections` sections of `words` random 7-letter words each."""
-    rng = random.Random(3)
-    pages = {}
-    for number in range(count):
-        parts = [
-            f"## Part {part}\n\n" + " ".join("".join(rng.choices(string.ascii_lowercase, k=7)) for _ in range(words))
-            for part in range(sections)
-        ]
-        pages[f"p{number:03}.md"] = f"# Page {number}\n\n" + "\n\n".join(parts) + "\n"
-    return pages
 
 
 @dataclass
