@@ -16,6 +16,7 @@ import random
 import signal
 import socket
 import sqlite3
+import subprocess
 import sys
 import textwrap
 from dataclasses import dataclass, field
@@ -26,6 +27,18 @@ import pytest
 import yaml
 from mkdocs.commands.build import build
 from mkdocs.config import load_config
+
+BUILD_THEN_LIST_MODULES = textwrap.dedent("""
+    import sys
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    config = load_config(config_file=sys.argv[1])
+    config.plugins.on_startup(command="build", dirty=False)
+    build(config)
+    config.plugins.on_shutdown()
+    print("\\n".join(sorted(sys.modules)))
+""")
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -79,6 +92,14 @@ class Site:
             return self.build(log_level=log_level)
         finally:
             os.chdir(previous)
+
+    def modules_a_build_imports(self) -> set[str]:
+        """Build the site (mkdocs.yml as `build` writes it) in a fresh Python with nothing imported before it, and
+        give the names of every module that build loaded."""
+        self.build()  # writes mkdocs.yml
+        done = subprocess.run([sys.executable, "-c", BUILD_THEN_LIST_MODULES, str(self.root / "mkdocs.yml")],
+                              cwd=self.root, capture_output=True, text=True, check=True)
+        return set(done.stdout.split())
 
     def build(self, log_level: int = logging.DEBUG, **overrides: Any) -> list[logging.LogRecord]:
         """Run a real `mkdocs build` in-process; return the log records of this build (from `log_level` up:

@@ -1,35 +1,19 @@
-"""What a build imports: every module a build loads is paid for by every build of every site, however small (issue
-11: the fixed cost of a small site's build). The tools' side (search, related pages, the MCP server, the HTML to
+"""What a build imports: every module a build loads is paid for by every build of every site, however small (the
+fixed cost of a small site's build). The tools' side (search, related pages, the MCP server, the HTML to
 Markdown conversion) loads only when something asks it a question."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
-import textwrap
 
 from conftest import Site
-
-BUILD_THEN_LIST_MODULES = textwrap.dedent("""
-    import sys
-    from mkdocs.commands.build import build
-    from mkdocs.config import load_config
-
-    config = load_config(config_file=sys.argv[1])
-    config.plugins.on_startup(command="build", dirty=False)
-    build(config)
-    config.plugins.on_shutdown()
-    print("\\n".join(sorted(sys.modules)))
-""")
 
 
 def test_a_build_imports_none_of_the_tools_side(tmp_path):
     site = Site(tmp_path, {"plugins": ["search", "vault-mcp"]})
     site.write_pages({"index.md": "# Home\n\nSee [the guide](guide.md).\n", "guide.md": "# Guide\n\n## Part\n"})
-    site.build()  # writes mkdocs.yml; the build below is a process of its own, with nothing imported before it
-    done = subprocess.run([sys.executable, "-c", BUILD_THEN_LIST_MODULES, str(tmp_path / "mkdocs.yml")],
-                          cwd=tmp_path, capture_output=True, text=True, check=True)
-    modules = set(done.stdout.split())
+    modules = site.modules_a_build_imports()
     assert "mkdocs_vault_mcp.plugin" in modules  # the build did run the plugin
     assert (tmp_path / "site" / "vault-mcp" / "index.sqlite").is_file()
     tools_side = {"mkdocs_vault_mcp.index.search", "mkdocs_vault_mcp.index.related", "mkdocs_vault_mcp.server",

@@ -15,7 +15,6 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -79,26 +78,12 @@ def has_vectors_table(site: Site) -> bool:
         return conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'section_vectors'").fetchone() is not None
 
 
-BUILD_THEN_LIST_MODULES = textwrap.dedent("""
-    import sys
-    from mkdocs.commands.build import build
-    from mkdocs.config import load_config
-
-    config = load_config(config_file=sys.argv[1])
-    config.plugins.on_startup(command="build", dirty=False)
-    build(config)
-    config.plugins.on_shutdown()
-    print("\\n".join(sorted(sys.modules)))
-""")
 
 
 def test_off_by_default_a_build_imports_nothing_of_it_and_search_says_keywords_only(tmp_path):
     site = Site(tmp_path, {"plugins": ["vault-mcp"]})
     site.write_pages(PAGES)
-    site.build()  # writes mkdocs.yml; the build below is a process of its own
-    done = subprocess.run([sys.executable, "-c", BUILD_THEN_LIST_MODULES, str(tmp_path / "mkdocs.yml")],
-                          cwd=tmp_path, capture_output=True, text=True, check=True)
-    modules = set(done.stdout.split())
+    modules = site.modules_a_build_imports()
     assert "mkdocs_vault_mcp.plugin" in modules
     assert modules & HEAVY_MODULES == set()
     assert "mkdocs_vault_mcp.index.semantic" not in modules or "numpy" not in modules
