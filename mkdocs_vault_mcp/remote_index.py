@@ -33,7 +33,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from . import __version__
-from .index.publish import check_index, open_read_only
+from .index.publish import OtherSchema, check_index, open_read_only, stored_versions
 from .index.schema import FORMAT_VERSION
 
 log = logging.getLogger(__name__)
@@ -330,25 +330,22 @@ def check_downloaded(path: Path, max_bytes: int) -> None:
             problems = [row[0] for row in conn.execute("PRAGMA quick_check")]
             if problems != ["ok"]:
                 raise DownloadRefused(f"SQLite finds it damaged ({'; '.join(problems[:3])}).")
-            row = conn.execute("SELECT value FROM info WHERE key = 'options'").fetchone()
+            version, _ = stored_versions(conn)
         finally:
             conn.close()
-        version = (row[0] if row else "").partition(":")[0]
-        if not version.isdigit():
+        if version is None or not version.isdigit():
             raise DownloadRefused("it is an SQLite database but not a vault-mcp index (it says no format version).")
-        if int(version) > int(FORMAT_VERSION):
-            raise DownloadRefused(
-                f"it is of index format {version}, newer than this mkdocs-vault-mcp {__version__} reads (format "
-                f"{FORMAT_VERSION}); upgrade it (pip install -U mkdocs-vault-mcp, or uvx mkdocs-vault-mcp@latest)."
-            )
         try:
             check_index(path)
-        except sqlite3.DatabaseError as error:
-            if int(version) < int(FORMAT_VERSION):
+        except OtherSchema:
+            if int(version) > int(FORMAT_VERSION):
                 raise DownloadRefused(
-                    f"it is of index format {version}, older than this mkdocs-vault-mcp {__version__} reads "
-                    f"(format {FORMAT_VERSION}): {error}; the site must be built again with a current plugin."
+                    f"it is of index format {version}, newer than this mkdocs-vault-mcp {__version__} reads (format "
+                    f"{FORMAT_VERSION}); upgrade it (pip install -U mkdocs-vault-mcp, or uvx mkdocs-vault-mcp@latest)."
                 ) from None
-            raise
+            raise DownloadRefused(
+                f"it is of index format {version}, older than this mkdocs-vault-mcp {__version__} reads "
+                f"(format {FORMAT_VERSION}); the site must be built again with a current plugin."
+            ) from None
     except sqlite3.DatabaseError as error:
         raise DownloadRefused(f"it is not a vault-mcp index SQLite can read ({error}).") from None

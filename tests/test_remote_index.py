@@ -164,18 +164,16 @@ def test_every_unusable_download_is_refused_with_a_message_and_the_cached_index_
     remote.start()
     reader = IndexReader(remote.path, describe=remote.describe)
     not_sqlite = b"<!doctype html><html><body>Page not found</body></html>\n" * 50
-    newer_format = tmp_path / "newer.sqlite"
-    newer_format.write_bytes(good)
-    with sqlite3.connect(newer_format) as conn:
-        conn.execute("UPDATE info SET value = '99' || substr(value, instr(value, ':')) WHERE key = 'options'")
-    conn.close()
+    newer_format = of_format(good, "99", tmp_path / "newer.sqlite")
+    older_format = of_format(good, "8", tmp_path / "older.sqlite")
     with session_with(create_server(reader)) as mcp:
         expected = answers(mcp)
         cases = [
             (good[: len(good) // 2], "it is cut short"),
             (not_sqlite, "it is not an SQLite database (it begins '<!doctype html>"),
             (good + bytes(len(good) * 2), "above the limit of"),
-            (newer_format.read_bytes(), "it is of index format 99, newer than"),
+            (newer_format, "it is of index format 99, newer than"),
+            (older_format, "it is of index format 8, older than"),
             (None, "answered HTTP 404 File not found (is the site built with the vault-mcp plugin"),
         ]
         for later, (data, message) in enumerate(cases, start=2):
@@ -195,6 +193,16 @@ def test_every_unusable_download_is_refused_with_a_message_and_the_cached_index_
         assert remote.refresh() is True
         assert mcp.call("stats").meta["index_offline"] is False  # type: ignore[index]
         assert answers(mcp) == expected
+
+
+def of_format(index: bytes, version: str, path: Path) -> bytes:
+    """A copy of `index` as a package of another index format writes it: both rows that say the format."""
+    path.write_bytes(index)
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE info SET value = ? || substr(value, instr(value, ':')) WHERE key = 'options'", [version])
+        conn.execute("UPDATE info SET value = ? WHERE key = 'schema_version'", [version])
+    conn.close()
+    return path.read_bytes()
 
 
 def test_too_many_redirects_and_an_unreachable_site_without_a_cache_are_errors_that_say_so(tmp_path: Path) -> None:
