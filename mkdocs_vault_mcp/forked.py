@@ -134,7 +134,7 @@ def _wait_for_all(children: list[ForkedChild]) -> None:
             child.wait()
 
 
-def pickled_answer(message: tuple) -> bytes:
+def pickled_answer(message: tuple[object, ...]) -> bytes:
     """A child's answer to the build, pickled; an exception in it that does not pickle goes as its text."""
     try:
         return pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
