@@ -189,7 +189,7 @@ if not hasattr(plugin, "_vault_bench"):  # MkDocs loads this file again for ever
     if hasattr(modified, "GitTimesRead"):  # git reads on a thread; MkDocs waits in result()
         modified.GitTimesRead.result = timed("GitTimesRead.result", modified.GitTimesRead.result)
         modified.read_git_times = timed("read_git_times", modified.read_git_times)
-    for name in ("_git", "_history"):  # inside read_git_times: its git subprocesses, the history (cached or not)
+    for name in ("run_git", "_history"):  # inside read_git_times: its git subprocesses, the history (cached or not)
         if hasattr(modified, name):
             setattr(modified, name, timed(f"modified.{name}", getattr(modified, name)))
     if hasattr(plugin, "stats_page") and hasattr(plugin.stats_page, "render"):
@@ -395,7 +395,7 @@ def breakdown(record: dict, measure: str = "seconds") -> dict[str, float]:
     parts |= {
         "(of the rows above, MkDocs' thread waiting for the git history: GitTimesRead.result)": git_wait,
         "(git history, on a thread of its own beside MkDocs: read_git_times)": git,
-        "  of which git subprocesses: rev-parse, status (_git)": get("modified._git"),
+        "  of which git subprocesses: rev-parse, status (run_git)": get("modified.run_git"),
         "  of which history: cache or log (_history)": get("modified._history"),
     }
     return parts

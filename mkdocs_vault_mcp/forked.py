@@ -1,9 +1,9 @@
 """Work on the other CPU in a copy of the build's process, made by fork(): the git history's read, and the index
 writer's process.
 
-A fresh Python (subprocess) takes about 0.1 s of CPU to start and import what the writer needs, on a 2-second
-build of a small site; a forked copy has all of it imported already, and its start costs the build about 2 ms
-and the copy-on-write of the memory it then touches. Where the copy is not safe, the caller does the work as it
+A fresh Python (subprocess) spends a noticeable share of a small site's build starting and importing what the
+writer needs; a forked copy has all of it imported already, and its start costs the build little more than the
+copy-on-write of the memory it then touches. Where the copy is not safe, the caller does the work as it
 would without it:
 
 - only on Linux (macOS' system libraries are not fork-safe; Windows has no fork);
@@ -70,7 +70,7 @@ class ForkedChild:
                 with contextlib.suppress(Exception):
                     sys.stderr.flush()
                 # Whoever reads the build's output (a terminal's pipe, a CI log) waits until every copy of it is
-                # closed: not for this copy's exit, which frees memory for 10 ms or more.
+                # closed: not for this copy's exit, which takes a while to free its memory.
                 os.closerange(0, 3)
                 os._exit(status)
         self.pid = pid
@@ -100,7 +100,7 @@ class ForkedChild:
 
     def exit_unwaited(self) -> None:
         """Let the child end without the build waiting for it: its work is done, and its exit (the kernel freeing
-        its copy of the build's memory, 10 to 20 ms of a small site's first build) runs beside the build. A later
+        its copy of the build's memory) runs beside the build. A later
         `reap_exited()` collects it, or init once the build's process has ended."""
         with _exiting_lock:
             _exiting.append(self)
@@ -134,7 +134,7 @@ def _wait_for_all(children: list[ForkedChild]) -> None:
             child.wait()
 
 
-def pickled_answer(message: tuple) -> bytes:
+def pickled_answer(message: tuple[object, ...]) -> bytes:
     """A child's answer to the build, pickled; an exception in it that does not pickle goes as its text."""
     try:
         return pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)

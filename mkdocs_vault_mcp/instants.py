@@ -26,7 +26,7 @@ NAIVE_EPOCH = dt.datetime(1970, 1, 1)
 def rfc3339(micros: int) -> str:
     """UTC with `Z`, to the microsecond, the fraction left out when zero and trailing zeros dropped."""
     seconds, fraction = divmod(micros, 1_000_000)
-    # isoformat rather than strftime: twice as fast (every listed row has an instant), and the year always
+    # isoformat rather than strftime: faster (every listed row has an instant), and the year always
     # has the four digits RFC 3339 asks for (glibc's %Y writes year 999 as "999").
     text = (NAIVE_EPOCH + dt.timedelta(seconds=seconds)).isoformat()
     if fraction:

@@ -23,7 +23,7 @@ def write_snapshot(snapshot: dict[str, Any], destination: Path) -> None:
     handle = os.open(temporary, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
-            # One line, by json's C encoder: indented, json.dump writes it piece by piece in Python (2 ms a build).
+            # One line, by json's C encoder: indented, json.dump would write it piece by piece in Python.
             out.write(json.dumps(snapshot, ensure_ascii=False, separators=(",", ":")))
         os.replace(temporary, destination)
     except BaseException:  # a full disk, say: no half-written file left in the site
