@@ -219,7 +219,8 @@ def results_path(kind: str, name: str) -> Path:
     return RESULTS / kind / f"{name}.json"
 
 
-def results_record(name: str, report: str, command: str | None = None, *, baseline: str | None = None) -> dict:
+def results_record(name: str, report: str, command: str | None = None, *,
+                   baseline: str | None = None) -> dict[str, Any]:
     """The fields of a results file written now (see FIELDS), in order."""
     command = command or command_line()
     script = script_of(command)
