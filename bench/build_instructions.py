@@ -21,7 +21,7 @@ show it), so it can tell a few percent apart. It counts work, not time:
   child, are small_site_steps.py's. They add to the machine's work, not to the build's thread.
 
 The ratios are to the `none` build's process. PYTHONHASHSEED=0 for every build (set and string order decide some
-work). Writes bench/results/build_instructions.txt (`--name`: another name). Takes about a minute a build.
+work). Writes bench/results/speed/build_instructions.json (`--name`: another name). Takes about a minute a build.
 
 Instructions are not cycles: code that misses the caches (a module imported, memory touched for the first time)
 takes more cycles an instruction than MkDocs' steady rendering. `--cache-sim` has valgrind simulate the caches

@@ -8,9 +8,9 @@ bench/out/fastapi-<lang>/, reusing a build while its inputs are unchanged, then 
 query of bench/cjk_queries.json (judged before any run) with MRR@10 and Recall@5 per
 language and style (`word`: a 2-4 character word seen inside running text; `mixed`: a CJK
 word and an English code name), and counts queries with no result. Writes the table to
-bench/results/cjk_search_quality.txt. `--queries bench/cjk_queries_inside.json` scores the second
+bench/results/quality/cjk_search_quality.json. `--queries bench/cjk_queries_inside.json` scores the second
 judged set instead (words that stand inside unbroken runs of zh and ja text), written to
-bench/results/cjk_search_quality_inside.txt.
+bench/results/quality/cjk_search_quality_inside.json.
 
 `--package DIR` measures another copy of the package (for example the code before CJK
 support: `git archive caefd90 mkdocs_vault_mcp | tar -x -C /tmp/before`): the sites are
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LANGUAGES = ("zh", "ja", "ko")
 STYLES = ("word", "mixed")
 QUERIES = ROOT / "bench" / "cjk_queries.json"
-RESULTS = ROOT / "bench" / "results" / "cjk_search_quality.txt"
+RESULTS = ROOT / "bench" / "results" / "quality" / "cjk_search_quality.json"
 
 
 def main() -> None:
@@ -100,7 +100,7 @@ def main() -> None:
     report += "\n".join(per_query_lines) + "\n"
     if args.package is None:
         kind = "".join(f"_{part}" for part in args.queries.stem.split("_") if part not in ("cjk", "queries"))
-        results = RESULTS.with_name(RESULTS.stem + kind + ".txt")  # cjk_queries.json: no kind
+        results = RESULTS.with_name(RESULTS.stem + kind + ".json")  # cjk_queries.json: no kind
         write_results(results.stem, report)
     print(report if args.details else header + "\n" + table)
 

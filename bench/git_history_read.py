@@ -13,7 +13,7 @@ bench/out/git-history-read/ (so a commit can be made there), then `read_git_time
 Medians over the runs of wall and CPU seconds (this process and its git children), the number of commits
 the repository holds, its files under docs_dir and how many of them have fewer commits than a page's history
 keeps (HISTORY_LENGTH): for those the walk must go on to the first commit, whatever it found before.
-Writes bench/results/git_history_read.txt (`--name`: another name). With PYTHONPATH=<a checkout of another
+Writes bench/results/speed/git_history_read.json (`--name`: another name). With PYTHONPATH=<a checkout of another
 commit> it times that commit's package instead.
 """
 

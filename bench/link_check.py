@@ -7,7 +7,7 @@ link validation raised to warnings (`validation: {links: {not_found: warn, ancho
 `mkdocs build --strict` fails on), collects every "Doc file ... contains a link ..." warning, and lists it
 beside the `links` tool's `show=broken` answer on the published index (each link as source page, target
 page and anchor). It prints both lists, what only one of them holds, and the counts, and writes the table to
-bench/results/link_check.txt.
+bench/results/quality/link_check.json.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ anchor in an HTML page, the page holds an element with that id (or `<a name>`). 
 
 It prints, for each site: the links `links(show="broken")` reports and how many of them a browser reaches (the
 false alarms, which should be none), and the links it does not report and how many of them a browser does not
-reach (the misses), each listed; and writes the table to bench/results/link_check_browser.txt.
+reach (the misses), each listed; and writes the table to bench/results/quality/link_check_browser.json.
 """
 
 from __future__ import annotations

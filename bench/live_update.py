@@ -35,7 +35,7 @@ indexes every page again.
 
 Takes ~10 minutes on a quiet 2-CPU machine (most of it MkDocs rendering 10,000 pages in the plain run); ~40 at
 load average 8, where `--saves 1` keeps it near 25.
-Writes bench/results/live_update.txt.
+Writes bench/results/speed/live_update.json.
 """
 
 from __future__ import annotations

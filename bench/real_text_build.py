@@ -13,7 +13,7 @@ Both use the site's minimal theme (the page's content, no nav: the `mkdocs` them
 page, which makes 100,000 pages quadratic). Recorded per build: wall and CPU seconds (user + system, every
 thread), the maximum resident set size, and the plugin's own seconds from its closing log line. Each build
 is kept as OUT/build-<config>.json, so the builds can run in separate invocations (the 100,000-page ones take
-long) and one report gathers them all into bench/results/real_text_build.txt.
+long) and one report gathers them all into bench/results/speed/real_text_build.json.
 
 Memory: MkDocs itself keeps every page (its Markdown, HTML and table of contents) until the build ends, so the
 bare build grows with the site. What the plugin must keep bounded is its own share: the vault build's

@@ -7,7 +7,7 @@ Uses the FastAPI English docs index that bench/search_quality.py builds (and bui
 date). For every judged query of bench/search_queries.json with at least two relevant pages, and for each of
 its relevant pages, asks the `links` tool's `show="related"` question (index/related.py) for 10 neighbours and
 counts the query's other relevant pages among them. Chance is what 10 pages drawn at random from the other
-pages of the site would hold: 10 / (pages - 1) of them. Writes the table to bench/results/related_quality.txt.
+pages of the site would hold: 10 / (pages - 1) of them. Writes the table to bench/results/quality/related_quality.json.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ more relevant pages, and each of its relevant pages: how many of the query's oth
 page's 10 neighbours), asked of the index without vectors (tf-idf terms searched, index/related.py) and of the
 index with them (those, fused by rank with the pages nearest the mean of the page's section vectors,
 index/semantic.py). Writes
-bench/results/related_semantic.txt.
+bench/results/quality/related_semantic.json.
 """
 
 from __future__ import annotations

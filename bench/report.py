@@ -1,9 +1,12 @@
-"""What the benchmark scripts share: their plain-text tables and the results file each one writes.
+"""What the benchmark scripts share: their plain-text tables, their kinds and the results file each one writes.
 
-Every script writes `bench/results/<name>.txt` through `write_results`, which puts a header above the
-script's own report: the command that produced it, the commit it measured (with the package files that
-differed from that commit, if any), the date and the machine. `bench/write_benchmarks.py` reads that
-header to say, beside every table it copies into the performance page, which commit the figures came from.
+Every script writes `bench/results/<kind>/<name>.json` through `write_results` (or `results_from_output`): one
+JSON object holding the report (the script's text table) and what says where it comes from: the command that
+produced it (`.venv/bin/python bench/run.py NAME ...`), the commit it measured (with the package files that
+differed from that commit, if any), the date, the machine, the load average when it was written, and the
+baseline the report measured in the same run. The kind, `speed` or `quality`, and the baseline come from
+`BENCHMARKS`, one entry per script; `bench/run.py` lists them. `bench/write_benchmarks.py` reads these files to
+write the performance page's tables, each under a line saying which commit its figures came from.
 """
 
 from __future__ import annotations
@@ -11,26 +14,117 @@ from __future__ import annotations
 import contextlib
 import datetime
 import io
+import json
 import os
 import platform
+import re
 import shlex
 import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 RESULTS = BENCH / "results"
+RUNNER = "bench/run.py"
 
 # What decides the figures: the package and its build settings. A bench script's own edits are reported
 # apart, since a script may change what it measures without changing what is measured.
 PACKAGE_PATHS = ("mkdocs_vault_mcp", "pyproject.toml")
 
-# The header's keys, in order; `read_header` stops at the first line that is not one of them.
-HEADER_KEYS = ("results", "command", "commit", "date", "machine")
-HEADER_PREFIX = "# "
+# A results file's fields, in the order they are written.
+FIELDS = ("name", "command", "commit", "date", "machine", "load", "baseline", "report")
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """What a script measures (`speed`: time, memory, size, work; `quality`: what the answers hold) and the
+    baseline its report measures in the same run, in a sentence (None where the report has none)."""
+
+    kind: str
+    baseline: str | None
+
+
+SPEED, QUALITY = "speed", "quality"
+KINDS = (SPEED, QUALITY)
+# One entry per script that `bench/run.py` runs: its results go under bench/results/<kind>/.
+BENCHMARKS: dict[str, Benchmark] = {
+    "abandoned_sessions": Benchmark(SPEED, "The server's resident memory after 200 warm-up `initialize` calls,"
+                                           " read before the abandoned ones."),
+    "build_instructions": Benchmark(SPEED, "The `none` build: the site's own configuration without vault-mcp,"
+                                           " counted in the same run."),
+    "build_overhead": Benchmark(SPEED, "The `none` build (no plugins) of the same corpus, in the same rounds."),
+    "build_overhead_instructions": Benchmark(SPEED, "The `none` build (no plugins) of the same corpus, counted in"
+                                                    " the same run."),
+    "cjk_bigrams": Benchmark(QUALITY, "Overlapping bigrams (Lucene's CJK analyzer) on the same queries, ranked"
+                                      " alike."),
+    "cjk_index_cost": Benchmark(SPEED, "The same sections inserted into FTS5 as they are, without CJK"
+                                       " separation."),
+    "cjk_search_quality": Benchmark(QUALITY, None),
+    "generate_site": Benchmark(SPEED, None),
+    "git_history_read": Benchmark(SPEED, "The cold read (no kept history) of the same repository, in the same"
+                                         " run."),
+    "hostile_index": Benchmark(SPEED, "A plain page of the same size (paragraphs of words), in the same run."),
+    "index_built_site": Benchmark(SPEED, "A fresh `mkdocs build -q` of the same site (search only), in the same"
+                                         " round."),
+    "inspector_strict": Benchmark(QUALITY, None),
+    "languages_one_site": Benchmark(QUALITY, None),
+    "large_site": Benchmark(SPEED, "`SELECT count(*) FROM documents` on the same connection, in the same"
+                                   " rounds."),
+    "link_check": Benchmark(QUALITY, "MkDocs' own link warnings for the same build."),
+    "link_check_browser": Benchmark(QUALITY, "What a browser reaches, following every link of the same site."),
+    "link_commit_cost": Benchmark(SPEED, "The same commit after one saved page without links, in the same"
+                                         " run."),
+    "live_update": Benchmark(SPEED, "The rebuild of `mkdocs serve` after the same save: the plugin's share of"
+                                    " its main thread."),
+    "load": Benchmark(SPEED, "One client alone, over one kept-alive connection and in-process, before the"
+                             " load."),
+    "plugin_at_scale": Benchmark(SPEED, "A bare replay (no plugin) of the same pages, each replay a fresh"
+                                        " process."),
+    "plugin_share": Benchmark(SPEED, "The whole build it is part of: the plugin's closing log line against the"
+                                     " build's wall time."),
+    "plugin_steps": Benchmark(SPEED, "The bare build's CPU seconds (no plugins, the same corpus)."),
+    "ranked_sections_quality": Benchmark(QUALITY, "The same queries at the package's own bound, in the same"
+                                                  " run."),
+    "read_coverage": Benchmark(QUALITY, None),
+    "real_text_build": Benchmark(SPEED, "The bare build (no plugin) of the same site."),
+    "real_text_copies": Benchmark(SPEED, None),
+    "real_text_search": Benchmark(SPEED, "`SELECT 1` on the same connection, in the same rounds."),
+    "real_text_search_ab": Benchmark(SPEED, "Another commit's package (`--against`), interleaved query by query"
+                                            " in the same process."),
+    "real_text_site": Benchmark(SPEED, None),
+    "related_quality": Benchmark(QUALITY, "Chance: the share of the other relevant pages among as many pages"
+                                          " drawn at random."),
+    "related_semantic": Benchmark(QUALITY, "Related pages from tf-idf neighbours alone (the index without"
+                                           " vectors), in the same run."),
+    "search_latency": Benchmark(SPEED, "MCP `ping` over the same transport, in the same rounds."),
+    "search_profile": Benchmark(SPEED, None),
+    "search_quality": Benchmark(QUALITY, "Plain FTS5 `bm25()` over the same sections, the query's words ORed"
+                                         " (and ANDed)."),
+    "semantic_at_scale": Benchmark(SPEED, "Keyword search alone on the same index, query by query in the same"
+                                          " pass."),
+    "semantic_quality": Benchmark(QUALITY, "The keyword ranking alone (the index without vectors), in the same"
+                                           " run."),
+    "side_by_side": Benchmark(SPEED, "markdown-vault-mcp's nearest tools on the same corpus, and each server's"
+                                     " own `ping`, in the same rounds."),
+    "small_site_steps": Benchmark(SPEED, "The same site's bare build (no plugin), in the same rounds."),
+    "small_sites": Benchmark(SPEED, "The same site's own build without vault-mcp (`none`), in the same round;"
+                                    " the bare build run twice is the noise floor."),
+    "stats_page_time": Benchmark(SPEED, "The whole build of the FastAPI corpus the snapshot and stats page are"
+                                        " part of."),
+    "stemming": Benchmark(QUALITY, "The index's own `porter` tokenizer on the same sections and queries."),
+    "tool_latency": Benchmark(SPEED, "MCP `ping` over the same transport, in the same rounds."),
+    "tools_list_size": Benchmark(SPEED, "No baseline run: character counts, set against the budgets the"
+                                         " report names."),
+    "url_mode_latency": Benchmark(SPEED, "The same site served from its folder, call by call in the same"
+                                         " rounds."),
+    "writer_interference": Benchmark(SPEED, "The same trials with the background process stopped, pair by"
+                                            " pair."),
+}
 
 
 def table(rows: list[list[str]]) -> str:
@@ -44,10 +138,19 @@ def table(rows: list[list[str]]) -> str:
 
 
 def command_line(argv: list[str] | None = None) -> str:
-    """The command that ran this script, as typed from the repository root with the project's venv."""
+    """The command that ran this script, as typed from the repository root with the project's venv: a benchmark
+    through the runner (`.venv/bin/python bench/run.py NAME ...`), however it was started."""
     argv = sys.argv if argv is None else argv
-    script = os.path.relpath(os.path.abspath(argv[0]), REPO)
-    return shlex.join([".venv/bin/python", script, *argv[1:]])
+    script = Path(os.path.abspath(argv[0]))
+    if script.parent == BENCH and script.stem in BENCHMARKS:
+        return shlex.join([".venv/bin/python", RUNNER, script.stem, *argv[1:]])
+    return shlex.join([".venv/bin/python", os.path.relpath(script, REPO), *argv[1:]])
+
+
+def script_of(command: str) -> str | None:
+    """The benchmark a recorded command ran (`bench/run.py NAME` or `bench/NAME.py`), None for another command."""
+    found = re.search(rf"{re.escape(RUNNER)} (\w+)|bench/(\w+)\.py", command)
+    return (found[1] or found[2]) if found else None
 
 
 def _git(*arguments: str) -> str:
@@ -82,16 +185,15 @@ def commit_note(script: str | None = None) -> str:
 
 
 def machine_note() -> str:
-    """CPU count, Python, SQLite, mcp, and the load average now (other work inflates wall times)."""
+    """CPU count, Python, SQLite and mcp (the load average is a field of its own)."""
     try:
         from importlib.metadata import version
 
         mcp = f", mcp {version('mcp')}"
     except Exception:  # a script run outside the project's venv still gets its header
         mcp = ""
-    load = os.getloadavg()[0]
     return (f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()},"
-            f" SQLite {sqlite3.sqlite_version}{mcp}; load average {load:.1f} when written")
+            f" SQLite {sqlite3.sqlite_version}{mcp}")
 
 
 # The commit when the script started (report is imported at its start): a run takes minutes, and a commit
@@ -99,28 +201,57 @@ def machine_note() -> str:
 STARTED_AT = _git("rev-parse", "--short", "HEAD") if (REPO / ".git").exists() else ""
 
 
-def header(name: str, command: str | None = None) -> str:
-    """The lines `write_results` puts above a report (each `# key: value`)."""
+def benchmark_of(name: str, command: str) -> Benchmark:
+    """The entry of the script that wrote results `name`: the one its command ran, else the longest script name
+    that `name` starts with (`small_sites_tenth` is small_sites')."""
+    script = script_of(command)
+    if script in BENCHMARKS:
+        return BENCHMARKS[script]
+    prefixes = [known for known in BENCHMARKS if name == known or name.startswith(known + "_")]
+    if not prefixes:
+        raise ValueError(f"no benchmark in report.BENCHMARKS wrote results {name!r}: add the script there")
+    return BENCHMARKS[max(prefixes, key=len)]
+
+
+def results_path(kind: str, name: str) -> Path:
+    if kind not in KINDS:
+        raise ValueError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
+    return RESULTS / kind / f"{name}.json"
+
+
+def results_record(name: str, report: str, command: str | None = None, *,
+                   baseline: str | None = None) -> dict[str, Any]:
+    """The fields of a results file written now (see FIELDS), in order."""
     command = command or command_line()
-    script = command.split()[1] if command.startswith(".venv/bin/python ") else None
+    script = script_of(command)
     now = datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-    commit = commit_note(script)
+    commit = commit_note(f"bench/{script}.py" if script else None)
     if STARTED_AT and not commit.startswith(STARTED_AT):
         commit = f"{STARTED_AT} when the run started; at its end {commit}"
-    values = {"results": f"bench/results/{name}.txt", "command": command, "commit": commit,
-              "date": now, "machine": machine_note()}
-    return "\n".join(f"{HEADER_PREFIX}{key}: {values[key]}" for key in HEADER_KEYS)
+    return {"name": name, "command": command, "commit": commit, "date": now, "machine": machine_note(),
+            "load": round(os.getloadavg()[0], 2), "baseline": baseline, "report": report.rstrip("\n") + "\n"}
 
 
-def write_results(name: str, report: str, command: str | None = None) -> Path:
-    """Write `bench/results/<name>.txt`: the header (command, commit, date, machine), a blank line, the report.
+def dump_results(record: dict[str, Any]) -> str:
+    """A results file's text: its fields in FIELDS' order, indented, the report as one string."""
+    return json.dumps({key: record.get(key) for key in FIELDS}, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_results(name: str, report: str, command: str | None = None, *, kind: str | None = None,
+                  baseline: str | None = None) -> Path:
+    """Write `bench/results/<kind>/<name>.json`: the report with its command, commit, date, machine, load and
+    baseline.
 
     `command` defaults to this process's own command line (`command_line()`); pass it when the script
-    was run through another one. Returns the path written.
+    was run through another one. `kind` and `baseline` default to the script's entry in BENCHMARKS.
+    Returns the path written.
     """
-    RESULTS.mkdir(exist_ok=True)
-    path = RESULTS / f"{name}.txt"
-    path.write_text(header(name, command) + "\n\n" + report.rstrip("\n") + "\n", encoding="utf-8")
+    command = command or command_line()
+    entry = benchmark_of(name, command)
+    record = results_record(name, report, command, baseline=baseline or entry.baseline)
+    path = results_path(kind or entry.kind, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dump_results(record), encoding="utf-8")
     return path
 
 
@@ -140,24 +271,20 @@ class _Tee(io.TextIOBase):
 
 @contextlib.contextmanager
 def results_from_output(name: str, command: str | None = None) -> Iterator[None]:
-    """For a script whose report is what it prints: print as usual, then write what was printed to
-    `bench/results/<name>.txt` with the header, if the block ends without an error."""
+    """For a script whose report is what it prints: print as usual, then write what was printed to its results
+    file (`write_results`), if the block ends without an error."""
     tee = _Tee(sys.stdout)  # type: ignore[arg-type]
     with contextlib.redirect_stdout(tee):
         yield
     write_results(name, tee.copy.getvalue(), command)
 
 
-def read_header(text: str) -> tuple[dict[str, str], str]:
-    """(the header's keys and values, the report under it) of a results file; an old file has no header."""
-    values: dict[str, str] = {}
-    lines = text.splitlines()
-    consumed = 0
-    for line in lines:
-        key, _, value = line.removeprefix(HEADER_PREFIX).partition(": ")
-        if not line.startswith(HEADER_PREFIX) or key not in HEADER_KEYS:
-            break
-        values[key] = value
-        consumed += 1
-    body = "\n".join(lines[consumed:]).lstrip("\n")
-    return values, body
+def read_results(text: str) -> dict[str, Any]:
+    """A results file's fields; ValueError if it is not one (not JSON, or a field missing)."""
+    record = json.loads(text)
+    if not isinstance(record, dict):
+        raise ValueError("a results file holds one JSON object")
+    missing = [key for key in FIELDS if key not in record]
+    if missing:
+        raise ValueError(f"no {', '.join(missing)}")
+    return record

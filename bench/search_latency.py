@@ -44,7 +44,7 @@ from report import write_results  # noqa: E402
 from search_quality import CORPORA, QUERIES, STYLES, build_fastapi_site  # noqa: E402
 
 SERVER_COMMAND = REPO / ".venv" / "bin" / "mkdocs-vault-mcp"
-RESULTS = BENCH / "results" / "search_latency.txt"
+RESULTS = BENCH / "results" / "speed" / "search_latency.json"
 TARGETS = {"keyword": 5.0, "question": 15.0}
 BASELINE = "ping (baseline)"
 LEGACY, MODERN = "2025-11-25", "2026-07-28"

@@ -7,7 +7,7 @@ bench/out/fastapi-en/, reusing that build while its inputs (the corpus, the
 plugin's indexing code, the MkDocs config, the installed MkDocs and Markdown
 versions) are unchanged. Then scores every query of two judged sets with MRR@10
 and Recall@5, per style and overall, for `search` and for the baselines in the
-same run, and writes the tables to bench/results/search_quality.txt:
+same run, and writes the tables to bench/results/quality/search_quality.json:
 
 - tuned on: bench/search_queries.json, the queries the ranking constants were set on;
 - held out: bench/search_queries_holdout.json, written and committed before any run
@@ -52,7 +52,7 @@ CORPORA = ROOT.parent / "shared" / "corpora" / "fastapi-docs"
 QUERIES = ROOT / "bench" / "search_queries.json"
 HOLDOUT = ROOT / "bench" / "search_queries_holdout.json"
 QUERY_SETS = (("tuned on", QUERIES), ("held out", HOLDOUT))
-RESULTS = ROOT / "bench" / "results" / "search_quality.txt"
+RESULTS = ROOT / "bench" / "results" / "quality" / "search_quality.json"
 OUT = ROOT / "bench" / "out"
 MKDOCS = Path(sys.executable).parent / "mkdocs"
 STYLES = ("keyword", "question", "code")

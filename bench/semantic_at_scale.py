@@ -13,7 +13,7 @@ measures that); the comparison is the two answers on the same index in the same 
 
 Every judged query (both sets), after a warm-up pass: `search.search` alone (what an index without vectors
 answers) against `semantic.search_answer` (keywords fused with the nearest pages), alternated query by query.
-Writes bench/results/semantic_at_scale.txt.
+Writes bench/results/speed/semantic_at_scale.json.
 """
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ from search_quality import (  # noqa: E402
     summarize,
 )
 
-RESULTS = ROOT / "bench" / "results" / "semantic_quality.txt"
+RESULTS = ROOT / "bench" / "results" / "quality" / "semantic_quality.json"
 ROUNDS = 11
 
 

@@ -18,7 +18,7 @@ keyword search, each server started `--starts` times, alternately, its index alr
 
     .venv/bin/python bench/side_by_side.py [--calls 100] [--warmup 10] [--starts 5] [--peer-version 5.1.0]
 
-Writes bench/results/side_by_side.txt. The first run installs the peer and lets it index the corpus once
+Writes bench/results/speed/side_by_side.json. The first run installs the peer and lets it index the corpus once
 (a few minutes on 2 CPUs); the corpus files are checked unchanged at the end.
 """
 

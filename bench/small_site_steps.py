@@ -33,7 +33,7 @@ Reported, the best of `--rounds` for each column:
 What the second CPU's work (`writer` in a process, `git children`) costs the build's thread while it runs is
 bench/writer_interference.py's measure.
 
-Writes bench/results/small_site_steps.txt (`--name`: another name). The plugin is whichever copy the venv imports
+Writes bench/results/speed/small_site_steps.json (`--name`: another name). The plugin is whichever copy the venv imports
 (PYTHONPATH first), named under the table.
 """
 

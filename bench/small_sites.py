@@ -30,7 +30,7 @@ metronome, beside the builds). Under the table, how far the rounds spread: the q
 those of the bare build run twice (the noise floor); each median ratio with its 90% bootstrap interval, how far
 the median itself may be off with this many rounds; and each kind's best of the rounds (its fastest build) over the
 bare build's best, the measure first reported ("best of 2"). One untimed build of each configuration comes
-first. Writes bench/results/small_sites.txt (`--name`: another name, such as a baseline's).
+first. Writes bench/results/speed/small_sites.json (`--name`: another name, such as a baseline's).
 
 `--cpu N` runs every build on CPU N alone (its affinity, inherited by its threads and by git): the builds compared
 then all run on the same one of this machine's two virtual CPUs, whose speeds drift apart. Pinned, the plugin's git

@@ -15,7 +15,7 @@ plano` against `tarea`, `tareas`, `planos`). The same sections are indexed twice
 
 Both rank alike: the title's words (one letter or shorter left out) ORed, sections by bm25(), a page by its
 best section. Reports MRR@10 and how many titles find their page at rank 1, per language, and writes the
-table to bench/results/stemming.txt.
+table to bench/results/quality/stemming.json.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from report import write_results  # noqa: E402
 from search_quality import CONFIG, CORPORA, MKDOCS, OUT, reciprocal_rank  # noqa: E402
 
 SNOWBALL = {"es": "spanish", "pt": "portuguese", "de": "german", "fr": "french", "ru": "russian"}
-RESULTS = ROOT / "bench" / "results" / "stemming.txt"
+RESULTS = ROOT / "bench" / "results" / "quality" / "stemming.json"
 WORD = re.compile(r"[^\W_]+")
 
 

@@ -247,7 +247,8 @@ def main() -> None:
     parser.add_argument("--starts", type=int, default=10, help="server starts for time to first answer")
     parser.add_argument("--server", type=Path, default=SERVER_COMMAND,
                         help="the mkdocs-vault-mcp command to measure (another checkout's, for a before/after)")
-    parser.add_argument("--out", type=Path, default=RESULTS / "tool_latency.txt", help="where the report goes")
+    parser.add_argument("--out", type=Path, default=RESULTS / "speed" / "tool_latency.json",
+                        help="where the report goes")
     args = parser.parse_args()
     SERVER_COMMAND = args.server.absolute()
     command_line = "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(__file__, REPO), *sys.argv[1:]])
@@ -329,7 +330,7 @@ def main() -> None:
         "",
     ])
     print(report)
-    if args.out == RESULTS / "tool_latency.txt":
+    if args.out == RESULTS / "speed" / "tool_latency.json":
         write_results("tool_latency", report)
     else:
         args.out.parent.mkdir(exist_ok=True)

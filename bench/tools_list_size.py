@@ -7,7 +7,7 @@ A real MCP client session (the SDK's `Client`, in-process) lists the tools; each
 exclude_none=True)`, json.dumps' default separators, as every earlier figure was measured); the bytes on the
 wire (compact JSON) are reported beside. The budget (the performance issue, point 4): the seven original
 tools at most 12,000 characters, each tool added later at most 1,500 more. Writes
-bench/results/tools_list_size.txt.
+bench/results/speed/tools_list_size.json.
 """
 
 from __future__ import annotations

@@ -1,17 +1,17 @@
 """Regenerate the performance page's figures from bench/results/, each with the commit it was measured on.
 
 The performance page (docs/pages/performance.md) is prose written by hand around marker comments; between each
-pair of markers this script
-writes one results file's report as it stands, under a line naming the file, the commit it measured,
-the date, the machine and the command:
+pair of markers this script writes one results file's report as it stands, under a line naming the file, the
+commit it measured, the date, the machine and its load, the baseline and the command:
 
-    <!-- results: tool_latency -->            whole report of bench/results/tool_latency.txt
-    <!-- results: link_check first=12 -->     its first 12 lines (the rest stays in the file)
+    <!-- results: speed/tool_latency -->            whole report of bench/results/speed/tool_latency.json
+    <!-- results: quality/link_check first=12 -->   its first 12 lines (the rest stays in the file)
+    <!-- results: link_check -->                    the same file: a name alone is looked up under each kind
     <!-- /results -->
 
 Everything outside the markers is kept as written, so the prose explains the figures and the figures come
-only from results files. The commit comes from the header that `report.write_results` puts on each file;
-a file written before those headers carries the header added by hand, saying the commit was not recorded.
+only from results files. The commit, date, machine, load and baseline come from the fields that
+`report.write_results` puts in each file.
 
     .venv/bin/python bench/write_benchmarks.py            # rewrite the performance page
     .venv/bin/python bench/write_benchmarks.py --check    # exit 1 if the page is not what it would write
@@ -30,13 +30,13 @@ import subprocess
 import sys
 from collections.abc import Callable
 
-from report import REPO, RESULTS, read_header
+from report import KINDS, REPO, RESULTS, read_results
 
 PAGE = REPO / "docs" / "pages" / "performance.md"
 PAGE_NAME = str(PAGE.relative_to(REPO))
 PAGE_LIMIT = 30_000  # bytes: current figures a reader can find, not every run
 MARKER = re.compile(
-    r"(?P<open><!-- results: (?P<name>[\w-]+)(?: first=(?P<first>\d+))? -->\n)"
+    r"(?P<open><!-- results: (?:(?P<kind>\w+)/)?(?P<name>[\w-]+)(?: first=(?P<first>\d+))? -->\n)"
     r"(?P<generated>.*?)"
     r"(?P<close><!-- /results -->)",
     re.DOTALL,
@@ -59,27 +59,43 @@ def committed_at(rev: str) -> Reader:
     return read
 
 
-def block(name: str, first: int | None, read: Reader = working_tree) -> str:
+def find_results(kind: str | None, name: str, read: Reader) -> tuple[str, str]:
+    """(the path, the text) of the results file a marker names: `kind/name`, or `name` under whichever kind has
+    it (exactly one)."""
+    if kind is not None and kind not in KINDS:
+        raise SystemExit(f"write_benchmarks: {PAGE_NAME} names kind {kind!r}, not one of {', '.join(KINDS)}")
+    folder = RESULTS.relative_to(REPO)
+    paths = [f"{folder}/{each}/{name}.json" for each in ([kind] if kind else KINDS)]
+    found = [(path, text) for path in paths if (text := read(path)) is not None]
+    if len(found) != 1:
+        what = "does not exist" if not found else "exists under more than one kind; name it as kind/name"
+        raise SystemExit(f"write_benchmarks: {PAGE_NAME} names {' or '.join(paths)}, which {what}")
+    return found[0]
+
+
+def block(kind: str | None, name: str, first: int | None, read: Reader = working_tree) -> str:
     """What goes between one pair of markers: where the figures come from, then the report."""
-    path = f"{RESULTS.relative_to(REPO)}/{name}.txt"
-    text = read(path)
-    if text is None:
-        raise SystemExit(f"write_benchmarks: {PAGE_NAME} names {path}, which does not exist")
-    values, body = read_header(text)
-    missing = [key for key in ("command", "commit") if key not in values]
-    if missing:
-        raise SystemExit(f"write_benchmarks: {path} has no {' or '.join(missing)} in its header;"
-                         " write it with report.write_results (or add the header by hand for an old run)")
-    lines = body.rstrip("\n").splitlines()
+    path, text = find_results(kind, name, read)
+    try:
+        values = read_results(text)
+    except ValueError as error:
+        raise SystemExit(f"write_benchmarks: {path} is not a results file ({error});"
+                         " write it with report.write_results") from error
+    lines = str(values["report"]).rstrip("\n").splitlines()
     shown = lines if first is None else lines[:first]
-    source = f"`bench/results/{name}.txt`"  # not a link: the docs site does not publish bench/
-    commit = values["commit"]
+    source = f"`{path}`"  # not a link: the docs site does not publish bench/
+    commit = str(values["commit"])
     hash_ = re.match(r"[0-9a-f]{7,40}\b", commit)
     measured = f", measured at commit `{hash_[0]}`{commit[hash_.end():]}" if hash_ else f"; commit {commit}"
     facts = [f"From {source}{measured}"]
-    if values.get("date"):
+    if values["date"]:
         facts.append(f"on {values['date']}")
-    head = " ".join(facts) + "." + (f" Machine: {values['machine']}." if values.get("machine") else "")
+    head = " ".join(facts) + "."
+    if values["machine"]:
+        load = f"; load average {values['load']:.1f}" if values["load"] is not None else ""
+        head += f" Machine: {values['machine']}{load}."
+    if values["baseline"]:
+        head += f"\nBaseline: {values['baseline']}"
     rest = (f"\n\n(First {len(shown)} of its {len(lines)} lines; the rest is in the file.)"
             if len(shown) < len(lines) else "")
     return (f"{head}\nCommand: `{values['command']}`\n\n```text\n" + "\n".join(shown) + "\n```" + rest + "\n")
@@ -89,7 +105,7 @@ def generate(text: str, read: Reader = working_tree) -> str:
     """The page's text with every marked block written anew from its results file."""
     def replace(match: re.Match[str]) -> str:
         first = int(match["first"]) if match["first"] else None
-        return match["open"] + block(match["name"], first, read) + match["close"]
+        return match["open"] + block(match["kind"], match["name"], first, read) + match["close"]
 
     return MARKER.sub(replace, text)
 
@@ -112,7 +128,7 @@ def main() -> None:
         raise SystemExit(f"write_benchmarks: {PAGE_NAME} would be {size:,} bytes, over {PAGE_LIMIT:,}; show fewer"
                          " lines of a long report (first=N) or fewer reports")
     names = [match["name"] for match in MARKER.finditer(current)]
-    unused = sorted(p.stem for p in RESULTS.glob("*.txt") if p.stem not in names)
+    unused = sorted(f"{p.parent.name}/{p.stem}" for p in RESULTS.glob("*/*.json") if p.stem not in names)
     if args.check:
         if wanted != current:
             sys.stdout.writelines(difflib.unified_diff(current.splitlines(True), wanted.splitlines(True),

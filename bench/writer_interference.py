@@ -20,8 +20,8 @@ The ratio of a pair (running / stopped) is what the background costs MkDocs' thr
 over `--trials` pairs are reported.
 
 `--foreground beat` times bench/build_overhead.py's metronome beat instead (100 beats a trial, written to
-writer_interference_beat.txt): `--metronome` divides a build's time by the beat's, so a beat the writer slowed down
-would hide part of what a cold build costs; a ratio near 1 says it does not.
+bench/results/speed/writer_interference_beat.json): `--metronome` divides a build's time by the beat's, so a beat
+the writer slowed down would hide part of what a cold build costs; a ratio near 1 says it does not.
 
 bench/plugin_steps.py must have captured the pages (it does on its first run).
 """
