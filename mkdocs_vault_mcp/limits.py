@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .index.filters import InvalidArgument
+from .errors import InvalidArgument
 
 QUERY_CHARS = 2_000  # a long question pasted whole fits; 1 MB took 14-25 s
 QUERY_TERMS = 64  # words of a query as the tokenizer cuts them; each may cost an FTS5 lookup

@@ -14,6 +14,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from ..errors import InvalidArgument
 from ..front_matter import normalize_value
 from ..instants import to_micros
 from . import cjk
@@ -23,10 +24,6 @@ SCOPES = {
     "metadata": "{path title headings summary}",
     "body": "{body}",
 }
-
-
-class InvalidArgument(ValueError):
-    """A tool argument that is wrong; the message says what is accepted."""
 
 
 def no_document(parameter: str, path: str, example: str = "'guide/install.md'") -> InvalidArgument:

@@ -12,8 +12,9 @@ import json
 import sqlite3
 from typing import Any
 
+from ..errors import InvalidArgument
 from ..limits import ROWS, SEARCH_RESULTS
-from .filters import Filters, InvalidArgument, check_choice, check_range, compile_filters, no_document
+from .filters import Filters, check_choice, check_range, compile_filters, no_document
 
 SHOWS = ("backlinks", "outlinks", "broken", "orphans", "most_linked", "related", "history")
 WITH_TARGET = ("backlinks", "related", "history")

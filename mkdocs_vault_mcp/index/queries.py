@@ -10,12 +10,12 @@ import json
 import sqlite3
 from typing import Any
 
+from ..errors import InvalidArgument
 from ..instants import rfc3339
 from ..limits import ROWS
 from .filters import (
     Compiled,
     Filters,
-    InvalidArgument,
     check_choice,
     check_field,
     check_range,

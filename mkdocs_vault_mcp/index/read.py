@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..documents import FRONT_MATTER, fenced_code_languages, markdown_headings
+from ..errors import InvalidArgument
 from ..instants import rfc3339
 from ..limits import READ_CHARS
-from .filters import InvalidArgument, check_choice, check_range, no_document
+from .filters import check_choice, check_range, no_document
 
 VIEWS = ("markdown", "outline", "source")
 SEPARATOR = "\n\n"  # between the parts of a page

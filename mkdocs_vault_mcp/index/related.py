@@ -16,8 +16,9 @@ import re
 import sqlite3
 from typing import Any
 
+from ..errors import InvalidArgument
 from ..limits import SEARCH_RESULTS
-from .filters import Filters, InvalidArgument, no_document
+from .filters import Filters, no_document
 from .links import split_target
 from .schema import TOKENIZER
 from .search import COMMON_MINIMUM, is_stop_word, search, section_count

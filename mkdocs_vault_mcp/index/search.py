@@ -121,12 +121,12 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import InvalidArgument
 from ..limits import SEARCH_RESULTS, SECTIONS_PER_PAGE
 from . import cjk
 from .filters import (
     Compiled,
     Filters,
-    InvalidArgument,
     check_range,
     compile_filters,
     fts_expression,
