@@ -21,7 +21,9 @@ from ..limits import SEARCH_RESULTS
 from .filters import Filters, no_document
 from .links import split_target
 from .schema import TOKENIZER
-from .search import COMMON_MINIMUM, is_stop_word, search, section_count
+from .search import search
+from .search_counts import section_count
+from .search_plan import COMMON_MINIMUM, is_stop_word
 from .semantic import fuse, related_pages
 
 TERMS = 25  # distinctive terms searched for
