@@ -54,7 +54,7 @@ def runs(text: str) -> list[str]:
     return _runs().findall(text)
 
 
-def _separated_run(run: re.Match) -> str:
+def _separated_run(run: re.Match[str]) -> str:
     return SEPARATOR + SEPARATOR.join(run.group()) + SEPARATOR
 
 

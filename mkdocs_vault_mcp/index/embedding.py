@@ -77,15 +77,16 @@ class Model:
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Unit vectors (float32, one row per text): the model's token states, averaged over the real tokens."""
-        np = self.np
+        numpy = self.np
         encoded = self.tokenizer.encode_batch(texts)
-        ids = np.array([item.ids for item in encoded], dtype=np.int64)
-        mask = np.array([item.attention_mask for item in encoded], dtype=np.int64)
-        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        ids = numpy.array([item.ids for item in encoded], dtype=numpy.int64)
+        mask = numpy.array([item.attention_mask for item in encoded], dtype=numpy.int64)
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": numpy.zeros_like(ids)}
         states = self.session.run(None, {name: value for name, value in feed.items() if name in self.inputs})[0]
         summed = (states * mask[..., None]).sum(axis=1)
-        vectors = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
-        return (vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)).astype(np.float32)
+        vectors = summed / numpy.maximum(mask.sum(axis=1, keepdims=True), 1)
+        unit: np.ndarray = vectors / numpy.maximum(numpy.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        return unit.astype(numpy.float32)
 
 
 def _download(name: str) -> Path:

@@ -140,7 +140,9 @@ def history(conn: sqlite3.Connection, target: str, limit: int, offset: int) -> d
     return {"result": result, "total": len(commits), "next_offset": after if after < len(commits) else None}
 
 
-def _pages(conn: sqlite3.Connection, show: str, where: str, params: list, limit: int, offset: int) -> dict[str, Any]:
+def _pages(
+    conn: sqlite3.Connection, show: str, where: str, params: list[Any], limit: int, offset: int
+) -> dict[str, Any]:
     # pages.linked_from: how many other pages link to the page, kept by every commit (index/resolve.py).
     sql = f" FROM documents d JOIN pages p ON p.document_id = d.id WHERE {where}"
     if show == "orphans":
@@ -167,10 +169,11 @@ def _pages(conn: sqlite3.Connection, show: str, where: str, params: list, limit:
 
 def orphan_count(conn: sqlite3.Connection) -> int:
     """`links(show="orphans")`'s total for the whole site, without joining every page to its document."""
-    return conn.execute(
+    count: int = conn.execute(
         f"SELECT count(*) FROM pages p WHERE {ORPHAN} AND p.document_id NOT IN"
         f" (SELECT id FROM documents WHERE path IN ({', '.join('?' * len(HOME_PAGES))}))", HOME_PAGES,
     ).fetchone()[0]
+    return count
 
 
 def link_summary(conn: sqlite3.Connection, top: int = 10) -> dict[str, Any]:

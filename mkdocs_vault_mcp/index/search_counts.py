@@ -23,10 +23,12 @@ def document_frequency(conn: sqlite3.Connection, expression: str, enough: int) -
         found, counted_to = known
         if found < counted_to or enough <= counted_to:  # exact, or at least `enough`
             return min(found, enough)
-    found = conn.execute(
-        "SELECT count(*) FROM (SELECT 1 FROM sections_fts WHERE sections_fts MATCH ? LIMIT ?)",
-        [expression, enough],
-    ).fetchone()[0]
+    found = int(
+        conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM sections_fts WHERE sections_fts MATCH ? LIMIT ?)",
+            [expression, enough],
+        ).fetchone()[0]
+    )
     if counts is not None:
         if len(counts) >= KEPT_COUNTS:
             counts.clear()
@@ -61,5 +63,6 @@ def section_count(conn: sqlite3.Connection) -> int:
     row = conn.execute("SELECT value FROM info WHERE key = 'section_count'").fetchone()
     if row is not None:
         return int(row[0])
-    return conn.execute("SELECT count(*) FROM sections").fetchone()[0]
+    counted: int = conn.execute("SELECT count(*) FROM sections").fetchone()[0]
+    return counted
 

@@ -92,7 +92,7 @@ def store_vectors(conn: sqlite3.Connection, semantic: dict[str, str] | None, pag
     conn.execute("INSERT OR REPLACE INTO info (key, value) VALUES ('semantic_model', ?)", [model])
 
 
-def _embed_sections(conn: sqlite3.Connection, model: str, cache_path: Path, missing: list[tuple]) -> None:
+def _embed_sections(conn: sqlite3.Connection, model: str, cache_path: Path, missing: list[tuple[Any, ...]]) -> None:
     key_of_model = model_key(model)
     texts = {section_id: section_text(title, headings, body) for section_id, title, headings, body in missing}
     keys = {section_id: hashlib.sha256(f"{key_of_model}\n{text}".encode()).hexdigest()
@@ -152,7 +152,8 @@ def _read_vectors(conn: sqlite3.Connection, model: str) -> Vectors | None:
 @functools.lru_cache(maxsize=256)
 def query_vector(model: str, query: str) -> np.ndarray:
     """A query embedded once: agents repeat and refine queries."""
-    return load_model(model, QUERY_THREADS).embed([query])[0]
+    vector: np.ndarray = load_model(model, QUERY_THREADS).embed([query])[0]
+    return vector
 
 
 def query_style(query: str) -> str:
@@ -233,7 +234,9 @@ def _page(conn: sqlite3.Connection, document_id: int, sections: list[tuple[int, 
     return {"path": path, "title": title, "url": url, "score": round(sections[0][1], 4), "sections": shown}
 
 
-def fuse(keyword: list[dict[str, Any]], meaning: list[dict[str, Any]], weight: float, limit: int) -> list[dict]:
+def fuse(
+    keyword: list[dict[str, Any]], meaning: list[dict[str, Any]], weight: float, limit: int
+) -> list[dict[str, Any]]:
     """Reciprocal rank fusion of two page rankings, the meaning side's weighed `weight`; a page both give keeps
     the keyword side's sections (their snippets mark the query's words)."""
     scores: dict[str, float] = {}
