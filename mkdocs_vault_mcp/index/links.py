@@ -87,22 +87,35 @@ def _links(
         return _pages(conn, show, where, params, limit, offset)
     if show == "backlinks":
         assert target is not None  # given with this show: checked above
-        path, anchor = split_target(target, conn)
-        known = conn.execute("SELECT 1 FROM documents WHERE path = ?", [path]).fetchone() or conn.execute(
-            "SELECT 1 FROM links WHERE target_path = ? LIMIT 1", [path]
-        ).fetchone()
-        if known is None:
-            raise InvalidArgument(
-                f"No page at target {path!r} and no link to it (paths are exact and case-sensitive, "
-                "e.g. 'guide/install.md', optionally with '#anchor'); find paths with search or query_documents."
-            )
-        where += " AND l.target_path = ? AND d.path != ?"
-        params += [path, path]
-        if anchor is not None:
-            where += " AND l.anchor = ?"
-            params.append(anchor)
+        condition, condition_params = _backlinks_to(conn, target)
+        where += condition
+        params += condition_params
     elif show == "broken":
         where += " AND l.broken IS NOT NULL"
+    return _link_rows(conn, where, params, limit, offset)
+
+
+def _backlinks_to(conn: sqlite3.Connection, target: str) -> tuple[str, list[Any]]:
+    """The condition (to AND) and its parameters that keep the links to `target` from other pages."""
+    path, anchor = split_target(target, conn)
+    known = conn.execute("SELECT 1 FROM documents WHERE path = ?", [path]).fetchone() or conn.execute(
+        "SELECT 1 FROM links WHERE target_path = ? LIMIT 1", [path]
+    ).fetchone()
+    if known is None:
+        raise InvalidArgument(
+            f"No page at target {path!r} and no link to it (paths are exact and case-sensitive, "
+            "e.g. 'guide/install.md', optionally with '#anchor'); find paths with search or query_documents."
+        )
+    where = " AND l.target_path = ? AND d.path != ?"
+    params: list[Any] = [path, path]
+    if anchor is not None:
+        where += " AND l.anchor = ?"
+        params.append(anchor)
+    return where, params
+
+
+def _link_rows(conn: sqlite3.Connection, where: str, params: list[Any], limit: int, offset: int) -> dict[str, Any]:
+    """The links `where` keeps, one page of them, with their total."""
     total = conn.execute(f"SELECT count(*){LINK_FROM} WHERE {where}", params).fetchone()[0]
     rows = []
     if offset < total:
