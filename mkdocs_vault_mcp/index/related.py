@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import InvalidArgument
 from ..limits import SEARCH_RESULTS
 from .filters import Filters, no_document
-from .links import split_target
+from .link_queries import split_target
 from .schema import TOKENIZER
 from .search import search
 from .search_counts import section_count
