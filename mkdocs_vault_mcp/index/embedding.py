@@ -73,14 +73,14 @@ class Model:
             self.session = onnxruntime.InferenceSession(str(onnx), options, providers=["CPUExecutionProvider"])
         except Exception as error:  # a damaged file: the model is unavailable, the build goes on
             raise ModelUnavailable(f"{onnx} could not be loaded: {error}") from None
-        self.inputs = {given.name for given in self.session.get_inputs()}
+        self.inputs = {model_input.name for model_input in self.session.get_inputs()}
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Unit vectors (float32, one row per text): the model's token states, averaged over the real tokens."""
         numpy = self.np
         encoded = self.tokenizer.encode_batch(texts)
-        ids = numpy.array([item.ids for item in encoded], dtype=numpy.int64)
-        mask = numpy.array([item.attention_mask for item in encoded], dtype=numpy.int64)
+        ids = numpy.array([encoding.ids for encoding in encoded], dtype=numpy.int64)
+        mask = numpy.array([encoding.attention_mask for encoding in encoded], dtype=numpy.int64)
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": numpy.zeros_like(ids)}
         states = self.session.run(None, {name: value for name, value in feed.items() if name in self.inputs})[0]
         summed = (states * mask[..., None]).sum(axis=1)
