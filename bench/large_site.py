@@ -48,6 +48,7 @@ from mkdocs_vault_mcp.index import queries
 from mkdocs_vault_mcp.index import search as ranked
 from mkdocs_vault_mcp.index.filters import Filters, compile_filters
 from mkdocs_vault_mcp.index.publish import open_read_only, publish
+from mkdocs_vault_mcp.index.search_rank import COLUMN_WEIGHTS
 from mkdocs_vault_mcp.index.writer import IndexWriter
 from mkdocs_vault_mcp.instants import to_micros
 from mkdocs_vault_mcp.modified import modified_instant
@@ -252,7 +253,7 @@ def filter_sql(filters: Filters, kind: str, field: str = "tags") -> Callable[[sq
 
 def search_sql(query: str) -> Callable[[sqlite3.Connection], list]:
     def statements(conn: sqlite3.Connection) -> list[tuple[str, list[Any]]]:
-        weights = ", ".join(str(w) for w in ranked.COLUMN_WEIGHTS)
+        weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
         return [(f"SELECT s.document_id, -bm25(sections_fts, {weights}) FROM sections_fts JOIN sections s"
                  " ON s.id = sections_fts.rowid JOIN documents d ON d.id = s.document_id"
                  f" WHERE sections_fts MATCH ? AND 1 ORDER BY rank LIMIT {ranked.CANDIDATE_SECTIONS}", [query])]

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from . import limits
-from .index.filters import Filters, InvalidArgument
+from .errors import InvalidArgument
+from .index.filters import Filters
 from .schemas import FILTER_NAMES, Schema
 
 SCHEMA_WORDS = {"type", "anyOf", "enum", "minimum", "maximum", "additionalProperties", "description", "default"}

@@ -1,8 +1,8 @@
 """Every bound on what one tool call may ask of the server, in one place.
 
 The arguments are checked against these before any work starts, and each error names the limit, so an agent
-can narrow its call. Together they keep every call small: no query, pattern or filter is long enough to cost
-more than milliseconds on a site of 100,000 pages, and `CALL_SECONDS` stops any call whose work still runs long
+can narrow its call. Together they keep every call short: no query, pattern or filter is long enough to cost
+much even on a very large site, and `CALL_SECONDS` stops any call whose work still runs long
 (so one call can never hold a worker thread, or the index, for others). Text must be valid Unicode without NUL:
 SQLite would cut a string at a NUL byte, and a lone surrogate cannot be encoded at all.
 """
@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .index.filters import InvalidArgument
+from .errors import InvalidArgument
 
-QUERY_CHARS = 2_000  # a long question pasted whole fits; 1 MB took 14-25 s
+QUERY_CHARS = 2_000  # a long question pasted whole fits; a query far longer would take seconds
 QUERY_TERMS = 64  # words of a query as the tokenizer cuts them; each may cost an FTS5 lookup
 PATTERN_CHARS = 1_000  # SQLite itself refuses GLOB patterns over 50,000 bytes, with a bare error
 FILTER_FIELDS = 32  # fields in `filters`; each is one more condition per page

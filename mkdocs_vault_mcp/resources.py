@@ -53,7 +53,7 @@ from mcp_types import (
 )
 
 from . import limits
-from .index.filters import InvalidArgument
+from .errors import InvalidArgument
 from .index.read import read_document
 from .instants import rfc3339
 

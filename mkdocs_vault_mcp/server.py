@@ -33,8 +33,8 @@ from mcp_types import (
 
 from . import __version__, budget, limits
 from .arguments import checked
+from .errors import InvalidArgument
 from .freshness import Freshness
-from .index.filters import InvalidArgument
 from .index.publish import open_read_only
 from .resources import Resources
 from .tools import TOOLS

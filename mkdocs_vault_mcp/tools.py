@@ -22,8 +22,8 @@ from . import schemas as s
 from .arguments import check_schema_words, filters_from_where, shared_filters
 from .index import queries, semantic
 from .index import search as ranked
-from .index.links import SHOWS
-from .index.links import links as link_query
+from .index.link_queries import SHOWS
+from .index.link_queries import links as link_query
 from .index.read import read_document
 
 Query = Callable[[sqlite3.Connection], dict[str, Any]]

@@ -40,5 +40,5 @@ def test_the_plugin_loads_no_queries_before_the_writer_reads_what_the_build_publ
     modules = set(done.stdout.split())
     assert {"mkdocs_vault_mcp.plugin", "mkdocs_vault_mcp.snapshot", "mkdocs_vault_mcp.stats_page"} <= modules
     queries = {"mkdocs_vault_mcp.index.answers", "mkdocs_vault_mcp.index.queries", "mkdocs_vault_mcp.index.filters",
-               "mkdocs_vault_mcp.index.links"}
+               "mkdocs_vault_mcp.index.link_queries"}
     assert modules & queries == set()

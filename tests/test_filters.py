@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from mkdocs_vault_mcp.errors import InvalidArgument
 from mkdocs_vault_mcp.index.filters import (
-    InvalidArgument,
     comparable_values,
     fts_expression,
     normalize_folder,

@@ -22,7 +22,7 @@ import pytest
 from conftest import ROOT, Site
 from mkdocs_vault_mcp import forked
 from mkdocs_vault_mcp.index import publish, schema, writer
-from mkdocs_vault_mcp.index.search import section_count
+from mkdocs_vault_mcp.index.search_counts import section_count
 
 SUMMARY = re.compile(
     r"^vault-mcp: Indexed (\d+) pages, (\d+) sections: (\d+) changed, (\d+) unchanged, (\d+) removed"

@@ -13,10 +13,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from mkdocs_vault_mcp.index import cjk
+from mkdocs_vault_mcp.index import cjk, search_marks
 from mkdocs_vault_mcp.index import search as searching
 from mkdocs_vault_mcp.index.filters import Filters
 from mkdocs_vault_mcp.index.schema import create_schema
+from mkdocs_vault_mcp.index.search_counts import forget_counts
 
 COUNTING = "SELECT count(*) FROM (SELECT 1 FROM sections_fts"
 PROSE = [
@@ -54,13 +55,13 @@ def add_pages(conn: sqlite3.Connection, texts: list[str], built_at: str) -> None
 
 @pytest.fixture
 def index() -> Iterator[sqlite3.Connection]:
-    searching.forget_counts()
+    forget_counts()
     conn = sqlite3.connect(":memory:", isolation_level=None)
     create_schema(conn)
     add_pages(conn, ["routers and dependencies"] * 3 + ["templates"] * 2, built_at="1")
     yield conn
     conn.close()
-    searching.forget_counts()
+    forget_counts()
 
 
 def counting_statements(conn: sqlite3.Connection, query: str) -> int:
@@ -117,14 +118,14 @@ def test_the_kept_sections_are_marked_in_memory_exactly_as_the_index_marks_them(
     assert ids
     verbatim = ", instr(s.body, ?) > 0"
     for tokens in (8, 30, 64):  # short snippets cut the body, long ones hold it whole
-        in_memory = searching._marked_in_memory(index, match, ids, verbatim, ["APIRouter"], tokens, 10**9)
-        assert in_memory == searching._marked_in_the_index(index, match, ids, verbatim, ["APIRouter"], tokens)
+        in_memory = search_marks.marked_in_memory(index, match, ids, verbatim, ["APIRouter"], tokens, 10**9)
+        assert in_memory == search_marks.marked_in_the_index(index, match, ids, verbatim, ["APIRouter"], tokens)
 
 
 def test_sections_whose_text_is_longer_than_the_budget_are_left_to_the_index(index: sqlite3.Connection) -> None:
     add_pages(index, PROSE, built_at="2")
     ids = [rowid for (rowid,) in index.execute("SELECT rowid FROM sections_fts WHERE sections_fts MATCH 'templates'")]
-    assert searching._marked_in_memory(index, '"templates"', ids, "", [], 30, 100) is None
+    assert search_marks.marked_in_memory(index, '"templates"', ids, "", [], 30, 100) is None
 
 
 def test_a_code_name_with_a_stop_word_finds_its_pages_when_the_bound_leaves_them_out(

@@ -10,7 +10,7 @@ from typing import Any, TypedDict
 from ..instants import now_micros, rfc3339
 from ..limits import ROWS  # the largest limit aggregate_documents accepts
 from .filters import Filters
-from .links import link_summary
+from .link_queries import link_summary
 from .queries import aggregate_documents, index_stats
 
 SCHEMA_VERSION = 1

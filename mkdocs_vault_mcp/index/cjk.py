@@ -54,7 +54,7 @@ def runs(text: str) -> list[str]:
     return _runs().findall(text)
 
 
-def _separated_run(run: re.Match) -> str:
+def _separated_run(run: re.Match[str]) -> str:
     return SEPARATOR + SEPARATOR.join(run.group()) + SEPARATOR
 
 
@@ -85,7 +85,7 @@ def bigram_phrases(run: str) -> list[str]:
     """The run's overlapping two-character phrases (`容器镜像`: `容器`, `器镜`, `镜像`); a one-character run itself."""
     if len(run) <= 2:
         return [query_phrase(run)]
-    return list(dict.fromkeys(query_phrase(run[i : i + 2]) for i in range(len(run) - 1)))
+    return list(dict.fromkeys(query_phrase(run[start : start + 2]) for start in range(len(run) - 1)))
 
 
 # A double-quoted FTS5 string (`""` inside is a quote), or any other text.

@@ -14,6 +14,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from ..errors import InvalidArgument
 from ..front_matter import normalize_value
 from ..instants import to_micros
 from . import cjk
@@ -23,10 +24,6 @@ SCOPES = {
     "metadata": "{path title headings summary}",
     "body": "{body}",
 }
-
-
-class InvalidArgument(ValueError):
-    """A tool argument that is wrong; the message says what is accepted."""
 
 
 def no_document(parameter: str, path: str, example: str = "'guide/install.md'") -> InvalidArgument:
@@ -171,46 +168,11 @@ def compile_filters(conn: sqlite3.Connection, filters: Filters) -> Compiled:
     check_choice("scope", filters.scope, tuple(SCOPES))
     clauses: list[str] = []
     params: list[Any] = []
-
-    if filters.path is not None:
-        clauses.append("d.path = ?")
-        params.append(filters.path)
-
-    if filters.folder is not None:
-        folder = normalize_folder(filters.folder)
-        if folder:
-            check_folder(conn, folder)
-            # A range over the index instead of LIKE: case-sensitive, and `_` and `%` stay plain.
-            clauses.append("(d.folder = ? OR (d.folder >= ? AND d.folder < ?))")
-            params += [folder, folder + "/", folder + "0"]  # "0" is the character after "/"
-        else:
-            clauses.append("d.folder = ''")
-
-    if filters.pattern is not None:
-        clauses.append("d.path GLOB ?")
-        params.append(filters.pattern)
-
-    if not isinstance(filters.filters, dict):
-        raise InvalidArgument(
-            f"filters must be an object of field -> value (string, number or boolean); got {filters.filters!r}."
-        )
+    _where_the_page_is(conn, filters, clauses, params)
     # With a folder, path, pattern or date narrowing the pages, checking each of them for the value is
     # cheap; without one, the pages holding the value are the smaller set to start from.
     narrowed = bool(clauses) or filters.modified_after is not None or filters.modified_before is not None
-    for name, value in filters.filters.items():
-        if value is None or isinstance(value, (list, dict)):
-            raise InvalidArgument(
-                f"filters[{name!r}] must be a string, number or boolean; got {json.dumps(value)}. "
-                "Give one value per field; all given fields must match."
-            )
-        check_field(conn, name)
-        values = comparable_values(value)
-        holds_value = f"field = ? AND value IN ({', '.join('?' * len(values))})"
-        if narrowed:
-            clauses.append(f"EXISTS (SELECT 1 FROM field_values WHERE document_id = d.id AND {holds_value})")
-        else:
-            clauses.append(f"d.id IN (SELECT document_id FROM field_values WHERE {holds_value})")
-        params += [name, *values]
+    _field_values(conn, filters.filters, narrowed, clauses, params)
 
     # After the field filters: a language is most of a single-language site, no narrowing worth an EXISTS.
     if filters.language is not None:
@@ -237,6 +199,51 @@ def compile_filters(conn: sqlite3.Connection, filters: Filters) -> Compiled:
             params.append(match)
 
     return Compiled(" AND ".join(clauses) or "1", params, match)
+
+
+def _where_the_page_is(conn: sqlite3.Connection, filters: Filters, clauses: list[str], params: list[Any]) -> None:
+    """Add the conditions of `path`, `folder` and `pattern`."""
+    if filters.path is not None:
+        clauses.append("d.path = ?")
+        params.append(filters.path)
+
+    if filters.folder is not None:
+        folder = normalize_folder(filters.folder)
+        if folder:
+            check_folder(conn, folder)
+            # A range over the index instead of LIKE: case-sensitive, and `_` and `%` stay plain.
+            clauses.append("(d.folder = ? OR (d.folder >= ? AND d.folder < ?))")
+            params += [folder, folder + "/", folder + "0"]  # "0" is the character after "/"
+        else:
+            clauses.append("d.folder = ''")
+
+    if filters.pattern is not None:
+        clauses.append("d.path GLOB ?")
+        params.append(filters.pattern)
+
+
+def _field_values(
+    conn: sqlite3.Connection, fields: dict[str, Any], narrowed: bool, clauses: list[str], params: list[Any]
+) -> None:
+    """Add a condition for each front matter field of `filters`: the page holds that value."""
+    if not isinstance(fields, dict):
+        raise InvalidArgument(
+            f"filters must be an object of field -> value (string, number or boolean); got {fields!r}."
+        )
+    for name, value in fields.items():
+        if value is None or isinstance(value, (list, dict)):
+            raise InvalidArgument(
+                f"filters[{name!r}] must be a string, number or boolean; got {json.dumps(value)}. "
+                "Give one value per field; all given fields must match."
+            )
+        check_field(conn, name)
+        values = comparable_values(value)
+        holds_value = f"field = ? AND value IN ({', '.join('?' * len(values))})"
+        if narrowed:
+            clauses.append(f"EXISTS (SELECT 1 FROM field_values WHERE document_id = d.id AND {holds_value})")
+        else:
+            clauses.append(f"d.id IN (SELECT document_id FROM field_values WHERE {holds_value})")
+        params += [name, *values]
 
 
 def comparable_values(value: str | int | float | bool) -> list[str | None]:

@@ -10,12 +10,12 @@ import json
 import sqlite3
 from typing import Any
 
+from ..errors import InvalidArgument
 from ..instants import rfc3339
 from ..limits import ROWS
 from .filters import (
     Compiled,
     Filters,
-    InvalidArgument,
     check_choice,
     check_field,
     check_range,
@@ -28,7 +28,7 @@ from .schema import KeptPerVersion, index_version
 DOCUMENT_COLUMNS = "d.path, d.title, d.folder, d.url, d.modified, d.summary, d.meta, d.language, d.fallback_of"
 
 
-def document_row(row: tuple) -> dict[str, Any]:
+def document_row(row: tuple[Any, ...]) -> dict[str, Any]:
     path, title, folder, url, modified, summary, meta, language, fallback_of = row
     found = {
         "path": path,
@@ -52,7 +52,8 @@ def count_documents(conn: sqlite3.Connection, filters: Filters) -> int:
 
 
 def count_matching(conn: sqlite3.Connection, compiled: Compiled) -> int:
-    return conn.execute(f"SELECT count(*) FROM documents d WHERE {compiled.where}", compiled.params).fetchone()[0]
+    count: int = conn.execute(f"SELECT count(*) FROM documents d WHERE {compiled.where}", compiled.params).fetchone()[0]
+    return count
 
 
 # The month of the whole second, rounded down, in integers: SQLite's `/` rounds toward zero (so
@@ -63,7 +64,7 @@ MONTH_OF_MODIFIED = (
 )
 
 
-def bucket_order(bucket: dict[str, Any]) -> tuple:
+def bucket_order(bucket: dict[str, Any]) -> tuple[Any, ...]:
     return (-bucket["count"], bucket["key"].casefold(), bucket["key"])
 
 

@@ -16,11 +16,14 @@ import re
 import sqlite3
 from typing import Any
 
+from ..errors import InvalidArgument
 from ..limits import SEARCH_RESULTS
-from .filters import Filters, InvalidArgument, no_document
-from .links import split_target
+from .filters import Filters, no_document
+from .link_queries import split_target
 from .schema import TOKENIZER
-from .search import COMMON_MINIMUM, is_stop_word, search, section_count
+from .search import search
+from .search_counts import section_count
+from .search_plan import COMMON_MINIMUM, is_stop_word
 from .semantic import fuse, related_pages
 
 TERMS = 25  # distinctive terms searched for

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections.abc import Callable
 
 
 def set_digest(items: dict[str, str] | set[str]) -> str:
@@ -78,6 +79,31 @@ def resolve_links(
     and the broken ones (a file may now be there). So the links of unchanged pages break when their target goes,
     under `mkdocs serve --dirty` too, and a rebuild of one page costs a few lookups, not one per link of the site.
     """
+    moved = _store_site_files(conn, site_files, changed, same_files)
+    rows = _links_to_check(conn, same_files, moved)
+    files = SiteFiles(site_files, version_base)
+    has_anchor = _anchor_lookup(conn)
+    changes = []
+    touched: set[str] = set()
+    for rowid, target, anchor, stored_path, stored_broken in rows.values():
+        path = files.find(target)
+        broken = None
+        if path is None:
+            broken = "page"
+        elif anchor and has_anchor(path, anchor) is False:
+            broken = "anchor"
+        if (path, broken) != (stored_path, stored_broken):
+            changes.append((path, broken, rowid))
+            touched.update(p for p in (path, stored_path) if p is not None)
+    conn.executemany("UPDATE links SET target_path = ?, broken = ? WHERE rowid = ?", changes)
+    return touched
+
+
+def _store_site_files(
+    conn: sqlite3.Connection, site_files: dict[str, str], changed: set[str], same_files: bool
+) -> list[str]:
+    """Bring `site_files` up to date and fill `temp.changed_keys` with what changed; returns the addresses whose
+    file moved, came or went."""
     stored = {} if same_files else dict(conn.execute("SELECT url, path FROM site_files"))
     moved = [] if same_files else [url for url in stored.keys() | site_files.keys()
                                    if stored.get(url) != site_files.get(url)]
@@ -91,6 +117,14 @@ def resolve_links(
     conn.executemany("INSERT OR IGNORE INTO temp.changed_keys VALUES ('path', ?)", [[path] for path in changed])
     conn.executemany("INSERT OR IGNORE INTO temp.changed_keys VALUES ('gone', ?)",
                      [[stored[url]] for url in moved if url in stored])
+    return moved
+
+
+def _links_to_check(
+    conn: sqlite3.Connection, same_files: bool, moved: list[str]
+) -> dict[int, tuple[int, str, str | None, str | None, str | None]]:
+    """The links that may lead elsewhere now (see `resolve_links`): rowid -> rowid, target, anchor, target path
+    and broken, as stored."""
     columns = "SELECT l.rowid, l.target, l.anchor, l.target_path, l.broken FROM links l"
     rows: dict[int, tuple[int, str, str | None, str | None, str | None]] = {}  # rowid -> the columns above
     queries = [
@@ -106,7 +140,11 @@ def resolve_links(
                     f"{columns} WHERE l.broken = 'page'"]
     for sql in queries:
         rows.update((row[0], row) for row in conn.execute(sql))
-    files = SiteFiles(site_files, version_base)
+    return rows
+
+
+def _anchor_lookup(conn: sqlite3.Connection) -> Callable[[str, str], bool | None]:
+    """Whether a page has an anchor, each page's anchors read once."""
     documents: dict[str, int] = {}
     anchors: dict[int, set[str]] = {}
 
@@ -122,20 +160,7 @@ def resolve_links(
         document_id = documents[path]
         return None if document_id < 0 else anchor in anchors[document_id]
 
-    changes = []
-    touched: set[str] = set()
-    for rowid, target, anchor, stored_path, stored_broken in rows.values():
-        path = files.find(target)
-        broken = None
-        if path is None:
-            broken = "page"
-        elif anchor and has_anchor(path, anchor) is False:
-            broken = "anchor"
-        if (path, broken) != (stored_path, stored_broken):
-            changes.append((path, broken, rowid))
-            touched.update(p for p in (path, stored_path) if p is not None)
-    conn.executemany("UPDATE links SET target_path = ?, broken = ? WHERE rowid = ?", changes)
-    return touched
+    return has_anchor
 
 
 def count_linking_pages(conn: sqlite3.Connection, paths: set[str]) -> None:

@@ -1,10 +1,8 @@
 """Search by meaning too (opt-in: the plugin option `semantic`, the extra `mkdocs-vault-mcp[semantic]`).
 
 Build side. When the option names a model, the writer's commit gives every section without a vector one: its
-page title, heading trail and text, embedded by a sentence-embedding model in ONNX (onnxruntime and the model's
-own tokenizer; mean pooling, unit length). Vectors are cached in the cache dir by the hash of the model and the
-text, so a rebuild embeds only new or changed sections, and a rebuild that changed nothing loads no model. The
-index keeps them in `section_vectors` (section id, float16 BLOB) and names the model in `info`: `serve
+page title, heading trail and text, embedded by the model (index/embedding.py loads it and caches what it
+embeds). The index keeps them in `section_vectors` (section id, float16 BLOB) and names the model in `info`: `serve
 SITE_DIR` and a deployed index use them as they are. Without the option nothing here is imported by a build but
 the two SQL statements of `store_vectors` that drop the vectors of an earlier build.
 
@@ -21,17 +19,14 @@ import dataclasses
 import functools
 import hashlib
 import logging
-import os
 import re
 import sqlite3
-import sys
-import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import cjk
+from .embedding import QUERY_THREADS, ModelUnavailable, cached_vectors, load_model, model_key
 from .schema import KeptPerVersion, index_version
 
 if TYPE_CHECKING:
@@ -40,13 +35,6 @@ if TYPE_CHECKING:
     from .filters import Filters
 
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
-
-MAX_TOKENS = 256  # what all-MiniLM-L6-v2 was trained on; longer text is cut
-BATCH = 8  # at 32 texts of 256 tokens, onnxruntime holds three times the memory, and is no faster
-PROGRESS_SECONDS = 10  # the build log reports the first embedding run this often
-# Where a model folder (a download, or one of the user's) may hold its ONNX file, first found wins.
-ONNX_FILES = ("model.onnx", "onnx/model.onnx", "onnx/model_quantized.onnx")
-HUB_FILES = ["tokenizer.json", "onnx/model.onnx"]
 
 # Fusion (reciprocal rank fusion): a page scores the sum over both rankings of weight / (RRF_K + its rank).
 # Set on bench/search_queries.json (bench/semantic_quality.py); the held-out set was only scored.
@@ -61,107 +49,6 @@ SNIPPET_WORDS = 30
 
 QUESTION_WORDS = frozenset("how what why when where which who can could should does do is are will".split())
 _CODE = re.compile(r"[_.]\w|[a-z][A-Z]|[A-Z]{2,}[a-z]{2}|[()=@{}/]")
-
-
-# --- the model ----------------------------------------------------------------------------------------------
-
-
-class ModelUnavailable(Exception):
-    """The model cannot be loaded: the extra is not installed, the folder lacks a file, the download failed."""
-
-
-def model_key(model: str) -> str:
-    """What cached vectors are filed under: the model's name, or its folder and the size of its ONNX file."""
-    folder = Path(model)
-    if folder.is_dir():
-        for name in ONNX_FILES:
-            if (folder / name).is_file():
-                return f"{model}:{(folder / name).stat().st_size}"
-    return model
-
-
-class Model:
-    def __init__(self, model: str, threads: int = 0) -> None:
-        """`threads`: onnxruntime's threads for one text (0: one a CPU)."""
-        try:
-            import numpy
-            import onnxruntime
-            from tokenizers import Tokenizer
-        except ImportError as error:
-            raise ModelUnavailable(
-                f"{error.name} is not installed; pip install 'mkdocs-vault-mcp[semantic]'") from None
-        self.np = numpy
-        folder = Path(model) if Path(model).is_dir() else _download(model)
-        onnx = next((folder / name for name in ONNX_FILES if (folder / name).is_file()), None)
-        if onnx is None or not (folder / "tokenizer.json").is_file():
-            raise ModelUnavailable(f"{folder} must hold tokenizer.json and one of {', '.join(ONNX_FILES)}")
-        try:
-            self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-            self.tokenizer.enable_truncation(MAX_TOKENS)
-            self.tokenizer.enable_padding()
-            options = onnxruntime.SessionOptions()
-            options.log_severity_level = 3
-            options.intra_op_num_threads = threads
-            # Threads that spin between runs would take the CPUs from the build and from the numpy scan.
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            self.session = onnxruntime.InferenceSession(str(onnx), options, providers=["CPUExecutionProvider"])
-        except Exception as error:  # a damaged file: the model is unavailable, the build goes on
-            raise ModelUnavailable(f"{onnx} could not be loaded: {error}") from None
-        self.inputs = {given.name for given in self.session.get_inputs()}
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        """Unit vectors (float32, one row per text): the model's token states, averaged over the real tokens."""
-        np = self.np
-        encoded = self.tokenizer.encode_batch(texts)
-        ids = np.array([item.ids for item in encoded], dtype=np.int64)
-        mask = np.array([item.attention_mask for item in encoded], dtype=np.int64)
-        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        states = self.session.run(None, {name: value for name, value in feed.items() if name in self.inputs})[0]
-        summed = (states * mask[..., None]).sum(axis=1)
-        vectors = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
-        return (vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)).astype(np.float32)
-
-
-def _download(name: str) -> Path:
-    try:
-        from huggingface_hub import snapshot_download
-
-        return Path(snapshot_download(name, allow_patterns=HUB_FILES))
-    except Exception as error:
-        raise ModelUnavailable(f"model {name!r} could not be fetched from the model hub: {error}") from None
-
-
-_models: dict[tuple[str, int], Model | ModelUnavailable] = {}
-_models_lock = threading.Lock()
-# Models inherited by a forked child: kept, never used nor freed (freeing a session waits for its worker threads,
-# which were not forked with it).
-_inherited: list[dict[tuple[str, int], Model | ModelUnavailable]] = []
-
-
-def _forget_models_in_child() -> None:
-    """A forked writer loads its own model: the parent's session would run on threads the child lacks."""
-    _inherited.append(_models.copy())
-    _models.clear()
-
-
-os.register_at_fork(after_in_child=_forget_models_in_child)
-# A query is one short text: a second thread saves less than waking it costs on a busy machine.
-QUERY_THREADS = 1
-
-
-def load_model(model: str, threads: int = 0) -> Model:
-    """The model, loaded once per process (a failure too: it is not retried at every query)."""
-    with _models_lock:
-        loaded = _models.get((model, threads))
-        if loaded is None:
-            try:
-                loaded = Model(model, threads)
-            except ModelUnavailable as error:
-                loaded = error
-            _models[model, threads] = loaded
-    if isinstance(loaded, ModelUnavailable):
-        raise loaded
-    return loaded
 
 
 # --- the build's side: the writer's commit -------------------------------------------------------------------
@@ -205,62 +92,14 @@ def store_vectors(conn: sqlite3.Connection, semantic: dict[str, str] | None, pag
     conn.execute("INSERT OR REPLACE INTO info (key, value) VALUES ('semantic_model', ?)", [model])
 
 
-def _embed_sections(conn: sqlite3.Connection, model: str, cache_path: Path, missing: list[tuple]) -> None:
+def _embed_sections(conn: sqlite3.Connection, model: str, cache_path: Path, missing: list[tuple[Any, ...]]) -> None:
     key_of_model = model_key(model)
     texts = {section_id: section_text(title, headings, body) for section_id, title, headings, body in missing}
     keys = {section_id: hashlib.sha256(f"{key_of_model}\n{text}".encode()).hexdigest()
             for section_id, text in texts.items()}
-    cache_path.parent.mkdir(parents=True, exist_ok=True)
-    cache = sqlite3.connect(cache_path)
-    try:
-        cache.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vector BLOB NOT NULL)")
-        found: dict[str, bytes] = {}
-        unique = list(dict.fromkeys(keys.values()))
-        for start in range(0, len(unique), 500):
-            chunk = unique[start : start + 500]
-            found.update(cache.execute(
-                f"SELECT key, vector FROM vectors WHERE key IN ({', '.join('?' * len(chunk))})", chunk))
-        todo = {key: texts[section_id] for section_id, key in keys.items() if key not in found}
-        if todo:
-            found.update(_embed_with_progress(load_model(model), todo, cache))
-    finally:
-        cache.close()
+    found = cached_vectors(model, cache_path, {key: texts[section_id] for section_id, key in keys.items()})
     conn.executemany("INSERT OR REPLACE INTO section_vectors (section_id, vector) VALUES (?, ?)",
                      [(section_id, found[key]) for section_id, key in keys.items()])
-
-
-def _embed_with_progress(model: Model, todo: dict[str, str], cache: sqlite3.Connection) -> dict[str, bytes]:
-    """Embed `todo` (cache key -> text), shortest texts together (less padding), each batch cached as it is
-    made (a build stopped half-way keeps what it embedded); report progress to the build log."""
-    order = sorted(todo, key=lambda key: len(todo[key]))
-    if not log.hasHandlers():  # a writer started as a new Python: its stderr is the build's, without MkDocs' log
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(levelname)-8s-  %(message)s"))
-        log.addHandler(handler)
-        log.setLevel(logging.INFO)
-    made: dict[str, bytes] = {}
-    started = last_report = time.monotonic()
-    log.info(f"vault-mcp: embedding {len(order)} sections for search by meaning (cached for later builds)")
-    for start in range(0, len(order), BATCH):
-        keys = order[start : start + BATCH]
-        vectors = model.embed([todo[key] for key in keys]).astype(model.np.float16)
-        rows = [(key, vector.tobytes()) for key, vector in zip(keys, vectors, strict=True)]
-        with cache:
-            cache.executemany("INSERT OR REPLACE INTO vectors (key, vector) VALUES (?, ?)", rows)
-        made.update(rows)
-        now = time.monotonic()
-        if now - last_report >= PROGRESS_SECONDS and len(made) < len(order):
-            last_report = now
-            rate = len(made) / (now - started)
-            log.info(f"vault-mcp: embedded {len(made)} of {len(order)} sections, {rate:.1f} a second,"
-                     f" about {_duration((len(order) - len(made)) / rate)} left")
-    elapsed = time.monotonic() - started
-    log.info(f"vault-mcp: embedded {len(made)} sections in {_duration(elapsed)}")
-    return made
-
-
-def _duration(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
 # --- the query's side ----------------------------------------------------------------------------------------
@@ -313,7 +152,8 @@ def _read_vectors(conn: sqlite3.Connection, model: str) -> Vectors | None:
 @functools.lru_cache(maxsize=256)
 def query_vector(model: str, query: str) -> np.ndarray:
     """A query embedded once: agents repeat and refine queries."""
-    return load_model(model, QUERY_THREADS).embed([query])[0]
+    vector: np.ndarray = load_model(model, QUERY_THREADS).embed([query])[0]
+    return vector
 
 
 def query_style(query: str) -> str:
@@ -394,7 +234,9 @@ def _page(conn: sqlite3.Connection, document_id: int, sections: list[tuple[int, 
     return {"path": path, "title": title, "url": url, "score": round(sections[0][1], 4), "sections": shown}
 
 
-def fuse(keyword: list[dict[str, Any]], meaning: list[dict[str, Any]], weight: float, limit: int) -> list[dict]:
+def fuse(
+    keyword: list[dict[str, Any]], meaning: list[dict[str, Any]], weight: float, limit: int
+) -> list[dict[str, Any]]:
     """Reciprocal rank fusion of two page rankings, the meaning side's weighed `weight`; a page both give keeps
     the keyword side's sections (their snippets mark the query's words)."""
     scores: dict[str, float] = {}

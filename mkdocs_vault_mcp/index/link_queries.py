@@ -12,8 +12,9 @@ import json
 import sqlite3
 from typing import Any
 
+from ..errors import InvalidArgument
 from ..limits import ROWS, SEARCH_RESULTS
-from .filters import Filters, InvalidArgument, check_choice, check_range, compile_filters, no_document
+from .filters import Filters, check_choice, check_range, compile_filters, no_document
 
 SHOWS = ("backlinks", "outlinks", "broken", "orphans", "most_linked", "related", "history")
 WITH_TARGET = ("backlinks", "related", "history")
@@ -86,22 +87,35 @@ def _links(
         return _pages(conn, show, where, params, limit, offset)
     if show == "backlinks":
         assert target is not None  # given with this show: checked above
-        path, anchor = split_target(target, conn)
-        known = conn.execute("SELECT 1 FROM documents WHERE path = ?", [path]).fetchone() or conn.execute(
-            "SELECT 1 FROM links WHERE target_path = ? LIMIT 1", [path]
-        ).fetchone()
-        if known is None:
-            raise InvalidArgument(
-                f"No page at target {path!r} and no link to it (paths are exact and case-sensitive, "
-                "e.g. 'guide/install.md', optionally with '#anchor'); find paths with search or query_documents."
-            )
-        where += " AND l.target_path = ? AND d.path != ?"
-        params += [path, path]
-        if anchor is not None:
-            where += " AND l.anchor = ?"
-            params.append(anchor)
+        condition, condition_params = _backlinks_to(conn, target)
+        where += condition
+        params += condition_params
     elif show == "broken":
         where += " AND l.broken IS NOT NULL"
+    return _link_rows(conn, where, params, limit, offset)
+
+
+def _backlinks_to(conn: sqlite3.Connection, target: str) -> tuple[str, list[Any]]:
+    """The condition (to AND) and its parameters that keep the links to `target` from other pages."""
+    path, anchor = split_target(target, conn)
+    known = conn.execute("SELECT 1 FROM documents WHERE path = ?", [path]).fetchone() or conn.execute(
+        "SELECT 1 FROM links WHERE target_path = ? LIMIT 1", [path]
+    ).fetchone()
+    if known is None:
+        raise InvalidArgument(
+            f"No page at target {path!r} and no link to it (paths are exact and case-sensitive, "
+            "e.g. 'guide/install.md', optionally with '#anchor'); find paths with search or query_documents."
+        )
+    where = " AND l.target_path = ? AND d.path != ?"
+    params: list[Any] = [path, path]
+    if anchor is not None:
+        where += " AND l.anchor = ?"
+        params.append(anchor)
+    return where, params
+
+
+def _link_rows(conn: sqlite3.Connection, where: str, params: list[Any], limit: int, offset: int) -> dict[str, Any]:
+    """The links `where` keeps, one page of them, with their total."""
     total = conn.execute(f"SELECT count(*){LINK_FROM} WHERE {where}", params).fetchone()[0]
     rows = []
     if offset < total:
@@ -139,7 +153,9 @@ def history(conn: sqlite3.Connection, target: str, limit: int, offset: int) -> d
     return {"result": result, "total": len(commits), "next_offset": after if after < len(commits) else None}
 
 
-def _pages(conn: sqlite3.Connection, show: str, where: str, params: list, limit: int, offset: int) -> dict[str, Any]:
+def _pages(
+    conn: sqlite3.Connection, show: str, where: str, params: list[Any], limit: int, offset: int
+) -> dict[str, Any]:
     # pages.linked_from: how many other pages link to the page, kept by every commit (index/resolve.py).
     sql = f" FROM documents d JOIN pages p ON p.document_id = d.id WHERE {where}"
     if show == "orphans":
@@ -166,10 +182,11 @@ def _pages(conn: sqlite3.Connection, show: str, where: str, params: list, limit:
 
 def orphan_count(conn: sqlite3.Connection) -> int:
     """`links(show="orphans")`'s total for the whole site, without joining every page to its document."""
-    return conn.execute(
+    count: int = conn.execute(
         f"SELECT count(*) FROM pages p WHERE {ORPHAN} AND p.document_id NOT IN"
         f" (SELECT id FROM documents WHERE path IN ({', '.join('?' * len(HOME_PAGES))}))", HOME_PAGES,
     ).fetchone()[0]
+    return count
 
 
 def link_summary(conn: sqlite3.Connection, top: int = 10) -> dict[str, Any]:
