@@ -16,6 +16,7 @@ from typing import Any
 import uvicorn
 from mkdocs.plugins import get_plugin_logger
 
+from .adapters import mkdocs_serve
 from .freshness import Freshness
 from .server import IndexReader, create_server
 from .streamable_http import (
@@ -274,22 +275,19 @@ def changed_since(targets: dict[Path, bool], since_ns: int) -> bool:
 class RebuildBeforeMkDocsWatches:
     """Asks MkDocs for a rebuild, as its own watcher does, for a save it has not started watching for yet.
 
-    Uses the flag of MkDocs 1.6's LiveReloadServer that its file watcher sets (there is no public way);
-    with another server, it does nothing, and the save stays pending until `settle` runs out.
+    There is no public way to ask (adapters/mkdocs_serve.py); with a server other than MkDocs' LiveReloadServer,
+    it does nothing, and the save stays pending until `settle` runs out.
     """
 
     def __init__(self, mkdocs_server: Any) -> None:
         self.server = mkdocs_server
 
     def __call__(self) -> None:
-        condition = getattr(self.server, "_rebuild_cond", None)
         observer = getattr(self.server, "observer", None)
-        if condition is None or observer is None or observer.is_alive():
+        if observer is None or observer.is_alive() or not mkdocs_serve.is_livereload_server(self.server):
             return  # MkDocs watches: it saw the save itself
         log.debug("A page was saved before MkDocs watched for changes; rebuilding")
-        with condition:
-            self.server._want_rebuild = True
-            condition.notify_all()
+        mkdocs_serve.request_rebuild(self.server)
 
 
 def schedule(

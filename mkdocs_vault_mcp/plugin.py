@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import json
 import os
 import sqlite3
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -39,6 +39,7 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import Page
 
 from . import stats_page
+from .adapters import mkdocs_serve
 from .build_faults import CACHE_HINT, SITE_HINT, build_fault, check_cache_dir, check_site_dir, fault_of
 from .config import VaultMcpConfig, semantic_model
 from .forked import reap_in_background
@@ -83,7 +84,8 @@ SERVE_MODULES = frozenset({"mkdocs.commands.serve", "properdocs.commands.serve"}
 def called_from_serve() -> bool:
     """Whether `mkdocs serve` (or `properdocs serve`) runs this code: the one witness of `mkdocs serve --clean`,
     which reports command='build' to on_startup (see VaultMcpPlugin.on_startup)."""
-    frame: FrameType | None = sys._getframe(1)
+    here = inspect.currentframe()
+    frame: FrameType | None = here.f_back if here is not None else None
     while frame is not None:
         if frame.f_globals.get("__name__") in SERVE_MODULES:
             return True
@@ -347,7 +349,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         # Fires only with livereload on, which is exactly when saved files cause rebuilds. MkDocs adds
         # config.watch (`-w`) after this event; theme folders (`--watch-theme`) only show in its own list.
         if self.live is not None and self.live.running:
-            watched = getattr(server, "_watched_paths", {})
+            watched = mkdocs_serve.watched_paths(server)
             self.live.watch([config.docs_dir, config.config_file_path, *config.watch, *watched], server)
         return server
 

@@ -26,6 +26,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from . import limits
+from .adapters import mcp_sdk
 
 log = logging.getLogger(__name__)
 
@@ -349,7 +350,8 @@ def http_server(
         session_idle_timeout=session_idle_seconds,
     )
     if stateful:
-        evict_the_oldest_idle_session_when_full(server.session_manager)
+        # At the limit the SDK refuses new clients; here the longest idle session makes room instead.
+        mcp_sdk.evict_longest_idle_session_when_full(server.session_manager)
     connections = ConnectionGuard()
     config = uvicorn.Config(
         Guard(app, host, token, connections),
@@ -363,30 +365,6 @@ def http_server(
         timeout_graceful_shutdown=1,
     )
     return uvicorn.Server(config)
-
-
-def evict_the_oldest_idle_session_when_full(manager: Any) -> None:
-    """At the session limit, the SDK refuses every new client (503) until a session ends or expires; here the
-    session idle the longest makes room instead (its client gets 404 on its next request and starts again,
-    as after an expiry). Uses the SDK's session table and each session's idle deadline (mcp 2.3 internals).
-    """
-    admit = manager._admit_session
-
-    def admit_session(requestor: Any) -> Any:
-        if manager.max_sessions is not None and len(manager._server_instances) >= manager.max_sessions:
-            idle = [
-                (transport.idle_scope.deadline, session_id)
-                for session_id, transport in manager._server_instances.items()
-                if transport.idle_scope is not None and not transport._requests_in_flight
-            ]
-            if idle:
-                oldest = min(idle)[1]  # the earliest idle deadline: the longest idle
-                transport = manager._server_instances.pop(oldest)
-                manager._session_owners.pop(oldest, None)
-                transport.idle_scope.cancel()  # ends the session's task, which terminates it
-        return admit(requestor)
-
-    manager._admit_session = admit_session
 
 
 def serve_http(
