@@ -21,9 +21,9 @@ from typing import Any
 from starlette.middleware.cors import CORSMiddleware
 
 from . import limits
+from .http_guard import Guard, transport_security
 from .remote_index import DEFAULT_MAX_MB, DEFAULT_REFRESH_SECONDS, RemoteIndex, is_url
 from .server import IndexReader, create_server
-from .streamable_http import Guard, transport_security
 
 log = logging.getLogger(__name__)
 
@@ -154,7 +154,7 @@ class WithHealth:
     def __init__(self, app: Any, path: str, reader: IndexReader) -> None:
         self.app, self.path, self.reader = app, path, reader
 
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope["path"] != self.path:
             await self.app(scope, receive, send)
             return

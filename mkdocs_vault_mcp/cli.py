@@ -223,7 +223,8 @@ def serve_index(args: argparse.Namespace) -> None:
 
         serve_stdio(server)
         return
-    from .streamable_http import WorkersFailed, serve_http
+    from .streamable_http import serve_http
+    from .workers import WorkersFailed
 
     warning = exposure_warning(args.host, args.port, args.allow_host, args.token_env)
     if warning:
@@ -254,7 +255,7 @@ def downloaded_index(args: argparse.Namespace) -> RemoteIndex:
 
 def exposure_warning(host: str, port: int, allowed_hosts: list[str], token_env: str | None) -> str | None:
     """What a bind beyond loopback exposes, and the options that narrow it; None for a loopback bind."""
-    from .streamable_http import LOOPBACK_ADDRESSES, WILDCARD_ADDRESSES
+    from .http_guard import LOOPBACK_ADDRESSES, WILDCARD_ADDRESSES
 
     try:
         loopback = host in LOOPBACK_ADDRESSES or ipaddress.ip_address(host.strip("[]")).is_loopback

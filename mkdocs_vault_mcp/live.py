@@ -18,15 +18,9 @@ from mkdocs.plugins import get_plugin_logger
 
 from .adapters import mkdocs_serve
 from .freshness import Freshness
+from .http_guard import LOOPBACK_ADDRESSES
 from .server import IndexReader, create_server
-from .streamable_http import (
-    LOOPBACK_ADDRESSES,
-    answering_endpoints,
-    bind,
-    http_server,
-    serve_on,
-    wait_for_answers,
-)
+from .streamable_http import answering_endpoints, bind, http_server, serve_on, wait_for_answers
 
 log = get_plugin_logger("vault-mcp")
 

@@ -101,7 +101,7 @@ class BuildState:
         self.git_read: GitTimesRead | None = None  # started in on_config, waited for by the first page's dates
         # Rendered pages (and their HTML) to index once git is done and the writer has opened the index
         self.waiting: list[tuple[Page, str]] = []
-        self.authored_keys: dict[str, set] = {}  # path -> the front matter keys the author wrote
+        self.authored_keys: dict[str, set[str]] = {}  # path -> the front matter keys the author wrote
         self.nav: set[str] | None = None  # the paths of the pages the nav lists (on_nav)
         self.working_index: Path | None = None  # where this build indexes to, and with which options (on_config)
         self.options_json = ""
@@ -125,7 +125,8 @@ class BuildState:
             self.plugin_seconds += time.perf_counter() - start
 
 
-class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
+# MkDocs' BasePlugin.__init_subclass__ is untyped; only `mypy --strict` says so (hence unused-ignore).
+class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-call, unused-ignore]
     def __init__(self) -> None:
         self.freshness = Freshness()
         self.live: Any = None  # the MCP server beside `mkdocs serve`, started once per serve run

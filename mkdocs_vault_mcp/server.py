@@ -89,7 +89,9 @@ class IndexReader:
         self.call_seconds = call_seconds
         self.lanes = budget.Lanes(READER_THREADS, HEAVY_CALLS, queued_calls, LIGHT_SECONDS)
         self._local = threading.local()
-        self._limiters: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> its limiter
+        self._limiters: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, anyio.CapacityLimiter] = (
+            weakref.WeakKeyDictionary()
+        )  # event loop -> its limiter
 
     def connection(self) -> sqlite3.Connection:
         try:
