@@ -253,7 +253,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
         if indexing is None or self.state.fault is not None:
             return
         # Timed and guarded by hand rather than with `timed()` and build_fault: every page rendered again under
-        # `mkdocs serve` comes here, and two context managers were a tenth of the time of an unchanged page
+        # `mkdocs serve` comes here, and two context managers would be a large part of an unchanged page's time.
         start = time.perf_counter()
         try:
             indexing.page_rendered(page, html)
@@ -362,7 +362,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
 
     def _fields(self, site_url: str | None, page: Page) -> dict[str, Any]:
         """The page's build_document arguments but for its HTML and fingerprint. `site_url`: the config's, read once
-        a build (a MkDocs config option costs an ABC check and a dict lookup, for each of 10,000 pages)."""
+        a build (a MkDocs config option costs an ABC check and a dict lookup, for every page)."""
         return document_fields(page, site_url, self.page_options, git=self.state.git, language=self.language,
                                i18n=self.i18n, authored_keys=self.state.authored_keys.get(page.file.src_uri))
 

@@ -30,9 +30,9 @@ def bind(host: str, port: int, share_port: bool = False) -> socket.socket:
     connection waiting when it wakes, so a burst of clients can all land on the first process to wake.)
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP given, not left 0: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on accepted
-    # sockets whose proto says TCP, and with it on, every answer on a kept-alive connection waits ~40 ms
-    # for the client's delayed ACK.
+    # IPPROTO_TCP passed, not left 0: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on accepted
+    # sockets whose proto says TCP, and with it on, every answer on a kept-alive connection waits for the
+    # client's delayed ACK.
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     # Lets a restarted server take its port back from connections still in TIME_WAIT; Linux still refuses
     # the bind while another socket listens there.
@@ -83,10 +83,10 @@ def http_server(
     max_sessions: int = limits.MAX_SESSIONS,
     session_idle_seconds: float = limits.SESSION_IDLE_SECONDS,
 ) -> uvicorn.Server:
-    # Stateless by default: every request stands alone, so no session outlives its request (10,000 abandoned
-    # sessions once held ~300 MB and refused new clients), and replicas behind a load balancer need no
+    # Stateless by default: every request stands alone, so no session outlives its request (abandoned sessions
+    # hold memory and, at the limit, keep new clients out), and replicas behind a load balancer need no
     # sticky sessions. The tools need no session: they never call the client back. Answers are plain
-    # JSON rather than a one-event stream (the tools send no progress): ~3 ms less per call.
+    # JSON rather than a one-event stream (the tools send no progress), which is quicker to answer.
     app = server.streamable_http_app(
         streamable_http_path=path,
         transport_security=transport_security(host, allowed_hosts),
