@@ -8,7 +8,7 @@ these private attributes of MkDocs 1.6's `mkdocs.livereload.LiveReloadServer`, s
 - `_rebuild_cond` and `_want_rebuild`: the condition its build loop waits on and the flag that asks it to rebuild,
   set together as its own watcher does.
 
-A server of another class (a test's, or none) has neither: then nothing is watched beyond what MkDocs' config
+A server of another class (a test's, or none) has none of them: then nothing is watched beyond what MkDocs' config
 names, and no rebuild is asked. Public `watched_paths()` and `request_rebuild()` methods would be worth proposing
 to MkDocs.
 """
@@ -22,12 +22,14 @@ from . import mismatch
 DISTRIBUTION = "mkdocs"
 SUPPORTED = ">=1.6,<2"
 ATTRIBUTES = ("_watched_paths", "_rebuild_cond", "_want_rebuild")
+# Its module under MkDocs, and under ProperDocs, the fork that serves the same class from its own package.
+LIVERELOAD_MODULES = frozenset({"mkdocs.livereload", "properdocs.livereload"})
 
 
 def is_livereload_server(server: Any) -> bool:
-    from mkdocs.livereload import LiveReloadServer
-
-    return isinstance(server, LiveReloadServer)
+    """Whether `server` is (a subclass of) MkDocs' or ProperDocs' LiveReloadServer, without importing either."""
+    return any(cls.__name__ == "LiveReloadServer" and cls.__module__ in LIVERELOAD_MODULES
+               for cls in type(server).__mro__)
 
 
 def missing(server: Any) -> list[str]:
