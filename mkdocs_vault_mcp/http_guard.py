@@ -9,22 +9,14 @@ from __future__ import annotations
 import asyncio
 import hmac
 import ipaddress
-import logging
-from collections.abc import MutableMapping
 from typing import Any
 
 from mcp.server.transport_security import TransportSecuritySettings
 
-from .http_connections import ConnectionGuard, log_accept_errors_once
-
-log = logging.getLogger(__name__)
-
-Scope = MutableMapping[str, Any]  # an ASGI scope
+from .http_connections import ConnectionGuard, Scope, log_accept_errors_once
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 LOOPBACK_ADDRESSES = ("127.0.0.1", "localhost", "::1")
-
-
 WILDCARD_ADDRESSES = ("0.0.0.0", "::", "")
 
 
