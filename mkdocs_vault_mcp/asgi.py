@@ -18,12 +18,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+from mcp.server.lowlevel import Server
 from starlette.middleware.cors import CORSMiddleware
 
 from . import limits
+from .http_guard import Guard, transport_security
 from .remote_index import DEFAULT_MAX_MB, DEFAULT_REFRESH_SECONDS, RemoteIndex, is_url
 from .server import IndexReader, create_server
-from .streamable_http import Guard, transport_security
 
 log = logging.getLogger(__name__)
 
@@ -47,8 +48,9 @@ class ConfigurationError(Exception):
     """A setting the app cannot start with; the message names the setting and what it accepts."""
 
 
-def setting(name: str, given: Any) -> Any:
-    return given if given is not None else os.environ.get(SETTINGS[name]) or None
+def setting(name: str, argument: Any) -> Any:
+    """The factory's argument for setting `name`, else its environment variable's value, else None."""
+    return argument if argument is not None else os.environ.get(SETTINGS[name]) or None
 
 
 def listed(value: str | list[str] | None) -> list[str]:
@@ -94,21 +96,19 @@ def create_app(
     secret = setting("token", token)
     keep_sessions = stateful if stateful is not None else str(setting("stateful", None) or "").lower() in TRUE
 
-    remote: RemoteIndex | None = None
-    if is_url(site):
-        from .remote_index import DownloadRefused
+    index_file, remote = site_index(site, setting("cache_dir", cache_dir), setting("max_size", max_size),
+                                    setting("refresh", refresh))
+    reader = IndexReader(index_file, describe=remote.describe if remote else None)
+    # Bound to every address, as in a container: a loopback Host is accepted only on a loopback connection.
+    host = "0.0.0.0"
+    guarded = Guard(mcp_app(create_server(reader), host, endpoint, hosts, origins, keep_sessions), host, secret)
+    app: Any = WithHealth(guarded, health, reader)
+    return with_cors(app, origins) if origins else app
 
-        remote = RemoteIndex(
-            site,
-            Path(setting("cache_dir", cache_dir)) if setting("cache_dir", cache_dir) else None,
-            int(number("max_size", setting("max_size", max_size), DEFAULT_MAX_MB)) << 20,
-            number("refresh", setting("refresh", refresh), DEFAULT_REFRESH_SECONDS),
-        )
-        try:
-            index_file = remote.start()
-        except DownloadRefused as error:
-            raise ConfigurationError(f"{error} No cached copy to serve instead ({remote.folder}).") from None
-    else:
+
+def site_index(site: str, cache_dir: str | None, max_size: Any, refresh: Any) -> tuple[Path, RemoteIndex | None]:
+    """The index to serve: a built site's, checked, or a deployed site's, downloaded (with its RemoteIndex)."""
+    if not is_url(site):
         from .cli import UsageError, check_index, index_path
 
         try:
@@ -116,35 +116,48 @@ def create_app(
             check_index(index_file)
         except UsageError as error:
             raise ConfigurationError(str(error)) from None
+        return index_file, None
+    from .remote_index import DownloadRefused
 
-    reader = IndexReader(index_file, describe=remote.describe if remote else None)
-    server = create_server(reader)
-    # Bound to every address, as in a container: a loopback Host is accepted only on a loopback connection.
-    host = "0.0.0.0"
+    remote = RemoteIndex(
+        site,
+        Path(cache_dir) if cache_dir else None,
+        int(number("max_size", max_size, DEFAULT_MAX_MB)) << 20,
+        number("refresh", refresh, DEFAULT_REFRESH_SECONDS),
+    )
+    try:
+        return remote.start(), remote
+    except DownloadRefused as error:
+        raise ConfigurationError(f"{error} No cached copy to serve instead ({remote.folder}).") from None
+
+
+def mcp_app(server: Server, host: str, endpoint: str, hosts: list[str], origins: list[str], stateful: bool) -> Any:
+    """The SDK's Streamable HTTP app, answering the allowed Host names and the browser origins given."""
     security = transport_security(host, hosts)
     # The SDK refuses a request whose Origin it was not told of; a browser client's origin is one.
     security.allowed_origins = [*security.allowed_origins, *origins]
-    mcp_app = server.streamable_http_app(
+    return server.streamable_http_app(
         streamable_http_path=endpoint,
         transport_security=security,
         host=host,
-        stateless_http=not keep_sessions,
+        stateless_http=not stateful,
         json_response=True,
         max_sessions=limits.MAX_SESSIONS,
         session_idle_timeout=limits.SESSION_IDLE_SECONDS,
     )
-    app: Any = WithHealth(Guard(mcp_app, host, secret), health, reader)
-    if origins:
-        app = CORSMiddleware(
-            app,
-            allow_origins=origins,
-            allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
-            allow_headers=["Authorization", "Content-Type", "Accept", "Last-Event-ID", "Mcp-Session-Id",
-                           "Mcp-Protocol-Version", "Mcp-Method", "Mcp-Name"],
-            expose_headers=["Mcp-Session-Id", "WWW-Authenticate"],
-            max_age=3600,
-        )
-    return app
+
+
+def with_cors(app: Any, origins: list[str]) -> Any:
+    """`app` answering the CORS preflight of browser clients from `origins`."""
+    return CORSMiddleware(
+        app,
+        allow_origins=origins,
+        allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
+        allow_headers=["Authorization", "Content-Type", "Accept", "Last-Event-ID", "Mcp-Session-Id",
+                       "Mcp-Protocol-Version", "Mcp-Method", "Mcp-Name"],
+        expose_headers=["Mcp-Session-Id", "WWW-Authenticate"],
+        max_age=3600,
+    )
 
 
 class WithHealth:
@@ -154,7 +167,7 @@ class WithHealth:
     def __init__(self, app: Any, path: str, reader: IndexReader) -> None:
         self.app, self.path, self.reader = app, path, reader
 
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope["path"] != self.path:
             await self.app(scope, receive, send)
             return

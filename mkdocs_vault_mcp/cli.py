@@ -113,6 +113,23 @@ def megabytes(text: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
+    parser = command_line()
+    args = parser.parse_args(argv)
+    if args.command == "serve":
+        check_serve_options(parser, args)
+    try:
+        if args.command == "index":
+            index_site(args)
+        else:
+            serve_index(args)
+    except UsageError as error:
+        print(f"mkdocs-vault-mcp: error: {error}", file=sys.stderr)
+        raise SystemExit(USAGE_ERROR) from None
+    except KeyboardInterrupt:
+        pass
+
+
+def command_line() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mkdocs-vault-mcp", description=__doc__, epilog=EXAMPLES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -120,6 +137,17 @@ def main(argv: list[str] | None = None) -> None:
     serve = commands.add_parser("serve", help="serve the MCP tools from a built site's index (read-only)",
                                 description="Serve the MCP tools from a built site's index (read-only).",
                                 epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_serve_arguments(serve)
+    index = commands.add_parser(
+        "index", help="index a site already built (by Zensical, MkDocs or ProperDocs without the plugin)",
+        description="Index a site already built (by Zensical, MkDocs or ProperDocs without the plugin) into "
+        "SITE_DIR/vault-mcp/index.sqlite, for `mkdocs-vault-mcp serve SITE_DIR`."
+    )
+    add_index_arguments(index)
+    return parser
+
+
+def add_serve_arguments(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("site", metavar="SITE_DIR", help="built site folder, the path of an index.sqlite, or a deployed "
                        "site's URL (https://docs.example.com/) or its index's URL, downloaded into a cache folder")
     serve.add_argument("--transport", choices=("stdio", "http"), default="stdio",
@@ -157,45 +185,40 @@ def main(argv: list[str] | None = None) -> None:
                        f"folder, or the environment variable {CACHE_ENV})")
     serve.add_argument("--max-size", type=megabytes, default=DEFAULT_MAX_MB, metavar="MB",
                        help=f"a site's URL: refuse a larger index (default {DEFAULT_MAX_MB} MB)")
-    index = commands.add_parser(
-        "index", help="index a site already built (by Zensical, MkDocs or ProperDocs without the plugin)",
-        description="Index a site already built (by Zensical, MkDocs or ProperDocs without the plugin) into "
-        "SITE_DIR/vault-mcp/index.sqlite, for `mkdocs-vault-mcp serve SITE_DIR`."
-    )
+
+
+def add_index_arguments(index: argparse.ArgumentParser) -> None:
     index.add_argument("site", metavar="SITE_DIR", help="the built site folder; gets vault-mcp/index.sqlite")
     index.add_argument("--docs-dir", metavar="DOCS", help="the Markdown sources: front matter, git times, paths")
     index.add_argument("--config", metavar="MKDOCS_YML", help="mkdocs.yml: site_name, site_url, nav titles, "
                        "the vault-mcp plugin's options (and docs_dir, unless --docs-dir is given)")
     index.add_argument("--cache-dir", metavar="DIR", help="where the working index lives between runs (default: "
                        "the plugin's cache_dir beside mkdocs.yml, else .cache/plugin/vault-mcp beside SITE_DIR)")
-    args = parser.parse_args(argv)
-    if args.command == "serve":
-        http_only = [option for option, value in (("--host", args.host), ("--port", args.port),
-                                                  ("--path", args.path), ("--allow-host", args.allow_host)) if value]
-        if args.transport != "http" and http_only:
-            several = len(http_only) > 1
-            parser.error(f"{', '.join(http_only)} {'apply' if several else 'applies'} to --transport http only; add "
-                         f"--transport http to serve over HTTP, or leave {'them' if several else 'it'} out to serve "
-                         "over stdio")
-        args.host = DEFAULT_HOST if args.host is None else args.host
-        args.port = DEFAULT_PORT if args.port is None else args.port
-        args.path = DEFAULT_PATH if args.path is None else args.path
-        if args.transport != "http" and (args.workers != 1 or args.token_env or args.stateful_sessions):
-            parser.error("--workers, --token-env and --stateful-sessions apply to --transport http only")
-        if args.workers != 1 and not hasattr(os, "fork"):
-            parser.error("--workers needs os.fork, which this platform lacks; run one process per port instead")
-        if args.workers != 1 and args.stateful_sessions:
-            parser.error("--stateful-sessions needs one process: a session lives in the process that opened it")
-    try:
-        if args.command == "index":
-            index_site(args)
-        else:
-            serve_index(args)
-    except UsageError as error:
-        print(f"mkdocs-vault-mcp: error: {error}", file=sys.stderr)
-        raise SystemExit(USAGE_ERROR) from None
-    except KeyboardInterrupt:
-        pass
+
+
+def check_serve_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse (as argparse does, exit status 2) options that do not go together; fill in the HTTP defaults."""
+    http_only = [option for option, value in (("--host", args.host), ("--port", args.port),
+                                              ("--path", args.path), ("--allow-host", args.allow_host)) if value]
+    if args.transport != "http" and http_only:
+        several = len(http_only) > 1
+        parser.error(f"{', '.join(http_only)} {'apply' if several else 'applies'} to --transport http only; add "
+                     f"--transport http to serve over HTTP, or leave {'them' if several else 'it'} out to serve "
+                     "over stdio")
+    args.host = DEFAULT_HOST if args.host is None else args.host
+    args.port = DEFAULT_PORT if args.port is None else args.port
+    args.path = DEFAULT_PATH if args.path is None else args.path
+    if args.transport != "http" and (args.workers != 1 or args.token_env or args.stateful_sessions):
+        parser.error("--workers, --token-env and --stateful-sessions apply to --transport http only")
+    if args.workers != 1:
+        from .workers import unavailable
+
+        lacking = unavailable()
+        if lacking:
+            parser.error(f"--workers {args.workers} needs {lacking}, which this platform lacks (as Windows does); "
+                         "serve with --workers 1, or run one server per port behind a load balancer")
+    if args.workers != 1 and args.stateful_sessions:
+        parser.error("--stateful-sessions needs one process: a session lives in the process that opened it")
 
 
 def serve_index(args: argparse.Namespace) -> None:
@@ -223,7 +246,8 @@ def serve_index(args: argparse.Namespace) -> None:
 
         serve_stdio(server)
         return
-    from .streamable_http import WorkersFailed, serve_http
+    from .streamable_http import serve_http
+    from .workers import WorkersFailed
 
     warning = exposure_warning(args.host, args.port, args.allow_host, args.token_env)
     if warning:
@@ -254,7 +278,7 @@ def downloaded_index(args: argparse.Namespace) -> RemoteIndex:
 
 def exposure_warning(host: str, port: int, allowed_hosts: list[str], token_env: str | None) -> str | None:
     """What a bind beyond loopback exposes, and the options that narrow it; None for a loopback bind."""
-    from .streamable_http import LOOPBACK_ADDRESSES, WILDCARD_ADDRESSES
+    from .http_guard import LOOPBACK_ADDRESSES, WILDCARD_ADDRESSES
 
     try:
         loopback = host in LOOPBACK_ADDRESSES or ipaddress.ip_address(host.strip("[]")).is_loopback
@@ -280,24 +304,24 @@ def index_site(args: argparse.Namespace) -> None:
     from .built_site import index_site as index_built_site
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
-    given = {name: Path(value) if value else None for name, value in
-             (("docs_dir", args.docs_dir), ("config_file", args.config), ("cache_dir", args.cache_dir))}
-    if given["config_file"] is not None and not given["config_file"].is_file():
+    locations = {name: Path(value) if value else None for name, value in
+                 (("docs_dir", args.docs_dir), ("config_file", args.config), ("cache_dir", args.cache_dir))}
+    if locations["config_file"] is not None and not locations["config_file"].is_file():
         raise UsageError(f"--config {args.config!r} is not a file; give the site's mkdocs.yml")
     try:
-        outcome = index_built_site(Path(args.site), **given)
+        indexed = index_built_site(Path(args.site), **locations)
     except SiteError as error:
         raise UsageError(str(error)) from None
     except (OSError, sqlite3.Error) as error:
         raise UsageError(f"cannot index {args.site!r}: {error}") from None
-    if outcome.skipped:
-        more = len(outcome.skipped) - 5
-        shown = ", ".join(outcome.skipped[:5]) + (f" and {more} more" if more > 0 else "")
-        print(f"mkdocs-vault-mcp: {len(outcome.skipped)} HTML files have no content element and are not pages: {shown}",
+    if indexed.skipped:
+        more = len(indexed.skipped) - 5
+        shown = ", ".join(indexed.skipped[:5]) + (f" and {more} more" if more > 0 else "")
+        print(f"mkdocs-vault-mcp: {len(indexed.skipped)} HTML files have no content element and are not pages: {shown}",
               file=sys.stderr)
     print(
-        f"mkdocs-vault-mcp: Indexed {outcome.documents} pages, {outcome.sections} sections: {outcome.changed} changed, "
-        f"{outcome.unchanged} unchanged, {outcome.removed} removed in {outcome.seconds:.2f} seconds; "
-        f"wrote {outcome.index}" + (f" and {outcome.stats_page}" if outcome.stats_page else ""),
+        f"mkdocs-vault-mcp: Indexed {indexed.documents} pages, {indexed.sections} sections: {indexed.changed} changed, "
+        f"{indexed.unchanged} unchanged, {indexed.removed} removed in {indexed.seconds:.2f} seconds; "
+        f"wrote {indexed.index}" + (f" and {indexed.stats_page}" if indexed.stats_page else ""),
         file=sys.stderr,
     )

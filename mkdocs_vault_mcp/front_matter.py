@@ -10,9 +10,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-from collections.abc import Callable, Mapping
-from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
+from collections.abc import Mapping
 from typing import Any
+
+from .adapters.cpython_json import sorted_encoder
 
 
 def normalize_value(value: Any) -> str | None:
@@ -77,19 +78,9 @@ def _json_fallback(value: Any) -> Any:
     return list(value) if isinstance(value, (set, frozenset)) else json_ready(value)
 
 
-def _meta_encoder() -> Callable[[Any], str]:
-    """json.dumps(json_ready(meta), sort_keys=True) without first copying the front matter: the encoder meets an odd
-    value (a date, a set) only when there is one. JSONEncoder.encode makes its C encoder anew for every call, a
-    third of its time on a page's front matter; this one is made once (where CPython has it)."""
-    if c_make_encoder is None:
-        return json.JSONEncoder(sort_keys=True, default=_json_fallback, allow_nan=False).encode
-    # JSONEncoder.iterencode's arguments: no check for cycles (json_ready has none either), no indent, the
-    # separators and ASCII escapes of json.dumps, sort_keys, skipkeys off, allow_nan off (json_ready writes text)
-    encode = c_make_encoder(None, _json_fallback, encode_basestring_ascii, None, ": ", ", ", True, False, False)
-    return lambda value: "".join(encode(value, 0))
-
-
-_encode_meta = _meta_encoder()
+# json.dumps(json_ready(meta), sort_keys=True) without first copying the front matter: the encoder meets an odd value
+# (a date, a set) only when there is one, and it is made once rather than for every page.
+_encode_meta = sorted_encoder(_json_fallback)
 
 
 def meta_fingerprint(meta: dict[str, Any]) -> str:

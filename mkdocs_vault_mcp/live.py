@@ -16,16 +16,11 @@ from typing import Any
 import uvicorn
 from mkdocs.plugins import get_plugin_logger
 
+from .adapters import mkdocs_serve
 from .freshness import Freshness
+from .http_guard import LOOPBACK_ADDRESSES
 from .server import IndexReader, create_server
-from .streamable_http import (
-    LOOPBACK_ADDRESSES,
-    answering_endpoints,
-    bind,
-    http_server,
-    serve_on,
-    wait_for_answers,
-)
+from .streamable_http import answering_endpoints, bind, http_server, serve_on, wait_for_answers
 
 log = get_plugin_logger("vault-mcp")
 
@@ -249,8 +244,7 @@ def changed_since(targets: dict[Path, bool], since_ns: int) -> bool:
     """Whether a watched file or folder changed after `since_ns` (wall clock).
 
     The change time (ctime) and not mtime: the system sets it on every write, rename and removal (a removal
-    changes the folder), and no tool can set it back or into the future. One stat per file and folder:
-    ~60 ms for 10,000 pages in 3,000 folders.
+    changes the folder), and no tool can set it back or into the future. One stat per file and folder.
     """
     try:
         folders = []
@@ -274,22 +268,19 @@ def changed_since(targets: dict[Path, bool], since_ns: int) -> bool:
 class RebuildBeforeMkDocsWatches:
     """Asks MkDocs for a rebuild, as its own watcher does, for a save it has not started watching for yet.
 
-    Uses the flag of MkDocs 1.6's LiveReloadServer that its file watcher sets (there is no public way);
-    with another server, it does nothing, and the save stays pending until `settle` runs out.
+    There is no public way to ask (adapters/mkdocs_serve.py); with a server other than MkDocs' LiveReloadServer,
+    it does nothing, and the save stays pending until `settle` runs out.
     """
 
     def __init__(self, mkdocs_server: Any) -> None:
         self.server = mkdocs_server
 
     def __call__(self) -> None:
-        condition = getattr(self.server, "_rebuild_cond", None)
         observer = getattr(self.server, "observer", None)
-        if condition is None or observer is None or observer.is_alive():
+        if observer is None or observer.is_alive() or not mkdocs_serve.is_livereload_server(self.server):
             return  # MkDocs watches: it saw the save itself
         log.debug("A page was saved before MkDocs watched for changes; rebuilding")
-        with condition:
-            self.server._want_rebuild = True
-            condition.notify_all()
+        mkdocs_serve.request_rebuild(self.server)
 
 
 def schedule(
@@ -298,7 +289,7 @@ def schedule(
     from watchdog import events
 
     # Writes, creations, removals and moves only: MkDocs rebuilds on those. Opening and reading are left
-    # to the kernel, so the 10,000 reads of a rebuild cost the watcher nothing (~0.5 s of CPU otherwise).
+    # to the kernel, so the many reads of a rebuild cost the watcher nothing.
     changes = [events.FileCreatedEvent, events.FileModifiedEvent, events.FileDeletedEvent,
                events.FileMovedEvent, events.FileClosedEvent]
 

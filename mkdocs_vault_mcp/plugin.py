@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import json
 import os
 import sqlite3
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -39,6 +39,7 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import Page
 
 from . import stats_page
+from .adapters import mkdocs_serve
 from .build_faults import CACHE_HINT, SITE_HINT, build_fault, check_cache_dir, check_site_dir, fault_of
 from .config import VaultMcpConfig, semantic_model
 from .forked import reap_in_background
@@ -83,7 +84,8 @@ SERVE_MODULES = frozenset({"mkdocs.commands.serve", "properdocs.commands.serve"}
 def called_from_serve() -> bool:
     """Whether `mkdocs serve` (or `properdocs serve`) runs this code: the one witness of `mkdocs serve --clean`,
     which reports command='build' to on_startup (see VaultMcpPlugin.on_startup)."""
-    frame: FrameType | None = sys._getframe(1)
+    here = inspect.currentframe()
+    frame: FrameType | None = here.f_back if here is not None else None
     while frame is not None:
         if frame.f_globals.get("__name__") in SERVE_MODULES:
             return True
@@ -99,7 +101,7 @@ class BuildState:
         self.git_read: GitTimesRead | None = None  # started in on_config, waited for by the first page's dates
         # Rendered pages (and their HTML) to index once git is done and the writer has opened the index
         self.waiting: list[tuple[Page, str]] = []
-        self.authored_keys: dict[str, set] = {}  # path -> the front matter keys the author wrote
+        self.authored_keys: dict[str, set[str]] = {}  # path -> the front matter keys the author wrote
         self.nav: set[str] | None = None  # the paths of the pages the nav lists (on_nav)
         self.working_index: Path | None = None  # where this build indexes to, and with which options (on_config)
         self.options_json = ""
@@ -123,7 +125,8 @@ class BuildState:
             self.plugin_seconds += time.perf_counter() - start
 
 
-class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
+# MkDocs' BasePlugin.__init_subclass__ is untyped; only `mypy --strict` says so (hence unused-ignore).
+class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-call, unused-ignore]
     def __init__(self) -> None:
         self.freshness = Freshness()
         self.live: Any = None  # the MCP server beside `mkdocs serve`, started once per serve run
@@ -250,7 +253,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         if indexing is None or self.state.fault is not None:
             return
         # Timed and guarded by hand rather than with `timed()` and build_fault: every page rendered again under
-        # `mkdocs serve` comes here, and two context managers were a tenth of the time of an unchanged page
+        # `mkdocs serve` comes here, and two context managers would be a large part of an unchanged page's time.
         start = time.perf_counter()
         try:
             indexing.page_rendered(page, html)
@@ -347,7 +350,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
         # Fires only with livereload on, which is exactly when saved files cause rebuilds. MkDocs adds
         # config.watch (`-w`) after this event; theme folders (`--watch-theme`) only show in its own list.
         if self.live is not None and self.live.running:
-            watched = getattr(server, "_watched_paths", {})
+            watched = mkdocs_serve.watched_paths(server)
             self.live.watch([config.docs_dir, config.config_file_path, *config.watch, *watched], server)
         return server
 
@@ -359,7 +362,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):
 
     def _fields(self, site_url: str | None, page: Page) -> dict[str, Any]:
         """The page's build_document arguments but for its HTML and fingerprint. `site_url`: the config's, read once
-        a build (a MkDocs config option costs an ABC check and a dict lookup, for each of 10,000 pages)."""
+        a build (a MkDocs config option costs an ABC check and a dict lookup, for every page)."""
         return document_fields(page, site_url, self.page_options, git=self.state.git, language=self.language,
                                i18n=self.i18n, authored_keys=self.state.authored_keys.get(page.file.src_uri))
 

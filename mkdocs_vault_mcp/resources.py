@@ -53,6 +53,7 @@ from mcp_types import (
 )
 
 from . import limits
+from .adapters.mcp_sdk import client_connection
 from .errors import InvalidArgument
 from .index.read import read_document
 from .instants import rfc3339
@@ -252,13 +253,13 @@ class Resources:
         return CompleteResult(completion=await self._read(compute))
 
     async def subscribe(self, ctx: ServerRequestContext, params: SubscribeRequestParams) -> EmptyResult:
-        self.subscribed.setdefault(params.uri, weakref.WeakSet()).add(connection_of(ctx))
+        self.subscribed.setdefault(params.uri, weakref.WeakSet()).add(client_connection(ctx))
         return EmptyResult()
 
     async def unsubscribe(self, ctx: ServerRequestContext, params: UnsubscribeRequestParams) -> EmptyResult:
         sessions = self.subscribed.get(params.uri)
         if sessions is not None:
-            sessions.discard(connection_of(ctx))
+            sessions.discard(client_connection(ctx))
             if not sessions:
                 del self.subscribed[params.uri]
         return EmptyResult()
@@ -315,12 +316,6 @@ class Resources:
         except OSError:
             file = None
         return file, self.index.freshness.begin_read().generation
-
-
-def connection_of(ctx: ServerRequestContext) -> Any:
-    """The client's connection, which lives as long as the client is connected (a request's `ctx.session` is made
-    for that request alone); the SDK's Connection, whose send_resource_updated is public (mcp 2.3 internals)."""
-    return ctx.session._connection
 
 
 def changes(before: dict[str, str], after: dict[str, str], host: str) -> list[ServerEvent]:

@@ -89,7 +89,9 @@ class IndexReader:
         self.call_seconds = call_seconds
         self.lanes = budget.Lanes(READER_THREADS, HEAVY_CALLS, queued_calls, LIGHT_SECONDS)
         self._local = threading.local()
-        self._limiters: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> its limiter
+        self._limiters: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, anyio.CapacityLimiter] = (
+            weakref.WeakKeyDictionary()
+        )  # event loop -> its limiter
 
     def connection(self) -> sqlite3.Connection:
         try:
@@ -132,8 +134,8 @@ class IndexReader:
         snapshot of the index. On a worker thread so that a slow call never holds the event loop, which
         serves every other client (SQLite releases the GIL while it works); but a `small` answer (little
         Python work on what SQL returns) first tries on the event loop, with INLINE_SECONDS of SQL work: a
-        count or the stats take ~0.1 ms there, while waking a worker thread and coming back costs more
-        than that, and several milliseconds when the machine's CPUs are busy. Heavy calls take turns (budget.py):
+        count or the stats take less time there than waking a worker thread and coming back costs, far less when
+        the machine's CPUs are busy. Heavy calls take turns (budget.py):
         when `queued_calls` of them already wait for theirs, one more is refused at once, with a message.
 
         The answer is the CallToolResult in its wire form (a dict), which the SDK serializes as it is: given a
