@@ -111,7 +111,8 @@ def _forget_models_in_child() -> None:
     _models.clear()
 
 
-os.register_at_fork(after_in_child=_forget_models_in_child)
+if hasattr(os, "register_at_fork"):  # Windows has no fork, so no child to forget them in
+    os.register_at_fork(after_in_child=_forget_models_in_child)
 
 
 def load_model(model: str, threads: int = 0) -> Model:
