@@ -254,7 +254,8 @@ def first_paragraph(html_content: str) -> str:
 
 # --- Markdown source -------------------------------------------------------
 
-# Front matter as MkDocs finds it (mkdocs.utils.meta.YAML_RE), without importing MkDocs where it serves.
+# Front matter as MkDocs finds it: mkdocs.utils.meta.YAML_RE's pattern (tests/test_page_model.py holds them equal),
+# written out because the server must not import MkDocs, and importing that module imports the whole mkdocs.utils.
 FRONT_MATTER = re.compile(r"^-{3}[ \t]*\n(.*?\n)(?:\.{3}|-{3})[ \t]*\n", re.UNICODE | re.DOTALL)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 # Linear in a line's length, as the HTML's expressions are in a page's (a run of white space is tried from its

@@ -30,7 +30,7 @@ log = get_plugin_logger("vault-mcp")
 
 class PageOptions(NamedTuple):
     """The plugin options every rendered page asks for, read once a build: an option of MkDocs' plugin config is a
-    descriptor over a dict, slow enough to show at 10,000 pages a rebuild under `mkdocs serve`."""
+    descriptor over a dict, slow enough to show on a large site's rebuilds under `mkdocs serve`."""
 
     include_generated: bool
     exclude: list[str]

@@ -17,6 +17,7 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -299,6 +300,7 @@ def test_publish_index_false_writes_no_index_into_the_site(five):
 
 HOOK = """
 from pathlib import Path
+from typing import Any
 
 def on_page_markdown(markdown, page, **kwargs):
     if Path(__file__).with_name("FAIL").exists() and page.file.src_uri == "page-3.md":
@@ -403,7 +405,8 @@ def test_a_write_that_fails_in_the_writer_process_is_raised_by_the_next_call_wit
     index = writer.IndexWriter(tmp_path / "w.sqlite", "{}", in_process=True)
     try:
         index.put(small_page(1), "auto")
-        index.put(replace(small_page(2), modified="not an instant"), "auto")  # build_document cannot encode it
+        not_an_instant: Any = "not an instant"  # which build_document cannot encode
+        index.put(replace(small_page(2), modified=not_an_instant), "auto")
         index.put(small_page(3), "auto")
         with pytest.raises(TypeError):
             index.commit(indexed_fields="auto", site_name="s", site_url=None)
@@ -607,6 +610,7 @@ import os
 import signal
 import threading
 from pathlib import Path
+from typing import Any
 
 NOTES = Path(__file__).with_name("notes.txt")
 stopped = []

@@ -109,3 +109,12 @@ def test_a_page_read_back_makes_the_document_it_was_made_into(both_ways) -> None
     assert document.content == page.html  # the index keeps content page_content has made: it stays as it is
     assert document.modified.tzinfo is not None and document.modified > dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
     assert [row["subject"] for row in document.history] == [subject for _, _, subject in page.history]
+
+
+def test_the_front_matter_pattern_is_mkdocs_own() -> None:
+    """documents.FRONT_MATTER writes out MkDocs' pattern, as the server does not import MkDocs: the same one."""
+    from mkdocs.utils.meta import YAML_RE
+
+    from mkdocs_vault_mcp.documents import FRONT_MATTER
+
+    assert (FRONT_MATTER.pattern, FRONT_MATTER.flags) == (YAML_RE.pattern, YAML_RE.flags)

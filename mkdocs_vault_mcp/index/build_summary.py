@@ -53,7 +53,7 @@ def build_snapshot(
             for field in tag_fields
             if field in stats["indexed_frontmatter_fields"]
         },
-        # Added later, beside the others (schema_version stays 1: no reader of the others breaks).
+        # Beside the others, so that schema_version stays 1: no reader of the others breaks.
         "links": link_summary(conn),
     }
 
