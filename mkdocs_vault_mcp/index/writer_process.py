@@ -43,7 +43,7 @@ def process_or_thread_writes(path: Path) -> Writes:
 
 
 class ProcessWrites(Writes):
-    """WorkingIndex in a child process, fed through a pipe: (method, args, whether to answer), pickled.
+    """WorkingIndex in a child process, fed through a pipe: (method, args, whether to reply), pickled.
 
     The pipe (PIPE_BYTES) bounds what waits: when the child falls behind, `send` waits for room."""
 
@@ -53,20 +53,20 @@ class ProcessWrites(Writes):
         self._child: subprocess.Popen[bytes] | ForkedChild
         if can_fork():  # a copy of this process, with every module the writes need already imported
             requests_read, requests_write = os.pipe()
-            answers_read, answers_write = os.pipe()
+            replies_read, replies_write = os.pipe()
             try:
                 self._child = ForkedChild(
-                    functools.partial(_serve_forked_writes, requests_read, answers_write, path),
-                    keep_fds=(requests_read, answers_write))
+                    functools.partial(_serve_forked_writes, requests_read, replies_write, path),
+                    keep_fds=(requests_read, replies_write))
             except OSError:  # no process to be had: process_or_thread_writes gives the writes a thread
                 os.close(requests_write)
-                os.close(answers_read)
+                os.close(replies_read)
                 raise
             finally:
                 os.close(requests_read)
-                os.close(answers_write)
+                os.close(replies_write)
             self._requests: IO[bytes] = os.fdopen(requests_write, "wb")
-            self._answers: IO[bytes] = os.fdopen(answers_read, "rb")
+            self._replies: IO[bytes] = os.fdopen(replies_read, "rb")
             started = "forked from the build"
         else:
             # The folder this package was imported from, last on the child's path: found there when this Python
@@ -76,7 +76,7 @@ class ProcessWrites(Writes):
             self._child = subprocess.Popen([sys.executable, "-c", start, str(path)], stdin=subprocess.PIPE,
                                            stdout=subprocess.PIPE)
             self._requests = self._child.stdin  # type: ignore[assignment]
-            self._answers = self._child.stdout  # type: ignore[assignment]
+            self._replies = self._child.stdout  # type: ignore[assignment]
             started = "a new Python"
         log.debug(f"vault-mcp: writing the index in process {self._child.pid} ({started})")
         with contextlib.suppress(ImportError, AttributeError, OSError):  # not Linux, or a lower limit: as it is
@@ -93,39 +93,39 @@ class ProcessWrites(Writes):
             self._requests.flush()
         except (BrokenPipeError, ValueError):
             raise self._stopped() from None
-        return self._answer
+        return self._reply
 
     def answered(self) -> bool:
-        # The pipe, not the reader's buffer: nothing is read ahead of an answer, as every answer is waited for
+        # The pipe, not the reader's buffer: nothing is read ahead of a reply, as every reply is waited for
         # before the next one is asked.
         try:
-            return bool(select.select([self._answers], [], [], 0)[0])
-        except (OSError, ValueError):  # Windows selects sockets only: the caller waits for the answer, as before
+            return bool(select.select([self._replies], [], [], 0)[0])
+        except (OSError, ValueError):  # Windows selects sockets only: the caller waits for the reply, as before
             return True
 
-    def _answer(self) -> Any:
+    def _reply(self) -> Any:
         try:
-            outcome, value, failure = pickle.load(self._answers)
+            status, value, failure = pickle.load(self._replies)
         except (EOFError, OSError, pickle.UnpicklingError):
             raise self._stopped() from None
         if failure is not None:
             raise failure
-        if outcome == "failed":
+        if status == "failed":
             raise value
         return value
 
     def stop(self) -> None:
-        if self._answers.closed:  # stopped already
+        if self._replies.closed:  # stopped already
             return
         # The child rolls back and ends when its input ends (a dead child's pipe refuses what was left in it).
         with contextlib.suppress(OSError, ValueError):
             self._requests.close()
         child = self._child
         if isinstance(child, ForkedChild):
-            # Its answers end once the index is closed. The exit that follows (the kernel freeing the child's
-            # copy of the build's memory) runs beside the build's end
-            # instead of before it; a later stop reaps it, or init once the build's process has ended.
-            if not _closed_in_time(self._answers, STOP_SECONDS):
+            # Its replies end once the index is closed. The exit that follows (the kernel freeing the child's
+            # copy of the build's memory) runs beside the build's end instead of before it; a later stop reaps it,
+            # or init once the build's process has ended.
+            if not _closed_in_time(self._replies, STOP_SECONDS):
                 child.kill()
             child.exit_unwaited()
         elif child.poll() is None:
@@ -134,7 +134,7 @@ class ProcessWrites(Writes):
             except (subprocess.TimeoutExpired, TimeoutError):
                 child.kill()
                 child.wait()
-        self._answers.close()
+        self._replies.close()
 
     def _write(self, request: tuple[str, tuple[Any, ...], bool]) -> None:
         try:
@@ -151,12 +151,12 @@ class ProcessWrites(Writes):
 STOP_SECONDS = 30
 
 
-def _closed_in_time(answers: IO[bytes], seconds: float) -> bool:
-    """Whether the writer closed its end of the answers within `seconds`; what it answered unasked is dropped."""
+def _closed_in_time(replies: IO[bytes], seconds: float) -> bool:
+    """Whether the writer closed its end of the replies within `seconds`; what it replied unasked is dropped."""
     deadline = time.monotonic() + seconds
     try:
         while (left := deadline - time.monotonic()) > 0:
-            if select.select([answers], [], [], left)[0] and not os.read(answers.fileno(), 1 << 16):
+            if select.select([replies], [], [], left)[0] and not os.read(replies.fileno(), 1 << 16):
                 return True
     except OSError:  # a pipe that cannot be read: the caller stops the writer the hard way
         pass
@@ -167,44 +167,44 @@ def serve_writes() -> None:
     """The child of ProcessWrites started as a fresh Python (no fork): its input and output are the pipes."""
     # Ctrl-C reaches every process of the terminal: the build stops the writer by closing its input.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # The answers get stdout's pipe to themselves; anything printed goes to stderr.
-    answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    # The replies get stdout's pipe to themselves; anything printed goes to stderr.
+    replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    _serve(sys.stdin.buffer, answers, Path(sys.argv[1]))
-    # Every answer is flushed as it is written and the index is closed: ending here spares the build, which waits
+    _serve(sys.stdin.buffer, replies, Path(sys.argv[1]))
+    # Every reply is flushed as it is written and the index is closed: ending here spares the build, which waits
     # for this process at its end, the interpreter's teardown.
     sys.stderr.flush()
     os._exit(0)
 
 
-def _serve_forked_writes(requests_fd: int, answers_fd: int, path: Path) -> None:
+def _serve_forked_writes(requests_fd: int, replies_fd: int, path: Path) -> None:
     """The child of ProcessWrites forked from the build (forked.ForkedChild ends it)."""
-    _serve(os.fdopen(requests_fd, "rb"), os.fdopen(answers_fd, "wb"), path)
+    _serve(os.fdopen(requests_fd, "rb"), os.fdopen(replies_fd, "wb"), path)
 
 
-def _serve(requests: IO[bytes], answers: IO[bytes], path: Path) -> None:
+def _serve(requests: IO[bytes], replies: IO[bytes], path: Path) -> None:
     """Run each request on a WorkingIndex until the input ends, then roll back."""
     index = WorkingIndex(path)
     failure: BaseException | None = None
     try:
         while True:
             try:
-                method, args, answer = pickle.load(requests)
+                method, args, wants_reply = pickle.load(requests)
             except EOFError:
                 break
             try:
-                outcome, value = "done", getattr(index, method)(*args)
+                status, value = "done", getattr(index, method)(*args)
             except Exception as error:
-                outcome, value = "failed", error
-                if not answer:
+                status, value = "failed", error
+                if not wants_reply:
                     failure = failure or error
-            if answer:
-                answers.write(pickled_answer((outcome, value, failure)))
-                answers.flush()
+            if wants_reply:
+                replies.write(pickled_answer((status, value, failure)))
+                replies.flush()
                 failure = None
     finally:
         index.close()
-        # The build's stop waits for this end of the answers, not for the process's exit (ProcessWrites.stop).
+        # The build's stop waits for this end of the replies, not for the process's exit (ProcessWrites.stop).
         with contextlib.suppress(OSError):
-            answers.close()
+            replies.close()
 
