@@ -1,7 +1,7 @@
 """The writer: one build's writes to the working index, in one transaction, beside the build.
 
 `IndexWriter` is what the build calls: it hands each page over as a `RenderedPage` (page.py). The writes themselves
-(making each page's document from its HTML, the inserts, FTS5's tokenizing, the commit) are
+(making each page's document from its HTML, its rows (rows.py), FTS5's tokenizing, the commit) are
 working_index.WorkingIndex's. For a build with PAGES_FOR_A_PROCESS pages or more to write and a second CPU, it
 runs in a process of its own (writer_process.py): MkDocs renders on one core, the page's document and its inserts
 are made on another one, and the build itself only hands each page over; it commits while MkDocs renders the
@@ -41,7 +41,7 @@ log = logging.getLogger("mkdocs.plugins.vault-mcp")
 # would only take turns with MkDocs.
 PAGES_FOR_A_PROCESS = 10
 
-# What a commit that is waited for returns: the build summary it was asked to read, else None.
+# Waits for a commit, and returns the build summary the commit was asked to read, else None.
 CommitWaiter = Callable[[], "BuildSummary | None"]
 
 
