@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 from mkdocs_vault_mcp import built_site  # noqa: E402
 from mkdocs_vault_mcp.documents import build_document  # noqa: E402
+from mkdocs_vault_mcp.page import RenderedPage  # noqa: E402
 from report import table, write_results  # noqa: E402
 
 MAIN = '<div role="main">'
@@ -77,9 +78,9 @@ def one_page(html_text: str) -> None:
     content, theme_title = built_site.without_theme_parts(content)
     title = built_site.page_title(built_site.page_title_text(html_text) or "", "Site", "page/", {}, theme_title,
                                   content)
-    build_document(path="page.md", url="/page/", title=title, meta={}, markdown="", html_content=content,
-                   modified=dt.datetime.now(dt.UTC), modified_source="mtime", indexed_fields="auto",
-                   fingerprint="", page_path="/page/")
+    build_document(RenderedPage(path="page.md", url="/page/", title=title, meta={}, markdown="", html=content,
+                                modified=dt.datetime.now(dt.UTC), modified_source="mtime", page_path="/page/"),
+                   "auto")
 
 
 def median_seconds(html_text: str, runs: int) -> float:

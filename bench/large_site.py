@@ -52,6 +52,7 @@ from mkdocs_vault_mcp.index.search_rank import COLUMN_WEIGHTS
 from mkdocs_vault_mcp.index.writer import IndexWriter
 from mkdocs_vault_mcp.instants import to_micros
 from mkdocs_vault_mcp.modified import modified_instant
+from mkdocs_vault_mcp.page import RenderedPage
 from mkdocs_vault_mcp.server import IndexReader, create_server
 
 BENCH = Path(__file__).resolve().parent
@@ -110,10 +111,10 @@ def build_index(site: Path, working: Path, published: Path) -> dict[str, float]:
             meta_json = json.dumps(meta, sort_keys=True, default=str)
             digest = fingerprint(html, title, url, meta_json, to_micros(modified), source, text)
             built = clock()
-            writer.put(
-                path=src_uri, url=url, title=title, meta=meta, markdown=text, html_content=html,
-                modified=modified, modified_source=source, indexed_fields="auto", fingerprint=digest,
-            )
+            writer.put(RenderedPage(
+                path=src_uri, url=url, title=title, meta=meta, markdown=text, html=html,
+                modified=modified, modified_source=source, fingerprint=digest,
+            ), "auto")
             seconds["read + render Markdown"] += rendered - started
             seconds["fingerprint"] += built - rendered
             seconds["IndexWriter.put"] += clock() - built

@@ -25,17 +25,17 @@ from mkdocs_vault_mcp.index.filters import Filters
 from mkdocs_vault_mcp.index.link_queries import link_summary, links
 from mkdocs_vault_mcp.index.publish import open_read_only
 from mkdocs_vault_mcp.index.writer import IndexWriter
+from mkdocs_vault_mcp.page import RenderedPage
 from report import results_from_output  # bench/ is on sys.path when a script runs
 
 NOW = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
 
 
-def page(i: int, pages: int, extra: str = "") -> dict:
+def page(i: int, pages: int, extra: str = "") -> RenderedPage:
     linked = "".join(f'<a href="../p{(i * 7 + k) % pages}/#h">link {k}</a> ' for k in range(5))
     html = f'<h1 id="t">Page {i}</h1><p>Text {i} {extra} {linked}</p><h2 id="h">H</h2><p>more</p>'
-    return {"path": f"p{i}.md", "url": f"/p{i}/", "title": f"Page {i}", "meta": {}, "markdown": "# x",
-                "html_content": html, "modified": NOW, "modified_source": "mtime", "indexed_fields": "auto",
-                "fingerprint": f"f{i}{extra}", "page_path": f"/p{i}/"}
+    return RenderedPage(path=f"p{i}.md", url=f"/p{i}/", title=f"Page {i}", meta={}, markdown="# x", html=html,
+                        modified=NOW, modified_source="mtime", fingerprint=f"f{i}{extra}", page_path=f"/p{i}/")
 
 
 def main() -> None:
@@ -47,7 +47,7 @@ def main() -> None:
     path = Path(tempfile.mkdtemp()) / "working.sqlite"
     writer = IndexWriter(path, "bench")
     for i in range(pages):
-        writer.put(**page(i, pages))
+        writer.put(page(i, pages), "auto")
     writer.keep_only(nav)
     started = time.perf_counter()
     writer.commit(indexed_fields="auto", site_name="bench", site_url=None, site_files=site_files, nav=nav)
@@ -57,7 +57,7 @@ def main() -> None:
     for round_ in range(5):
         for label, files, listed in (("with links", site_files, nav), ("without", None, None)):
             writer = IndexWriter(path, "bench")
-            writer.put(**page(5, pages, extra=f"{label} {round_}"))
+            writer.put(page(5, pages, extra=f"{label} {round_}"), "auto")
             writer.keep_only(nav)
             started = time.perf_counter()
             writer.commit(indexed_fields="auto", site_name="bench", site_url=None, site_files=files, nav=listed)

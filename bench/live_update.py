@@ -175,6 +175,8 @@ if not hasattr(plugin, "_vault_bench"):  # MkDocs loads this file again for ever
                 setattr(incremental, name, timed(f"incremental.{name}", getattr(incremental, name)))
         if hasattr(plugin, "document_fields"):
             plugin.document_fields = timed("document_fields", plugin.document_fields)
+        if hasattr(plugin, "rendered_page"):  # the page model, which document_fields became
+            plugin.rendered_page = timed("document_fields", plugin.rendered_page)
         if hasattr(incremental, "IncrementalBuild") and hasattr(incremental.IncrementalBuild, "page_rendered"):
             method = incremental.IncrementalBuild.page_rendered
             incremental.IncrementalBuild.page_rendered = timed("IncrementalBuild.page_rendered", method)
@@ -186,6 +188,12 @@ if not hasattr(plugin, "_vault_bench"):  # MkDocs loads this file again for ever
         pass
     else:
         answers.read_answers = timed("read_answers", answers.read_answers)
+    try:
+        import mkdocs_vault_mcp.index.build_summary as build_summary
+    except ImportError:
+        pass
+    else:
+        build_summary.read_build_summary = timed("read_answers", build_summary.read_build_summary)
     if hasattr(modified, "GitTimesRead"):  # git reads on a thread; MkDocs waits in result()
         modified.GitTimesRead.result = timed("GitTimesRead.result", modified.GitTimesRead.result)
         modified.read_git_times = timed("read_git_times", modified.read_git_times)

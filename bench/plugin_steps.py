@@ -91,7 +91,7 @@ def replay(pages: list[dict], cache: Path, in_process: bool) -> dict[str, float]
     from mkdocs_vault_mcp.fingerprints import page_fingerprint
     from mkdocs_vault_mcp.index.writer import IndexWriter
     from mkdocs_vault_mcp.modified import modified_instant, read_git_times
-    from mkdocs_vault_mcp.page_facts import history_rows
+    from mkdocs_vault_mcp.page import RenderedPage
     from mkdocs_vault_mcp.paths import server_path
 
     steps = dict.fromkeys(("open", "fingerprint", "hand over", "commit", "total"), 0.0)
@@ -115,11 +115,11 @@ def replay(pages: list[dict], cache: Path, in_process: bool) -> dict[str, float]
         if writer.fingerprints.get(page["src_uri"]) == digest:
             continue
         mark = time.thread_time()
-        writer.put(
+        writer.put(RenderedPage(
             path=page["src_uri"], url=url, title=title, meta=page["meta"], markdown=page["markdown"],
-            source_file=page["abs_src_path"], modified=modified, modified_source=source, indexed_fields="auto",
-            language="en", fallback_of=None, page_path="/" + page["url"], site_url=None, history=history_rows(commits),
-            html_content=page["html"], fingerprint=digest)
+            source_file=page["abs_src_path"], modified=modified, modified_source=source,
+            language="en", fallback_of=None, page_path="/" + page["url"], site_url=None, history=commits,
+            html=page["html"], fingerprint=digest), "auto")
         steps["hand over"] += time.thread_time() - mark
     mark = time.perf_counter()
     writer.keep_only({page["src_uri"] for page in pages})

@@ -49,12 +49,13 @@ from .documents import FRONT_MATTER, page_content, split_sections, visible_text
 from .fingerprints import page_fingerprint
 from .front_matter import search_excluded, yaml_problem
 from .index import queries
-from .index.answers import build_snapshot
+from .index.build_summary import build_snapshot
 from .index.publish import open_read_only, publish
 from .index.writer import IndexWriter, worth_a_process
 from .limits import TEXT_CHARS
 from .modified import modified_instant, read_git_times
-from .page_facts import history_rows, site_base_path, uses_mike
+from .page import RenderedPage
+from .page_facts import site_base_path, uses_mike
 from .paths import excluded_by, file_path_of_url, join_url, relative_location, server_path
 from .snapshot import write_snapshot
 
@@ -787,11 +788,12 @@ def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Pat
             if writer.fingerprints.get(path) == digest:
                 continue
             changed += 1
-            writer.put(
-                path=path, url=document_url, title=title, meta=meta, markdown=markdown, html_content=content,
-                modified=modified, modified_source=modified_source, indexed_fields=options.indexed_fields,
-                fingerprint=digest, language=language, page_path=base_path + url, site_url=config.site_url,
-                history=history_rows(git.history.get(path, []) if git is not None and source is not None else []))
+            writer.put(RenderedPage(
+                path=path, url=document_url, title=title, html=content, meta=meta, markdown=markdown,
+                modified=modified, modified_source=modified_source, fingerprint=digest, language=language,
+                page_path=base_path + url, site_url=config.site_url,
+                history=git.history.get(path, []) if git is not None and source is not None else []),
+                options.indexed_fields)
         removed = writer.keep_only(kept)
         writer.commit(indexed_fields=options.indexed_fields, site_name=site_name, site_url=config.site_url,
                       site_files=site_files(site_dir, base_path, page_paths),

@@ -1,6 +1,6 @@
 """Large pages converted to Markdown in worker processes, not in the server's own.
 
-Parsing and converting a page of a megabyte is a few seconds of Python work, under the GIL and with millions of
+Parsing and converting a very large page is long Python work, under the GIL and with a great many
 objects for the garbage collector to walk: in the server's process it would slow every other client's call,
 which needs the same interpreter. In a worker process it costs the server one thread that waits. The worker
 keeps to the call's budget of work (budget.py) itself, and its failures come back as the call's.

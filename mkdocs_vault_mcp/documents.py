@@ -1,7 +1,7 @@
-"""Documents as plain data: what one rendered page contributes to the index.
+"""Documents as plain data: what one rendered page (page.RenderedPage) contributes to the index.
 
-Nothing here knows SQL or MkDocs events; the plugin hands in what MkDocs
-produced (Markdown, HTML, meta) and gets back a `Document`. The index writer makes documents, so this module
+Nothing here knows SQL or MkDocs events: `build_document` makes a rendered page's `Document`, the model the
+index's rows are made from (index/rows.py). The index writer makes documents, so this module
 (and links.py) loads where it runs: a build's own thread needs only a page's fingerprint (fingerprints.py), its
 front matter's values (front_matter.py) and its paths (paths.py).
 """
@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from .front_matter import field_values, json_ready
 from .links import Link, extract_links, page_anchors
+from .page import IndexedFields, RenderedPage, history_rows
 
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
@@ -74,61 +75,43 @@ class Document:
         return " · ".join(names)
 
 
-def build_document(
-    *,
-    path: str,
-    url: str,
-    title: str,
-    meta: dict[str, Any],
-    markdown: str,
-    html_content: str,
-    modified: dt.datetime,
-    modified_source: str,
-    indexed_fields: str | list[str],
-    fingerprint: str,
-    language: str = "",
-    fallback_of: str | None = None,
-    page_path: str = "",
-    site_url: str | None = None,
-    history: list[dict[str, Any]] | None = None,
-) -> Document:
-    """`page_path` is the page's server path (the site's base path and the page URL), which the page's
-    relative links are resolved against."""
-    content = page_content(html_content)
+def build_document(page: RenderedPage, indexed_fields: IndexedFields) -> Document:
+    """The document of a rendered page; `indexed_fields`: which front matter fields it keeps values of."""
+    content = page_content(page.html)
     try:
         sections = split_sections(content)
     except Exception as error:  # one odd page must never fail a build: its text stays searchable as one section
-        log.warning(f"vault-mcp: {path} could not be cut at its headings ({error}); indexed as one section")
+        log.warning(f"vault-mcp: {page.path} could not be cut at its headings ({error}); indexed as one section")
         sections = [Section("", 0, None, "", visible_text(content))]
     starts = [section.start for section in sections]
-    description = meta.get("description")
+    description = page.meta.get("description")
     # A blank description is no description, as themes treat it (Material falls back to site_description).
     summary = description if isinstance(description, str) and description.strip() else first_paragraph(content)
     return Document(
-        path=path,
-        url=url,
-        title=title,
+        path=page.path,
+        url=page.url,
+        title=page.title,
         summary=summary,
-        meta=json_ready(meta),
-        markdown=markdown,
+        meta=json_ready(page.meta),
+        markdown=page.markdown,
         content=content,
-        modified=modified,
-        modified_source=modified_source,
+        modified=page.modified,
+        modified_source=page.modified_source,
         sections=sections,
-        values=field_values(meta, indexed_fields),
-        fingerprint=fingerprint,
-        language=language,
-        fallback_of=fallback_of,
-        links=extract_links(content, page_path or "/", path, site_url, starts),
-        anchors=page_anchors(html_content),
-        history=history or [],
+        values=field_values(page.meta, indexed_fields),
+        fingerprint=page.fingerprint,
+        language=page.language,
+        fallback_of=page.fallback_of,
+        links=extract_links(content, page.page_path or "/", page.path, page.site_url, starts),
+        anchors=page_anchors(page.html),
+        history=history_rows(page.history),
     )
 
 
 # --- Rendered HTML ---------------------------------------------------------
 
 # Regular expressions rather than an HTML parser: MkDocs' own output is regular
-# enough, and the build-time budget per page is well under a millisecond. Each one is linear in the page's size,
+# enough, and they are fast enough for every page of a build. Each one is linear in the page's size,
 # whatever the page holds: a tag's attributes stop at the next `<` (`[^<>]`), an element's text at the next start
 # of one like it, and what is never closed runs to the end of its text; else every `<` of a page without `>`
 # (or every unclosed `<!--`, `<h2>`, `<a>`) would be scanned to the end again.
@@ -144,7 +127,7 @@ _INVISIBLE = re.compile(
 )
 # The block elements' names (p div br hr li ul ol dl dt dd pre table thead tbody tr td th blockquote section
 # details summary figure figcaption h1-h6) written as a tree of their prefixes: tried at every `<` of the page,
-# a flat list of 29 names costs a third more.
+# which is faster than a flat list of the names.
 _BLOCK_TAG = re.compile(
     r"</?(?:p(?:re)?|d(?:iv|etails|[ltd])|b(?:r|lockquote)|h[r1-6]|li|ul|ol|t(?:able|head|body|[rdh])"
     r"|s(?:ection|ummary)|fig(?:ure|caption))\b[^<>\x00]*>",
@@ -271,7 +254,8 @@ def first_paragraph(html_content: str) -> str:
 
 # --- Markdown source -------------------------------------------------------
 
-# Front matter as MkDocs finds it (mkdocs.utils.meta.YAML_RE), without importing MkDocs where it serves.
+# Front matter as MkDocs finds it: mkdocs.utils.meta.YAML_RE's pattern (tests/test_page_model.py holds them equal),
+# written out because the server must not import MkDocs, and importing that module imports the whole mkdocs.utils.
 FRONT_MATTER = re.compile(r"^-{3}[ \t]*\n(.*?\n)(?:\.{3}|-{3})[ \t]*\n", re.UNICODE | re.DOTALL)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 # Linear in a line's length, as the HTML's expressions are in a page's (a run of white space is tried from its

@@ -51,10 +51,11 @@ _BACKLINK_TYPE = re.compile(r'<b class="[^"]*\bdoc-backlink-type\b[^"]*">(.*?)</
 _HREF = re.compile(r"""\shref\s*=\s*["']([^"'#]*)""")
 
 
-def _backlinks_key(block: re.Match) -> str:
+def _backlinks_key(block: re.Match[str]) -> str:
     inner = block.group(1)
     if "<div" in inner:  # not the block mkdocstrings-python writes: kept as it is
-        return block.group(0)
+        whole: str = block.group(0)
+        return whole
     return f"<backlinks {_BACKLINK_TYPE.findall(inner)} {sorted(set(_HREF.findall(inner)))}>"
 
 

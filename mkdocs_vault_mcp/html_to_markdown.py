@@ -50,20 +50,23 @@ class _ReaderMarkdown(MarkdownConverter):
 
     def process_tag(self, node: Tag, parent_tags: set[str] | None = None) -> str:
         budget.check()  # the conversion is the call's work too: a huge page stops at the call's limit
-        return super().process_tag(node, parent_tags)  # type: ignore[misc]
+        converted: str = super().process_tag(node, parent_tags)  # type: ignore[misc]
+        return converted
 
     # markdownify's own stub (__init__.pyi) leaves its convert_* methods out: hence the two ignores.
     def convert_a(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         href = el.get("href")
         if isinstance(href, str) and href:
             el["href"] = urljoin(self.base_url, href)
-        return super().convert_a(el, text, parent_tags)  # type: ignore[misc]
+        converted: str = super().convert_a(el, text, parent_tags)  # type: ignore[misc]
+        return converted
 
     def convert_img(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         src = el.get("src")
         if isinstance(src, str) and src:
             el["src"] = urljoin(self.base_url, src)
-        return super().convert_img(el, text, parent_tags)  # type: ignore[misc]
+        converted: str = super().convert_img(el, text, parent_tags)  # type: ignore[misc]
+        return converted
 
     def convert_pre(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         text = text.strip("\n")

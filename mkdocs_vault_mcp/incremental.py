@@ -15,7 +15,7 @@ removes the pages it no longer has.
 - Removals. A page the build did not render is gone, unless `mkdocs build --dirty` kept it in the site without
   rendering it. With mkdocs-static-i18n each language's build removes only pages of its own language, and the
   last one of the run removes the pages of languages the site no longer builds.
-- Damage. The index layer recovers from a damaged working index (IndexWriter.commit_with); `last_writes` puts
+- Damage. The index layer recovers from a damaged working index (IndexWriter.commit_beside); `last_writes` puts
   every page whose fingerprint the index does not hold, so after the writer started an empty index it writes
   every page of this build again, with no path of its own for that.
 """
@@ -25,22 +25,24 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mkdocs.structure.pages import Page
 
 from .fingerprints import fingerprint, page_fingerprint, stable_html
-from .index.writer import IndexWriter, stored_documents, worth_a_process
-from .page_facts import page_source, source_version
+from .index.writer import CommitWaiter, IndexWriter, stored_documents, worth_a_process
+from .page import IndexedFields, RenderedPage
+from .page_facts import source_version, with_source
 
-if TYPE_CHECKING:
-    from .index.answers import BuildAnswers
+# The one way the plugin hands pages to this module: a page MkDocs rendered, as its model without HTML, fingerprint
+# and Markdown source (page_facts.rendered_page, with the build's options and git history).
+PageModel = Callable[[Page], RenderedPage]
 
 AUTOREF = "<autoref "  # an element mkdocs-autorefs replaces in every page's content at on_env
 
 
 @dataclass
-class RenderedPage:
+class TrackedPage:
     """One page as on_page_content saw it, kept until the commit checks whether a plugin changed it since."""
 
     page: Page
@@ -59,21 +61,22 @@ class RenderedPage:
 class IncrementalBuild:
     """One build's indexing into its working index, in the writer's one transaction."""
 
-    def __init__(self, path: Path, options_json: str, fields_of: Callable[[Page], dict[str, Any]], *, pages: int,
-                 live_readers: bool) -> None:
-        """`fields_of`: a page's build_document arguments other than its HTML and fingerprint
-        (page_facts.document_fields); `pages`: how many pages the build renders; `live_readers`: IndexWriter's.
+    def __init__(self, path: Path, options_json: str, model_of: PageModel, *, indexed_fields: IndexedFields,
+                 pages: int, live_readers: bool) -> None:
+        """`model_of`: a page's model; `indexed_fields`: the plugin option; `pages`: how many pages the build
+        renders; `live_readers`: IndexWriter's.
 
         A process of its own writes the index when at least PAGES_FOR_A_PROCESS of the pages are not in it yet (a
         first build, new options) and a second CPU can run it: a rebuild that finds its pages indexed would only
         wait for the process to start."""
         # Asked again at the commit for a page whose content a plugin changed late, rather than kept for every
         # page: the build's own memory grows with the site by a path and a fingerprint a page.
-        self.fields_of = fields_of
+        self.model_of = model_of
+        self.indexed_fields = indexed_fields
         # The working index is asked how many pages it holds only when the site alone would be worth a process.
         in_process = worth_a_process(pages) and worth_a_process(pages - stored_documents(path, options_json))
         self.writer = IndexWriter(path, options_json, in_process=in_process, live_readers=live_readers)
-        self.rendered: dict[str, RenderedPage] = {}  # path -> what on_page_content saw
+        self.rendered: dict[str, TrackedPage] = {}  # path -> what on_page_content saw
         self.removed = 0
 
     @property
@@ -86,20 +89,20 @@ class IncrementalBuild:
 
     def page_rendered(self, page: Page, html: str) -> None:
         """Write the page's document unless the index holds it as it is."""
-        fields = self.fields_of(page)
+        model = self.model_of(page)
         digest = page_fingerprint(
-            html, fields["title"], fields["url"], fields["meta"], fields["modified"], fields["modified_source"],
-            source_version(page), fields["language"], fields["fallback_of"], fields["history"],
+            html, model.title, model.url, model.meta, model.modified, model.modified_source, source_version(page),
+            model.language, model.fallback_of, model.history,
         )
-        path = fields["path"]
+        path = model.path
         stored = self.writer.fingerprints.get(path, "")
         unchanged = stored == digest or stored.startswith(digest + "/")  # the rest is checked at commit
-        self.rendered[path] = RenderedPage(page, html, digest, unchanged)
+        self.rendered[path] = TrackedPage(page, html, digest, unchanged)
         # mkdocs-autorefs (mkdocstrings' cross-references) turns its <autoref> elements into links at on_env: such
-        # a page would be written twice, now and at commit (on MkDocs' docs, the longest pages: a third of a first
-        # build's writes). Not writing it now leaves its fingerprint unknown to the writer, so the commit writes it.
+        # a page would be written twice, now and at commit (on MkDocs' docs, the longest pages). Not writing it now
+        # leaves its fingerprint unknown to the writer, so the commit writes it.
         if not unchanged and AUTOREF not in html:
-            self.writer.put(**page_source(page, fields), html_content=html, fingerprint=digest)
+            self.writer.put(with_source(page, model, html, digest), self.indexed_fields)
 
     def commit(
         self,
@@ -107,10 +110,10 @@ class IncrementalBuild:
         kept_unrendered: Iterable[str] = (),
         language: str | None = None,
         site_languages: set[str] | None = None,
-        **facts: Any,
-    ) -> Callable[[], BuildAnswers | None]:
-        """Write the late content, remove the pages gone, commit (`facts`: IndexWriter.commit's arguments); return
-        the function that waits for the commit and returns its answers (IndexWriter.commit_with).
+        **settings: Any,
+    ) -> CommitWaiter:
+        """Write the late content, remove the pages gone, commit (`settings`: IndexWriter.commit's); return the
+        function that waits for the commit and returns its build summary (IndexWriter.commit_beside).
 
         `kept_unrendered`: the paths of pages `--dirty` left in the site without rendering them. `language`: on a
         multilingual site, the language this build indexes (the others' pages stay); `site_languages`: every
@@ -122,15 +125,15 @@ class IncrementalBuild:
             self._write_final_content()
             self._remove_gone(kept, language, site_languages)
 
-        return self.writer.commit_with(last_writes, **facts)
+        return self.writer.commit_beside(last_writes, **settings)
 
     def _write_final_content(self) -> None:
         for path, seen in self.rendered.items():
             content, digest = seen.final()
             if self.writer.fingerprints.get(path) != digest:
                 seen.unchanged = False
-                fields = self.fields_of(seen.page)
-                self.writer.put(**page_source(seen.page, fields), html_content=content, fingerprint=digest)
+                model = with_source(seen.page, self.model_of(seen.page), content, digest)
+                self.writer.put(model, self.indexed_fields)
 
     def _remove_gone(self, kept: list[str], language: str | None, site_languages: set[str] | None) -> None:
         keep = set(self.rendered) | {path for path in kept if path in self.writer.fingerprints}

@@ -37,6 +37,10 @@ _TAG = re.compile(r"<[^<>]+>")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
 
+# What `resolve` makes of an href: (url, target, anchor, host, written), a Link's last five fields.
+Resolved = tuple[str, str | None, str | None, str | None, str | None]
+
+
 class Link(NamedTuple):  # a tuple: pages have hundreds of links, and a tuple is the cheapest to make
     position: int  # the section it sits in (its position among the page's sections)
     text: str  # the visible text, else an image's alt text
@@ -47,7 +51,7 @@ class Link(NamedTuple):  # a tuple: pages have hundreds of links, and a tuple is
     written: str | None = None  # a relative link as its author wrote it, taken from the page's file (broken links)
 
 
-def _first(match: re.Match | None) -> str | None:
+def _first(match: re.Match[str] | None) -> str | None:
     return None if match is None else next((g for g in match.groups() if g is not None), None)
 
 
@@ -82,7 +86,7 @@ def extract_links(content: str, page_path: str, src_uri: str, site_url: str | No
                 found.append((match.start(), html.unescape(src).strip(), alt))
         found.sort(key=lambda item: item[0])
     links: list[Link] = []
-    seen: dict[str, tuple | None] = {}  # a page often links to one address many times
+    seen: dict[str, Resolved | None] = {}  # a page often links to one address many times
     for offset, href, text in found:
         if comments and any(start <= offset < end for start, end in comments):
             continue
@@ -92,7 +96,7 @@ def extract_links(content: str, page_path: str, src_uri: str, site_url: str | No
     return links
 
 
-def resolve(href: str, page_path: str, src_uri: str, site: SplitResult | None) -> tuple | None:
+def resolve(href: str, page_path: str, src_uri: str, site: SplitResult | None) -> Resolved | None:
     """(url, target, anchor, host, written) of one href, or None for a link that goes nowhere a reader browses."""
     if href.startswith(("https://", "http://")):  # most links of a page: the fast way to their host
         netloc = href.partition("://")[2].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]

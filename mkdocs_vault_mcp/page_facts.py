@@ -1,5 +1,5 @@
-"""What MkDocs' pages and files say, as plain data: a rendered page's `build_document` arguments (but for its
-HTML and fingerprint), the paths its pages take in the index, and the site's files by the URL links point at.
+"""What MkDocs' pages and files say, as plain data: a rendered page's model (page.RenderedPage), the paths its
+pages take in the index, and the site's files by the URL links point at.
 
 The plugin hands pages and files over as MkDocs and the other plugins left them.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from html import unescape
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
@@ -20,8 +21,8 @@ from mkdocs.structure.pages import Page
 from .config import VaultMcpConfig
 from .front_matter import yaml_problem
 from .i18n import I18nBuild, document_identity
-from .instants import rfc3339
 from .modified import GitTimes, modified_instant
+from .page import RenderedPage
 from .paths import excluded_by, join_url, server_path
 
 log = get_plugin_logger("vault-mcp")
@@ -29,7 +30,7 @@ log = get_plugin_logger("vault-mcp")
 
 class PageOptions(NamedTuple):
     """The plugin options every rendered page asks for, read once a build: an option of MkDocs' plugin config is a
-    descriptor over a dict, slow enough to show at 10,000 pages a rebuild under `mkdocs serve`."""
+    descriptor over a dict, slow enough to show on a large site's rebuilds under `mkdocs serve`."""
 
     include_generated: bool
     exclude: list[str]
@@ -77,18 +78,19 @@ def included_levels(included: Callable[[InclusionLevel], bool]) -> tuple[Inclusi
 file_server_path = functools.lru_cache(maxsize=1 << 17)(server_path)
 
 
-def document_fields(
+def rendered_page(
     page: Page,
     site_url: str | None,
     options: PageOptions,
     *,
     git: GitTimes | None,
-    authored_keys: set | None,
+    authored_keys: set[str] | None,
     language: str,
     i18n: I18nBuild | None,
-) -> dict[str, Any]:
-    """`authored_keys`: the front matter keys the page had right after material/meta (None: all of them). `history`
-    is the page's commits as modified.py keeps them, made into the index's rows by `page_source`."""
+) -> RenderedPage:
+    """The page model of a page MkDocs rendered, without its HTML, fingerprint and Markdown source (the build adds
+    them: incremental.py, `with_source`). `authored_keys`: the front matter keys the page had right after
+    material/meta (None: all of them)."""
     if (page.markdown or "").startswith("---"):  # MkDocs removes front matter it could read
         warn_broken_front_matter(page)
     meta = authored_meta(page.meta, authored_keys)
@@ -96,26 +98,25 @@ def document_fields(
     modified, source = modified_instant(
         page.file.src_uri, page.file.abs_src_path, options.modified, git, meta, options.modified_meta
     )
-    return {
-        "path": path,
-        "url": join_url(site_url, page.url),
+    return RenderedPage(
+        path=path,
+        url=join_url(site_url, page.url),
         # MkDocs keeps a title taken from the H1 as HTML (`Tom &amp; Jerry`) and themes write every title into
         # the page as it is: a reader sees it unescaped, as the section headings are
-        "title": unescape(page.title or ""),
-        "meta": meta,
-        "markdown": None,  # read only for a page indexed again (`page_source`)
-        "modified": modified,
-        "modified_source": source,
-        "indexed_fields": options.indexed_fields,
-        "language": language,
-        "fallback_of": fallback_of,
-        "page_path": site_base_path(site_url) + page.url,
-        "site_url": site_url,
-        "history": git.history.get(page.file.src_uri, []) if git is not None else [],
-    }
+        title=unescape(page.title or ""),
+        html="",
+        meta=meta,
+        modified=modified,
+        modified_source=source,
+        language=language,
+        fallback_of=fallback_of,
+        page_path=site_base_path(site_url) + page.url,
+        site_url=site_url,
+        history=git.history.get(page.file.src_uri, []) if git is not None else [],
+    )
 
 
-def authored_meta(meta: Mapping[Any, Any], authored_keys: set | None) -> dict[Any, Any]:
+def authored_meta(meta: Mapping[Any, Any], authored_keys: set[str] | None) -> dict[Any, Any]:
     """The front matter the author wrote (the file's own, and `.meta.yml` through material/meta), as other
     plugins left its values: without the keys that plugins add (git-revision-date-localized's `git_*`) and
     those they keep for themselves (material/meta's `__extends`)."""
@@ -138,16 +139,14 @@ def source_version(page: Page) -> tuple[int, int] | str:
     return source_text(page)
 
 
-def page_source(page: Page, fields: dict[str, Any]) -> dict[str, Any]:
-    """`fields` with the page's Markdown source, for IndexWriter.put: the file to read it from, and what stands
-    for it when the file cannot be read. The writer reads the file, off the build's thread, and only for a page
-    indexed again."""
-    fields = {**fields, "history": history_rows(fields["history"])}
-    if fields["markdown"] is not None:
-        return fields
+def with_source(page: Page, model: RenderedPage, html: str, fingerprint: str) -> RenderedPage:
+    """The page model with its HTML, its fingerprint and its Markdown source, for IndexWriter.put: the file to
+    read the source from, and what stands for it when the file cannot be read. The writer reads the file, off the
+    build's thread, and only for a page indexed again."""
     if page.file.abs_src_path is not None:  # a file on disk (a plugin that sets a file's content clears it)
-        return {**fields, "markdown": page.markdown or "", "source_file": page.file.abs_src_path}
-    return {**fields, "markdown": source_text(page)}
+        return replace(model, html=html, fingerprint=fingerprint, markdown=page.markdown or "",
+                       source_file=page.file.abs_src_path)
+    return replace(model, html=html, fingerprint=fingerprint, markdown=source_text(page))
 
 
 def source_text(page: Page) -> str:
@@ -186,23 +185,17 @@ def site_base_path(site_url: str | None) -> str:
     return path if path.endswith("/") else path + "/"
 
 
-def history_rows(commits: list[tuple[int, str, str]]) -> list[dict[str, Any]]:
-    """A page's last commits (modified.py reads them with the modification times) as the index keeps them."""
-    return [{"time": rfc3339(seconds * 1_000_000), "author": author, "subject": subject}
-            for seconds, author, subject in commits]
-
-
 def warn_broken_front_matter(page: Page) -> None:
     """MkDocs drops front matter that is not valid YAML without a word (and renders it as text); say which file
     and why. MkDocs leaves such a page's Markdown as it was, so its own pattern and loader find the problem again."""
     import yaml
-    from mkdocs.utils.meta import YAML_RE, SafeLoader
+    from mkdocs.utils.meta import YAML_RE
 
     match = YAML_RE.match(page.markdown or "")
     if match is None:
         return
     try:
-        yaml.load(match.group(1), SafeLoader)
+        yaml.load(match.group(1), getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # as MkDocs loads it
     except yaml.YAMLError as error:
         log.warning(
             f"Front matter of '{page.file.src_uri}' is not valid YAML ({yaml_problem(error)}); "

@@ -48,15 +48,17 @@ from .front_matter import search_excluded
 from .i18n import I18nBuild, LanguageRun, i18n_build, theme_language
 from .incremental import IncrementalBuild
 from .index.publish import publish
+from .index.working_index import SummaryRequest
 from .modified import GitTimes, GitTimesRead
-from .page_facts import PageOptions, document_fields, is_candidate, page_paths, site_files, version_base
+from .page import RenderedPage
+from .page_facts import PageOptions, is_candidate, page_paths, rendered_page, site_files, version_base
 from .paths import relative_location
 from .snapshot import write_snapshot
 
 if TYPE_CHECKING:
     from mkdocs.utils.templates import TemplateContext
 
-    from .index.answers import BuildAnswers
+    from .index.build_summary import BuildSummary
 
 log = get_plugin_logger("vault-mcp")
 
@@ -108,8 +110,8 @@ class BuildState:
         self.semantic: dict[str, str] | None = None  # the model and cache file of section vectors (on_config)
         self.page_options: PageOptions | None = None  # what every page asks of the plugin's options (on_config)
         self.fault: PluginError | None = None  # the working index failed while pages rendered: on_env says so
-        self.committed: Callable[[], BuildAnswers | None] | None = None  # waits for the commit on_env asked for
-        self.answers: BuildAnswers | None = None  # read from the committed index by the writer, with the commit
+        self.committed: Callable[[], BuildSummary | None] | None = None  # waits for the commit on_env asked for
+        self.answers: BuildSummary | None = None  # read from the committed index by the writer, with the commit
 
     @property
     def git(self) -> GitTimes | None:
@@ -202,6 +204,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
             with self.state.timed(), build_fault(f"open the working index {path}", CACHE_HINT):
                 fields_of = functools.partial(self._fields, config.site_url)
                 self.indexing = IncrementalBuild(path, self.state.options_json, fields_of,
+                                                 indexed_fields=self.config.indexed_fields,
                                                  pages=len(files.documentation_pages()),
                                                  live_readers=self.live is not None)
         if self.config.enabled and self.config.stats_page is not False:
@@ -281,16 +284,15 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
                 site_languages=set(self.i18n.languages) if self.i18n and self.languages.complete else None,
                 indexed_fields=self.config.indexed_fields, site_name=config.site_name, site_url=config.site_url,
                 site_files=site_files(files, included, config), nav=self.state.nav, version_base=version_base(config),
-                answers={"tag_fields": self.config.tag_fields, "language": self.page_language,
-                         "whole_site": self.languages.complete},
+                summary=SummaryRequest(self.config.tag_fields, self.page_language, self.languages.complete),
                 semantic=self.state.semantic,
             )
         return env
 
-    def _answers(self) -> BuildAnswers | None:
+    def _answers(self) -> BuildSummary | None:
         """What the build publishes, read from the committed index by the writer. The first call waits for the
         commit: a writer process commits and reads them while MkDocs renders the pages' templates
-        (IndexWriter.commit_with), and the stats page is rendered last (on_files adds it last). None when the
+        (IndexWriter.commit_beside), and the stats page is rendered last (on_files adds it last). None when the
         commit or the read failed: the fault is kept for on_post_build to raise, as a page's is for on_env (raised
         while the stats page renders, MkDocs would put "Error building page 'stats/index.md'" before it, though no
         page is at fault)."""
@@ -360,10 +362,10 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _fields(self, site_url: str | None, page: Page) -> dict[str, Any]:
-        """The page's build_document arguments but for its HTML and fingerprint. `site_url`: the config's, read once
-        a build (a MkDocs config option costs an ABC check and a dict lookup, for every page)."""
-        return document_fields(page, site_url, self.page_options, git=self.state.git, language=self.language,
+    def _fields(self, site_url: str | None, page: Page) -> RenderedPage:
+        """The page's model but for its HTML, fingerprint and source. `site_url`: the config's, read once a build
+        (a MkDocs config option costs an ABC check and a dict lookup, for each of a site's pages)."""
+        return rendered_page(page, site_url, self.page_options, git=self.state.git, language=self.language,
                                i18n=self.i18n, authored_keys=self.state.authored_keys.get(page.file.src_uri))
 
     def _close_index(self) -> None:

@@ -18,7 +18,7 @@ import pytest
 
 import mkdocs_vault_mcp.modified as modified
 from mkdocs_vault_mcp import forked
-from mkdocs_vault_mcp.index import writer
+from mkdocs_vault_mcp.index import writer, writer_process
 from mkdocs_vault_mcp.modified import GitTimesRead, read_git_times
 from scripted_git import T0, isolate_git, record_git_runs
 from test_modified import Repo
@@ -192,7 +192,7 @@ def test_with_no_process_to_be_had_the_index_is_written_on_a_thread(tmp_path, mo
     monkeypatch.setattr(os, "fork", no_process)
     index = writer.IndexWriter(tmp_path / "w.sqlite", "{}", in_process=True)
     try:
-        assert isinstance(index._writes, writer._ThreadWrites)
+        assert isinstance(index._writes, writer.ThreadWrites)
         index.commit(indexed_fields="auto", site_name="s", site_url=None)
     finally:
         index.close()
@@ -202,16 +202,16 @@ def test_with_no_process_to_be_had_the_index_is_written_on_a_thread(tmp_path, mo
 def test_a_forked_writer_is_not_waited_for_once_its_index_is_closed(tmp_path, monkeypatch):
     """The child's exit frees its copy of the build's memory (10 ms or more): the build ends beside it, not after
     it. Here the child takes 3 s over its exit; closing the writer takes far less, with the index closed and free."""
-    serve = writer._serve
+    serve = writer_process._serve
 
     def serve_then_linger(*args):
         serve(*args)
         time.sleep(3)
 
-    monkeypatch.setattr(writer, "_serve", serve_then_linger)
+    monkeypatch.setattr(writer_process, "_serve", serve_then_linger)
     path = tmp_path / "w.sqlite"
     index = writer.IndexWriter(path, "{}", in_process=True)
-    assert isinstance(index._writes, writer._ProcessWrites)
+    assert isinstance(index._writes, writer.ProcessWrites)
     child = index._writes._child
     index.commit(indexed_fields="auto", site_name="s", site_url=None)
     started = time.monotonic()

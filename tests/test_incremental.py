@@ -15,14 +15,17 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conftest import ROOT, Site
 from mkdocs_vault_mcp import forked
-from mkdocs_vault_mcp.index import publish, schema, writer
+from mkdocs_vault_mcp.index import publish, schema, writer, writer_process
 from mkdocs_vault_mcp.index.search_counts import section_count
+from mkdocs_vault_mcp.page import RenderedPage
 
 SUMMARY = re.compile(
     r"^vault-mcp: Indexed (\d+) pages, (\d+) sections: (\d+) changed, (\d+) unchanged, (\d+) removed"
@@ -69,14 +72,14 @@ def writes_in(monkeypatch, writes: str) -> None:
     monkeypatch.setattr(writer, "PAGES_FOR_A_PROCESS", sys.maxsize if writes == "thread" else 0)
     monkeypatch.setattr(writer, "spare_cpu", lambda: True)
     if writes == "new-python":
-        monkeypatch.setattr(writer, "can_fork", lambda: False)
+        monkeypatch.setattr(writer_process, "can_fork", lambda: False)
 
 
 @pytest.fixture(params=["forked", "new-python"])
 def process_start(request, monkeypatch) -> str:
     """How a writer process starts: forked from this process, or as a new Python (where a fork is not safe)."""
     if request.param == "new-python":
-        monkeypatch.setattr(writer, "can_fork", lambda: False)
+        monkeypatch.setattr(writer_process, "can_fork", lambda: False)
     elif not forked.can_fork():
         pytest.skip("no fork() here: another thread runs, or this is not Linux")
     return request.param
@@ -297,6 +300,7 @@ def test_publish_index_false_writes_no_index_into_the_site(five):
 
 HOOK = """
 from pathlib import Path
+from typing import Any
 
 def on_page_markdown(markdown, page, **kwargs):
     if Path(__file__).with_name("FAIL").exists() and page.file.src_uri == "page-3.md":
@@ -390,19 +394,20 @@ def test_an_interrupted_build_in_a_writer_process_leaves_the_previous_index(tmp_
 NEW_YEAR = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
 
-def document_arguments(number: int) -> dict:
-    """IndexWriter.put's arguments for a small page."""
-    return {"path": f"p{number}.md", "url": f"/p{number}/", "title": f"P{number}", "meta": {}, "markdown": "",
-            "html_content": f"<h1 id='p'>P{number}</h1><p>Text {number}</p>", "modified": NEW_YEAR,
-            "modified_source": "mtime", "indexed_fields": "auto", "fingerprint": f"f{number}", "language": "en"}
+def small_page(number: int) -> RenderedPage:
+    """A small page for IndexWriter.put."""
+    return RenderedPage(path=f"p{number}.md", url=f"/p{number}/", title=f"P{number}", meta={}, markdown="",
+                        html=f"<h1 id='p'>P{number}</h1><p>Text {number}</p>", modified=NEW_YEAR,
+                        modified_source="mtime", fingerprint=f"f{number}", language="en")
 
 
 def test_a_write_that_fails_in_the_writer_process_is_raised_by_the_next_call_with_its_type(tmp_path, process_start):
     index = writer.IndexWriter(tmp_path / "w.sqlite", "{}", in_process=True)
     try:
-        index.put(**document_arguments(1))
-        index.put(**{**document_arguments(2), "modified": "not an instant"})  # build_document cannot encode it
-        index.put(**document_arguments(3))
+        index.put(small_page(1), "auto")
+        not_an_instant: Any = "not an instant"  # which build_document cannot encode
+        index.put(replace(small_page(2), modified=not_an_instant), "auto")
+        index.put(small_page(3), "auto")
         with pytest.raises(TypeError):
             index.commit(indexed_fields="auto", site_name="s", site_url=None)
     finally:
@@ -412,16 +417,16 @@ def test_a_write_that_fails_in_the_writer_process_is_raised_by_the_next_call_wit
 def test_a_writer_process_that_dies_is_one_clear_error_and_the_working_index_stays_whole(tmp_path, process_start):
     path = tmp_path / "w.sqlite"
     index = writer.IndexWriter(path, "{}", in_process=True)
-    index.put(**document_arguments(1))
+    index.put(small_page(1), "auto")
     index.commit(indexed_fields="auto", site_name="s", site_url=None)
     index.close()
 
     index = writer.IndexWriter(path, "{}", in_process=True)
     try:
         assert index.fingerprints == {"p1.md": "f1"}
-        index.put(**document_arguments(2))
+        index.put(small_page(2), "auto")
         writes = index._writes
-        assert isinstance(writes, writer._ProcessWrites)
+        assert isinstance(writes, writer.ProcessWrites)
         writes._child.kill()  # what the kernel does to a process out of memory
         with pytest.raises(writer.WriterStopped, match=r"the index writer process ended with exit status -9"):
             index.commit(indexed_fields="auto", site_name="s", site_url=None)
@@ -438,12 +443,12 @@ def test_pages_wait_for_a_busy_writer_process_in_its_pipe_not_in_the_build(tmp_p
     try:
         assert index.fingerprints == {}  # the writer has opened the index
         writes = index._writes
-        assert isinstance(writes, writer._ProcessWrites)
-        page = {**document_arguments(0), "html_content": "<p>" + "word " * 20_000 + "</p>"}  # 100 KB of HTML
+        assert isinstance(writes, writer.ProcessWrites)
+        page = replace(small_page(0), html="<p>" + "word " * 20_000 + "</p>")  # 100 KB of HTML
 
         def hand_over_eight_pages() -> None:  # 800 KB, where a pipe holds 64 KB unless it is asked for more
             for number in range(8):
-                index.put(**{**page, "path": f"p{number}.md"})
+                index.put(replace(page, path=f"p{number}.md"), "auto")
 
         os.kill(writes._child.pid, signal.SIGSTOP)  # a writer busy with a long page
         try:
@@ -478,7 +483,7 @@ def test_a_writer_process_still_opening_the_index_says_it_is_not_open_and_pages_
         index = writer.IndexWriter(path, "{}", in_process=True)
         try:
             writes = index._writes
-            assert isinstance(writes, writer._ProcessWrites)
+            assert isinstance(writes, writer.ProcessWrites)
             child = writes._child
             time.sleep(0.2)
             assert not index.is_open()
@@ -488,7 +493,7 @@ def test_a_writer_process_still_opening_the_index_says_it_is_not_open_and_pages_
             while not index.is_open() and time.monotonic() < deadline:
                 time.sleep(0.01)
             assert index.is_open()
-            index.put(**document_arguments(0))
+            index.put(small_page(0), "auto")
             index.commit(indexed_fields="auto", site_name="s", site_url=None)
         finally:
             index.close()
@@ -605,6 +610,7 @@ import os
 import signal
 import threading
 from pathlib import Path
+from typing import Any
 
 NOTES = Path(__file__).with_name("notes.txt")
 stopped = []

@@ -10,6 +10,7 @@ import pytest
 
 from conftest import Site
 from mkdocs_vault_mcp.documents import build_document, split_sections
+from mkdocs_vault_mcp.page import RenderedPage
 
 # Pieces of text that are not headings: what raw HTML and prose put between them.
 JUNK = [
@@ -107,16 +108,18 @@ def test_random_html_never_fails_a_document() -> None:
     for number in range(300):
         content, headings = random_page(rng)
         document = build_document(
-            path=f"p{number}.md",
-            url=f"p{number}/",
-            title="Page",
-            meta={},
-            markdown="",
-            html_content=content,
-            modified=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
-            modified_source="mtime",
-            indexed_fields=[],
-            fingerprint="x",
+            RenderedPage(
+                path=f"p{number}.md",
+                url=f"p{number}/",
+                title="Page",
+                meta={},
+                markdown="",
+                html=content,
+                modified=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
+                modified_source="mtime",
+                fingerprint="x",
+            ),
+            [],
         )
         assert len(document.headings) == len(headings)
 

@@ -54,7 +54,7 @@ def remove_leftovers(folder: Path, prefix: str) -> None:
 
 def copy_committed(working: Path, destination: Path) -> None:
     """The committed index into `destination`: the file's bytes, copied by the kernel once the write-ahead log is
-    folded into it (several times as fast as SQLite's page-by-page backup), else through the backup."""
+    folded into it (far faster than SQLite's page-by-page backup), else through the backup."""
     source = sqlite3.connect(f"{working.resolve().as_uri()}?mode=rw", uri=True, isolation_level=None)
     try:
         busy, frames, folded = source.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()

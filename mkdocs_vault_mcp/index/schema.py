@@ -26,7 +26,7 @@ TABLES = ("section_vectors", "sections_vocab", "sections_fts", "sections", "fiel
 
 
 # Plain DDL rather than sqlite-utils' table builder: a first build creates it on every site, and importing and
-# running the builder cost ~0.14 s of CPU, more than the plugin's whole budget on a small site.
+# running the builder would cost a small site's build more than the rest of the plugin's work.
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS "info" (
    "key" TEXT PRIMARY KEY,

@@ -5,7 +5,7 @@ queries."""
 from __future__ import annotations
 
 import sqlite3
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from ..instants import now_micros, rfc3339
 from ..limits import ROWS  # the largest limit aggregate_documents accepts
@@ -13,11 +13,15 @@ from .filters import Filters
 from .link_queries import link_summary
 from .queries import aggregate_documents, index_stats
 
+if TYPE_CHECKING:
+    from .working_index import SummaryRequest
+
 SCHEMA_VERSION = 1
 
 
-class BuildAnswers(TypedDict):
-    """A plain dict, so that it crosses the writer's pipe without the build importing this module."""
+class BuildSummary(TypedDict):
+    """What a build publishes, read from its committed index: a plain dict, so that it crosses the writer's pipe
+    without the build importing this module."""
 
     stats: dict[str, Any]  # index_stats: the closing log line and the stats page
     page_snapshot: dict[str, Any]  # what the stats page draws
@@ -49,18 +53,17 @@ def build_snapshot(
             for field in tag_fields
             if field in stats["indexed_frontmatter_fields"]
         },
-        # Added later, beside the others (schema_version stays 1: no reader of the others breaks).
+        # Beside the others, so that schema_version stays 1: no reader of the others breaks.
         "links": link_summary(conn),
     }
 
 
-def read_answers(conn: sqlite3.Connection, tag_fields: list[str], language: str | None,
-                 whole_site: bool) -> BuildAnswers:
-    """`language`: on a multilingual site, the language of the stats page (which counts that language's pages);
-    `whole_site`: whether every language is indexed, so that snapshot.json can count them all."""
+def read_build_summary(conn: sqlite3.Connection, request: SummaryRequest) -> BuildSummary:
+    """The stats, the stats page's snapshot and snapshot.json (once the whole site is indexed) of the index."""
+    tag_fields, language = request.tag_fields, request.language
     stats = index_stats(conn, language)
     page_snapshot = build_snapshot(conn, tag_fields, stats, language)
     site_snapshot = None
-    if whole_site:
+    if request.whole_site:
         site_snapshot = page_snapshot if language is None else build_snapshot(conn, tag_fields, index_stats(conn))
-    return BuildAnswers(stats=stats, page_snapshot=page_snapshot, site_snapshot=site_snapshot)
+    return BuildSummary(stats=stats, page_snapshot=page_snapshot, site_snapshot=site_snapshot)
