@@ -1,5 +1,5 @@
 """The JSON aggregation snapshot written into the site. What it holds (aggregate_documents' own answers) is
-index/answers.py's build_snapshot."""
+index/build_summary.py's build_snapshot."""
 
 from __future__ import annotations
 
