@@ -70,6 +70,9 @@ COMPLETIONS = 100  # the most values MCP lets one completion answer hold
 KEPT_IN_PATH = "/:@!$&'()*+,;=-._~"
 # How often the server looks whether the index changed, while someone listens.
 CHANGE_POLL_SECONDS = 1.0
+# The index file (inode, mtime, size; None when missing) and the freshness generation: when it is unchanged,
+# the pages are not read again.
+IndexIdentity = tuple[tuple[int, int, int] | None, int]
 
 
 def host_of(site_url: str | None) -> str:
@@ -287,7 +290,7 @@ class Resources:
                 tasks.cancel_scope.cancel()
 
     async def _watch(self) -> None:
-        seen: tuple | None = None
+        seen: IndexIdentity | None = None
         known: dict[str, str] | None = None
         while True:
             await anyio.sleep(CHANGE_POLL_SECONDS)
@@ -308,7 +311,8 @@ class Resources:
                     await self._tell(event)
             known = now
 
-    def _identity(self) -> tuple:
+    def _identity(self) -> IndexIdentity:
+        file: tuple[int, int, int] | None
         try:
             stat = os.stat(self.index.path)
             file = (stat.st_ino, stat.st_mtime_ns, stat.st_size)

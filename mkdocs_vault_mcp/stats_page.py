@@ -236,9 +236,9 @@ def totals(out: PageHtml, snapshot: dict[str, Any], stats: dict[str, Any]) -> No
 def truncated(snapshot: dict[str, Any], card: str) -> bool:
     """Whether a card's count is the number of buckets of an answer that held more than it could return."""
     if card.startswith("tag:"):
-        return snapshot["by_tag"][card[4:]]["truncated"]
+        return bool(snapshot["by_tag"][card[4:]]["truncated"])
     answer = {"folders": "by_folder", "languages": "by_language"}.get(card)
-    return answer is not None and snapshot[answer]["truncated"]
+    return answer is not None and bool(snapshot[answer]["truncated"])
 
 
 def ranked(buckets: list[dict[str, Any]], label: Any, kind: tuple[str, str]) -> list[Bar]:
