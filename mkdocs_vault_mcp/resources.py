@@ -172,8 +172,8 @@ def complete_path(conn: sqlite3.Connection, typed: str) -> Completion:
     if typed:
         pattern = "%" + typed.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         inside = "lower(path) LIKE ? ESCAPE '\\' AND substr(path, 1, ?) != ?"
-        given = [pattern, len(typed), typed]
-        total += conn.execute(f"SELECT count(*) FROM documents WHERE {inside}", given).fetchone()[0]
+        inside_parameters = [pattern, len(typed), typed]
+        total += conn.execute(f"SELECT count(*) FROM documents WHERE {inside}", inside_parameters).fetchone()[0]
         if len(values) <= COMPLETIONS:
             values += [path for (path,) in conn.execute(
                 f"SELECT path FROM documents WHERE {inside} ORDER BY path LIMIT ?",
@@ -219,11 +219,11 @@ class Resources:
     async def list_templates(
         self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
     ) -> ListResourceTemplatesResult:
-        facts = await self._read(lambda conn: (site_url(conn), site_name(conn)))
+        url, name = await self._read(lambda conn: (site_url(conn), site_name(conn)))
         template = ResourceTemplate(
-            uri_template=template_uri(host_of(facts[0])),
+            uri_template=template_uri(host_of(url)),
             name="page",
-            title=f"A page of {facts[1]}",
+            title=f"A page of {name}",
             description="A page of the site as its reader sees it, in Markdown, by its path (as the tools name it, "
             "e.g. guide/install.md); #anchor after the path: one section. Complete the path with completion/complete.",
             mime_type=MIME_TYPE,

@@ -17,9 +17,9 @@ class Unreadable(Exception):
 
 
 # A page larger than this is not read (its warning says so): the largest pages of real sites (API references)
-# are a few MB, and every page's HTML is held until the index is written.
+# are far smaller, and every page's HTML is held until the index is written.
 PAGE_BYTES = 32 * 1024 * 1024
-SITEMAP_BYTES = 64 * 1024 * 1024  # the sitemap protocol's own limit is 50 MB
+SITEMAP_BYTES = 64 * 1024 * 1024  # above the sitemap protocol's own limit
 
 
 def read_site_file(root: Path, file: Path, limit: int, folder: str = "the site folder"
