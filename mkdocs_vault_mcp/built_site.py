@@ -19,6 +19,11 @@ index of the same rendered content.
 - Front matter and source text from the Markdown file (python-frontmatter, as MkDocs reads it); modification
   times from git or the file, as the plugin takes them (modified.py). Without the sources: empty meta, and the
   time from the sitemap's `<lastmod>`, else the time the HTML file was first written with its current content.
+
+This module is the run (`index_site`) and what it works out for each page; the parts it runs are their own
+modules: `built_site_config` (mkdocs.yml), `sitemap` (which pages), `site_folder` (reading the site's files),
+`built_pages` (a page's content and title), `built_sources` (the Markdown sources), `built_site_output` (what is
+written into the site).
 """
 
 from __future__ import annotations
@@ -126,6 +131,7 @@ class PageDocument:
 
 def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Path | None = None,
                cache_dir: Path | None = None) -> IndexRun:
+    """Index the built site in `site_dir` into its `vault-mcp/` folder, through the working index in `cache_dir`."""
     started = time.perf_counter()
     check_site_dir(site_dir)
     config = read_config(config_file) if config_file is not None else SiteConfig()
@@ -158,6 +164,7 @@ def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Pat
 
 
 def check_site_dir(site_dir: Path) -> None:
+    """SiteError unless `site_dir` is a folder."""
     if not site_dir.is_dir():
         problem = "does not exist" if not site_dir.exists() else "is not a folder"
         raise SiteError(f"{str(site_dir)!r} {problem}; give the folder of a built site (such as site/)")
@@ -322,6 +329,7 @@ def page_modified(site: BuiltSite, path: str, source: Source | None, page: SiteP
 
 
 def put_page(writer: IndexWriter, document: PageDocument, site: BuiltSite) -> None:
+    """Hand one page to the index writer."""
     writer.put(
         path=document.path, url=document.url, title=document.title, meta=document.meta,
         markdown=document.markdown, html_content=document.html_content, modified=document.modified,
