@@ -143,17 +143,17 @@ def check_schema_words(name: str, schema: Schema) -> None:
 
 def shared_filters(values: dict[str, Any]) -> Filters:
     """The shared filters among a tool's checked arguments."""
-    given = {name: values[name] for name in FILTER_NAMES if name in values}
+    present = {name: values[name] for name in FILTER_NAMES if name in values}
     return Filters(
-        query=given.get("query") if given.get("query") is not None else "",
-        scope=given.get("scope") or "all",
-        path=given.get("path"),
-        folder=given.get("folder"),
-        pattern=given.get("pattern"),
-        filters=given.get("filters") or {},
-        modified_after=given.get("modified_after"),
-        modified_before=given.get("modified_before"),
-        language=given.get("language"),
+        query=present.get("query") if present.get("query") is not None else "",
+        scope=present.get("scope") or "all",
+        path=present.get("path"),
+        folder=present.get("folder"),
+        pattern=present.get("pattern"),
+        filters=present.get("filters") or {},
+        modified_after=present.get("modified_after"),
+        modified_before=present.get("modified_before"),
+        language=present.get("language"),
     )
 
 

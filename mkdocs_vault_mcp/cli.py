@@ -300,8 +300,8 @@ def exposure_warning(host: str, port: int, allowed_hosts: list[str], token_env: 
 
 
 def index_site(args: argparse.Namespace) -> None:
-    from .built_site import SiteError
     from .built_site import index_site as index_built_site
+    from .site_folder import SiteError
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
     locations = {name: Path(value) if value else None for name, value in

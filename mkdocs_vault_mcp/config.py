@@ -11,8 +11,12 @@ from mkdocs.config import config_options as c
 
 from .paths import relative_location
 
+# The options that decide what goes into the index: when one changes, every page is indexed again.
+INDEXING_OPTIONS = ("indexed_fields", "modified", "modified_meta", "exclude", "respect_search_exclude",
+                    "include_generated")
 
-class AutoOrNames(c.BaseConfigOption[str | list]):
+
+class AutoOrNames(base.BaseConfigOption[str | list[str]]):
     """`auto`, or a list of front matter keys."""
 
     def __init__(self, default: str = "auto") -> None:
@@ -21,13 +25,13 @@ class AutoOrNames(c.BaseConfigOption[str | list]):
 
     def run_validation(self, value: Any) -> str | list[str]:
         if value == "auto":
-            return value
+            return "auto"
         if isinstance(value, list) and all(isinstance(item, str) and item for item in value):
             return list(dict.fromkeys(value))
         raise base.ValidationError(f"expected 'auto' or a list of front matter keys, got {value!r}")
 
 
-class PathOrOff(c.BaseConfigOption[str | Literal[False]]):
+class PathOrOff(base.BaseConfigOption[str | Literal[False]]):
     """A site path such as `stats/`, or `false` to turn the feature off."""
 
     def __init__(self, default: str) -> None:
@@ -59,7 +63,7 @@ class Port(c.Type[int]):
         return port
 
 
-class Seconds(c.BaseConfigOption[float]):
+class Seconds(base.BaseConfigOption[float]):
     """A number of seconds, 0 or more."""
 
     def __init__(self, default: float) -> None:
@@ -85,7 +89,7 @@ class NonEmptyText(c.Type[str]):
         return value
 
 
-class ModelOrOff(c.BaseConfigOption[str | bool]):
+class ModelOrOff(base.BaseConfigOption[str | bool]):
     """`false`, `true` (the default model), or a sentence-embedding model: a name on the model hub or a folder."""
 
     def __init__(self) -> None:
@@ -114,7 +118,8 @@ def semantic_model(value: str | Literal[True], config_folder: Path) -> str:
     return relative_location(folder, os.getcwd()) if folder.is_dir() else value
 
 
-class VaultMcpConfig(base.Config):
+# MkDocs' Config.__init_subclass__ (which gathers the options below) has no annotations.
+class VaultMcpConfig(base.Config):  # type: ignore[no-untyped-call, unused-ignore]
     enabled = c.Type(bool, default=True)
     """Whether the plugin does anything. With `false` a build indexes nothing and writes no index, snapshot or
     stats page, and `mkdocs serve` starts no MCP server; a site built that way can still be indexed later with

@@ -27,8 +27,8 @@ import time
 from collections.abc import Callable
 from typing import NamedTuple
 
-# MkDocs polls every 0.5 s and waits for 0.1 s of quiet before rebuilding; the rest is slack for
-# loading the config and the plugins of a large site before our on_config marks the build.
+# Longer than MkDocs' polling and its wait for quiet before a rebuild, with slack for loading the config and
+# the plugins of a large site before our on_config marks the build.
 DEFAULT_SETTLE_SECONDS = 3.0
 
 

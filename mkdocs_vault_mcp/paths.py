@@ -13,7 +13,7 @@ import posixpath
 from urllib.parse import unquote
 
 
-# Every build resolves every file of the site (and a rebuild under serve, the same ones again): 4.6 µs a path.
+# Cached: every build resolves every file of the site, and a rebuild under serve the same ones again.
 @functools.lru_cache(maxsize=1 << 16)
 def server_path(path: str) -> str:
     """A URL path as links and pages are matched by: `.` and `..` worked out, decoded, with a trailing

@@ -38,7 +38,7 @@ from .index.schema import FORMAT_VERSION
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MAX_MB = 512  # a site of 100,000 pages publishes an index of a few hundred MB
+DEFAULT_MAX_MB = 512  # room for the index of a very large site
 DEFAULT_REFRESH_SECONDS = 300
 MAX_REDIRECTS = 5
 TIMEOUT_SECONDS = 30
@@ -68,9 +68,9 @@ def index_url(target: str) -> str:
 
 def default_cache_dir() -> Path:
     """The user's cache folder, as each platform names it (XDG on Linux and the BSDs)."""
-    given = os.environ.get(CACHE_ENV)
-    if given:
-        return Path(given)
+    from_environment = os.environ.get(CACHE_ENV)
+    if from_environment:
+        return Path(from_environment)
     if sys.platform == "win32":
         base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
     elif sys.platform == "darwin":

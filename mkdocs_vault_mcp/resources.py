@@ -71,6 +71,9 @@ COMPLETIONS = 100  # the most values MCP lets one completion answer hold
 KEPT_IN_PATH = "/:@!$&'()*+,;=-._~"
 # How often the server looks whether the index changed, while someone listens.
 CHANGE_POLL_SECONDS = 1.0
+# The index file (inode, mtime, size; None when missing) and the freshness generation: when it is unchanged,
+# the pages are not read again.
+IndexIdentity = tuple[tuple[int, int, int] | None, int]
 
 
 def host_of(site_url: str | None) -> str:
@@ -170,8 +173,8 @@ def complete_path(conn: sqlite3.Connection, typed: str) -> Completion:
     if typed:
         pattern = "%" + typed.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         inside = "lower(path) LIKE ? ESCAPE '\\' AND substr(path, 1, ?) != ?"
-        given = [pattern, len(typed), typed]
-        total += conn.execute(f"SELECT count(*) FROM documents WHERE {inside}", given).fetchone()[0]
+        inside_parameters = [pattern, len(typed), typed]
+        total += conn.execute(f"SELECT count(*) FROM documents WHERE {inside}", inside_parameters).fetchone()[0]
         if len(values) <= COMPLETIONS:
             values += [path for (path,) in conn.execute(
                 f"SELECT path FROM documents WHERE {inside} ORDER BY path LIMIT ?",
@@ -217,11 +220,11 @@ class Resources:
     async def list_templates(
         self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
     ) -> ListResourceTemplatesResult:
-        facts = await self._read(lambda conn: (site_url(conn), site_name(conn)))
+        url, name = await self._read(lambda conn: (site_url(conn), site_name(conn)))
         template = ResourceTemplate(
-            uri_template=template_uri(host_of(facts[0])),
+            uri_template=template_uri(host_of(url)),
             name="page",
-            title=f"A page of {facts[1]}",
+            title=f"A page of {name}",
             description="A page of the site as its reader sees it, in Markdown, by its path (as the tools name it, "
             "e.g. guide/install.md); #anchor after the path: one section. Complete the path with completion/complete.",
             mime_type=MIME_TYPE,
@@ -288,7 +291,7 @@ class Resources:
                 tasks.cancel_scope.cancel()
 
     async def _watch(self) -> None:
-        seen: tuple | None = None
+        seen: IndexIdentity | None = None
         known: dict[str, str] | None = None
         while True:
             await anyio.sleep(CHANGE_POLL_SECONDS)
@@ -309,7 +312,8 @@ class Resources:
                     await self._tell(event)
             known = now
 
-    def _identity(self) -> tuple:
+    def _identity(self) -> IndexIdentity:
+        file: tuple[int, int, int] | None
         try:
             stat = os.stat(self.index.path)
             file = (stat.st_ino, stat.st_mtime_ns, stat.st_size)

@@ -17,7 +17,7 @@ import pytest
 
 from chromium import Browser, find_chromium, serve_directory
 from conftest import ROOT, build_from
-from mkdocs_vault_mcp.stats_page import MAX_BARS
+from mkdocs_vault_mcp.stats_charts import MAX_BARS
 from test_snapshot import call_tools
 
 OUT = Path(__file__).resolve().parent / "out"
