@@ -813,7 +813,7 @@ def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Pat
             written = out / "snapshot.json"
             write_snapshot(snapshot, out / "snapshot.json")
             written = None  # the stats page: its error names its file
-            stats_file = write_stats_page(site_dir, options.stats_page, snapshot, stats, site_name)
+            stats_file = write_stats_page(site_dir, options.stats_page, snapshot, dict(stats), site_name)
         except OSError as error:
             raise SiteError(f"could not write {written or error.filename or site_dir} ({error.strerror or error}); "
                             "SITE_DIR must be writable, on a disk with room") from None

@@ -12,6 +12,7 @@ import sqlite3
 from typing import Any, NamedTuple
 
 from . import cjk
+from .answer_types import SearchHit
 from .filters import Compiled
 from .search_marks import (
     BODY_MARK,
@@ -306,7 +307,7 @@ def shown_score(score: float) -> float:
     return round(score, 4) or float(f"{score:.4g}")
 
 
-def page_result(page: dict[str, Any], sections_per_page: int) -> dict[str, Any]:
+def page_result(page: dict[str, Any], sections_per_page: int) -> SearchHit:
     return {
         "path": page["path"],
         "title": page["title"],
