@@ -333,5 +333,6 @@ def links(given: dict[str, Any]) -> Computes[LinksResult]:
     listed. total is exact (related: ranked).
     """
     filters = filters_from_where(given["where"])
-    show, target, limit, offset = given["show"], given["target"], given["limit"], given["offset"]
+    show: str = given["show"]  # one of SHOWS: any of the rows
+    target, limit, offset = given["target"], given["limit"], given["offset"]
     return lambda conn: link_query(conn, show, filters, target=target, limit=limit, offset=offset)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any
+from typing import Any, Literal, overload
 
 from ..errors import InvalidArgument
 from ..limits import ROWS, SEARCH_RESULTS
-from .answer_types import HistoryEntry, LinkedPage, LinkRow, LinksResult, Listing
+from .answer_types import HistoryEntry, LinkedPage, LinkRow, LinksResult, Listing, SearchHit
 from .filters import Filters, check_choice, check_range, compile_filters, no_document
 
 SHOWS = ("backlinks", "outlinks", "broken", "orphans", "most_linked", "related", "history")
@@ -43,6 +43,27 @@ def split_target(target: str, conn: sqlite3.Connection | None = None) -> tuple[s
                 return target[:cut], target[cut + 1:] or None
     path, _, anchor = target.partition("#")
     return path, anchor or None
+
+
+# A caller that names the show gets its rows' type.
+@overload
+def links(
+    conn: sqlite3.Connection, show: Literal["backlinks", "outlinks", "broken"], filters: Filters, **arguments: Any
+) -> Listing[LinkRow]: ...
+@overload
+def links(
+    conn: sqlite3.Connection, show: Literal["orphans", "most_linked"], filters: Filters, **arguments: Any
+) -> Listing[LinkedPage]: ...
+@overload
+def links(
+    conn: sqlite3.Connection, show: Literal["history"], filters: Filters, **arguments: Any
+) -> Listing[HistoryEntry]: ...
+@overload
+def links(
+    conn: sqlite3.Connection, show: Literal["related"], filters: Filters, **arguments: Any
+) -> Listing[SearchHit]: ...
+@overload
+def links(conn: sqlite3.Connection, show: str, filters: Filters, **arguments: Any) -> LinksResult: ...
 
 
 def links(conn: sqlite3.Connection, show: str, filters: Filters, **arguments: Any) -> LinksResult:
