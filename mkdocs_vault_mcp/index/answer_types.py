@@ -9,8 +9,8 @@ Typing only, importing nothing of the package: the build's processes and the sta
 query modules, and with them this one.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: Python 3.11 computes `__required_keys__` from the annotations as
+# written, and counts a `NotRequired` key written as a string as required.
 from typing import Any, Generic, NotRequired, TypedDict, TypeVar
 
 # --- Rows ------------------------------------------------------------------------------------------
