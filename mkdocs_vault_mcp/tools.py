@@ -84,7 +84,7 @@ def tool(
     answer: s.Schema,
     answer_type: type[Mapping[str, Any]],
     required: tuple[str, ...] = (),
-    small: Callable[[dict[str, Any]], bool] = lambda given: False,
+    small: Callable[[dict[str, Any]], bool] = lambda arguments: False,
 ) -> Callable[[ToolFunction], ToolFunction]:
     """Register the decorated function as the tool of its name, described by its docstring."""
 
@@ -125,19 +125,19 @@ def unwrapped(docstring: str) -> str:
 PAGE_LIMIT = s.integer("Pages returned at most.", 1, limits.ROWS)
 
 
-def always(given: dict[str, Any]) -> bool:
+def always(arguments: dict[str, Any]) -> bool:
     return True
 
 
-def no_text_query(given: dict[str, Any]) -> bool:
+def no_text_query(arguments: dict[str, Any]) -> bool:
     """No full-text query: SQLite's progress handler cannot stop FTS5 within one of its steps, so a query's
     work on the event loop could outrun the loop's share and then be done again on a thread."""
-    return not (given.get("query") or "").strip()
+    return not (arguments.get("query") or "").strip()
 
 
-def few_rows(given: dict[str, Any]) -> bool:
+def few_rows(arguments: dict[str, Any]) -> bool:
     """Few rows to build in Python from what SQL returns, and no full-text query."""
-    return given["limit"] <= SMALL_ROWS and no_text_query(given)
+    return arguments["limit"] <= SMALL_ROWS and no_text_query(arguments)
 
 
 SMALL_ROWS = 50
@@ -150,14 +150,14 @@ SMALL_ROWS = 50
     CountAnswer,
     small=no_text_query,
 )
-def count_documents(given: dict[str, Any]) -> Computes[Count]:
+def count_documents(arguments: dict[str, Any]) -> Computes[Count]:
     """Count the pages that match all given filters (shared with aggregate_documents, query_documents and
     search, and explained here).
 
     Use it for "how many": exact, each page once, no result cap. Per folder, tag or month in one call:
     aggregate_documents; which pages: query_documents; passages: search.
     """
-    filters = shared_filters(given)
+    filters = shared_filters(arguments)
     return lambda conn: {"total": queries.count_documents(conn, filters)}
 
 
@@ -178,7 +178,7 @@ def count_documents(given: dict[str, Any]) -> Computes[Count]:
     required=("by",),
     small=few_rows,
 )
-def aggregate_documents(given: dict[str, Any]) -> Computes[Aggregation]:
+def aggregate_documents(arguments: dict[str, Any]) -> Computes[Aggregation]:
     """Count the matching pages per folder, tag value, month or language.
 
     Use it for a distribution in one call, not one count_documents per value; a bucket's pages:
@@ -186,8 +186,8 @@ def aggregate_documents(given: dict[str, Any]) -> Computes[Aggregation]:
     so counts can sum above total; pages without one count in missing. Order: count descending,
     key.casefold(), key; truncated: more buckets than limit.
     """
-    filters = shared_filters(given)
-    by, field, limit = given["by"], given["field"], given["limit"]
+    filters = shared_filters(arguments)
+    by, field, limit = arguments["by"], arguments["field"], arguments["limit"]
     return lambda conn: queries.aggregate_documents(conn, by, filters, field=field, limit=limit)
 
 
@@ -203,14 +203,14 @@ def aggregate_documents(given: dict[str, Any]) -> Computes[Aggregation]:
     RecentAnswer,
     small=few_rows,
 )
-def get_recent(given: dict[str, Any]) -> Computes[RecentAnswer]:
+def get_recent(arguments: dict[str, Any]) -> Computes[RecentAnswer]:
     """List the most recently modified pages, newest first, ties by path.
 
     Use it for what changed lately. Only folder and language narrow it: for dates, other filters or
     paging, query_documents with sort=modified. modified: last git commit, file time or a front matter
     date, in UTC.
     """
-    limit, folder, language = given["limit"], given["folder"], given["language"]
+    limit, folder, language = arguments["limit"], arguments["folder"], arguments["language"]
     return lambda conn: {"result": queries.get_recent(conn, limit=limit, folder=folder, language=language)}
 
 
@@ -228,15 +228,15 @@ def get_recent(given: dict[str, Any]) -> Computes[RecentAnswer]:
     QueryAnswer,
     small=few_rows,
 )
-def query_documents(given: dict[str, Any]) -> Computes[DocumentPage]:
+def query_documents(arguments: dict[str, Any]) -> Computes[DocumentPage]:
     """List the pages that match all given filters as rows (as get_recent's, without text), sorted and paged.
 
     Use it to enumerate pages. total is exact; pass next_offset as offset until it is null. query only
     selects here: to rank and see passages, search; a number alone, count_documents; per group,
     aggregate_documents.
     """
-    filters = shared_filters(given)
-    sort, order, limit, offset = given["sort"], given["order"], given["limit"], given["offset"]
+    filters = shared_filters(arguments)
+    sort, order, limit, offset = arguments["sort"], arguments["order"], arguments["limit"], arguments["offset"]
     return lambda conn: queries.query_documents(conn, filters, sort=sort, order=order, limit=limit, offset=offset)
 
 
@@ -256,7 +256,7 @@ def query_documents(given: dict[str, Any]) -> Computes[DocumentPage]:
     SearchAnswer,
     required=("query",),
 )
-def search(given: dict[str, Any]) -> Computes[SearchResult]:
+def search(arguments: dict[str, Any]) -> Computes[SearchResult]:
     """Find the pages and sections that answer a question, best first, with snippets and heading links.
 
     Use it to look things up, then read a result's path (and section). Each page once, by its best
@@ -264,8 +264,8 @@ def search(given: dict[str, Any]) -> Computes[SearchResult]:
     Filters always hold. Without language, an untranslated page shows once. Capped and ranked, so never
     count results: totals count_documents, complete lists query_documents.
     """
-    filters = shared_filters(given)
-    query, limit, sections = given["query"], given["limit"], given["sections_per_page"]
+    filters = shared_filters(arguments)
+    query, limit, sections = arguments["query"], arguments["limit"], arguments["sections_per_page"]
     return lambda conn: semantic.search_answer(conn, query, filters, ranked.search, limit=limit,
                                                sections_per_page=sections)
 
@@ -289,20 +289,20 @@ def search(given: dict[str, Any]) -> Computes[SearchResult]:
     ReadAnswer,
     required=("path",),
 )
-def read(given: dict[str, Any]) -> Computes[ReadAnswer]:
+def read(arguments: dict[str, Any]) -> Computes[ReadAnswer]:
     """Return a page as its reader sees it, in Markdown, with title, URL, modified and front matter.
 
     Use it after search, query_documents or get_recent, with their path. section: that heading and all
     under it. Long text comes in pieces: call again with offset=next_offset until it is null.
     view=outline first, to choose a section.
     """
-    path, section, view = given["path"], given["section"], given["view"]
-    offset, max_chars = given["offset"], given["max_chars"]
+    path, section, view = arguments["path"], arguments["section"], arguments["view"]
+    offset, max_chars = arguments["offset"], arguments["max_chars"]
     return lambda conn: read_document(conn, path, section=section, view=view, offset=offset, max_chars=max_chars)
 
 
 @tool("Site statistics", {"wait_for_pending_writes": s.WAIT}, s.STATS_ANSWER, StatsAnswer, small=always)
-def stats(given: dict[str, Any]) -> Computes[Stats]:
+def stats(arguments: dict[str, Any]) -> Computes[Stats]:
     """The index: page, section and folder counts, the front matter fields that filters and
     aggregate_documents by=tag accept (indexed_frontmatter_fields), languages, oldest and newest
     modification, build time.
@@ -326,13 +326,13 @@ def stats(given: dict[str, Any]) -> Computes[Stats]:
     LinksAnswer,
     required=("show",),
 )
-def links(given: dict[str, Any]) -> Computes[LinksResult]:
+def links(arguments: dict[str, Any]) -> Computes[LinksResult]:
     """show: backlinks (links to target from other pages), outlinks (of the pages where selects), broken
     (page or anchor missing), orphans (not linked, not in nav), most_linked (by linking pages), related
     (pages like target), history (target's last commits). where selects the linking pages, else those
     listed. total is exact (related: ranked).
     """
-    filters = filters_from_where(given["where"])
-    show: str = given["show"]  # one of SHOWS: any of the rows
-    target, limit, offset = given["target"], given["limit"], given["offset"]
+    filters = filters_from_where(arguments["where"])
+    show: str = arguments["show"]  # one of SHOWS: any of the rows
+    target, limit, offset = arguments["target"], arguments["limit"], arguments["offset"]
     return lambda conn: link_query(conn, show, filters, target=target, limit=limit, offset=offset)
