@@ -46,11 +46,12 @@ def mkdocs_key(source: str, link: str) -> tuple[str, str, str | None]:
     return source, target, anchor or None
 
 
-def our_broken(index: Path) -> list[tuple[str, str, str | None]]:
+def our_broken(index: Path) -> list[tuple[str, str | None, str | None]]:
     """The `links` tool's `show=broken` answer, each link as (linking page, target, anchor): the target page,
     or for a missing page what the link names (as written, from the linking page's file, like MkDocs)."""
     conn = open_read_only(index)
-    keys, offset = [], 0
+    keys = []
+    offset: int | None = 0
     while offset is not None:
         answer = links(conn, "broken", Filters(), limit=1000, offset=offset)
         keys += [(row["path"], row["target"], row["anchor"]) for row in answer["result"]]

@@ -27,10 +27,12 @@ import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Literal
 from urllib.parse import unquote, urljoin, urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
+from mkdocs_vault_mcp.index.answer_types import LinkRow  # noqa: E402
 from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
 from mkdocs_vault_mcp.index.link_queries import links  # noqa: E402
 from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
@@ -56,8 +58,9 @@ class NoRedirectLoops(urllib.request.HTTPRedirectHandler):
     max_redirections = 5
 
 
-def every_row(conn: sqlite3.Connection, show: str) -> list[dict]:
-    rows, offset = [], 0
+def every_row(conn: sqlite3.Connection, show: Literal["broken", "outlinks"]) -> list[LinkRow]:
+    rows: list[LinkRow] = []
+    offset: int | None = 0
     while offset is not None:
         answer = links(conn, show, Filters(), limit=1000, offset=offset)
         rows += answer["result"]
@@ -91,7 +94,7 @@ def check_site(name: str, site_dir: Path) -> tuple[list[str], list[str], list[st
                 pages[url] = None
         return pages[url]
 
-    def reached(row: dict) -> bool | None:
+    def reached(row: LinkRow) -> bool | None:
         """Whether a browser on the page reaches the link's target; None for a link to another host."""
         page = row["section_url"].partition("#")[0]
         address = urljoin(page, row["url"])

@@ -127,15 +127,18 @@ def read_coverage(index: Path) -> dict[str, Any]:
     misses: list[str] = []
     for path, heading, anchor in sections:
         try:
-            answer = read_document(conn, path, section=heading, view="outline")
+            chosen = read_document(conn, path, section=heading, view="outline")["section"]
+            assert chosen is not None  # a section was asked for
             # A heading that names two sections reads the first: accepted, with the heading asked for.
-            by_heading += answer["section"]["heading"] == heading
+            by_heading += chosen["heading"] == heading
         except InvalidArgument:
             misses.append(f"{path} heading {heading!r}")
         if anchor:
             anchored += 1
             try:
-                by_anchor += read_document(conn, path, section=anchor, view="outline")["section"]["anchor"] == anchor
+                chosen = read_document(conn, path, section=anchor, view="outline")["section"]
+                assert chosen is not None  # a section was asked for
+                by_anchor += chosen["anchor"] == anchor
             except InvalidArgument:
                 misses.append(f"{path} anchor {anchor!r}")
     paths = [path for (path,) in conn.execute("SELECT path FROM documents ORDER BY path")]
@@ -148,6 +151,7 @@ def read_coverage(index: Path) -> dict[str, Any]:
             more = read_document(conn, path, offset=offset, max_chars=100_000)
             markdown, offset = markdown + more["markdown"], more["next_offset"]
         outline = read_document(conn, path, view="outline")["outline"]
+        assert outline is not None  # view=outline has one
         if sum(entry["characters"] for entry in outline) != len(markdown):  # the outline's sizes
             outline_mismatches.append(path)
         source = read_document(conn, path, view="source", max_chars=100_000)["markdown"]

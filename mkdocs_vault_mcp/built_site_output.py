@@ -16,6 +16,7 @@ from typing import Any
 
 from . import stats_page
 from .index import queries
+from .index.answer_types import Stats
 from .index.build_summary import build_snapshot
 from .index.publish import open_read_only, publish
 from .site_folder import PAGE_BYTES, SiteError, Unreadable, leads_outside, read_site_file
@@ -30,7 +31,7 @@ GENERATOR = '<meta name="generator" content="mkdocs-vault-mcp index">'
 @dataclass
 class Published:
     index: Path  # the index inside the site
-    stats: dict[str, Any]  # the stats tool's answer on it
+    stats: Stats  # the stats tool's answer on it
     stats_page: Path | None  # the stats page written, if any
 
 
@@ -51,7 +52,7 @@ def publish_into_site(working_index: Path, site_dir: Path, tag_fields: list[str]
         written = out / "snapshot.json"
         write_snapshot(snapshot, out / "snapshot.json")
         written = None  # the stats page: its error names its file
-        stats_file = write_stats_page(site_dir, stats_option, snapshot, stats, site_name)
+        stats_file = write_stats_page(site_dir, stats_option, snapshot, dict(stats), site_name)
     except OSError as error:
         raise SiteError(f"could not write {written or error.filename or site_dir} ({error.strerror or error}); "
                         "SITE_DIR must be writable, on a disk with room") from None

@@ -3,16 +3,17 @@
 Each tool is a module-level function from its checked arguments (`arguments.checked`) to a query over a
 read-only connection, registered in `TOOLS` with its title, parameters and answer schema by `@tool`;
 its docstring is its description. `server.py` serves the table. Each query is a thin adapter over one
-function of `index`.
+function of `index`, typed by what that function returns (index/answer_types.py); `answer_type` is the answer
+as published, which tests/test_answer_types.py holds to the output schema.
 """
 
 from __future__ import annotations
 
 import inspect
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from mcp_types import Tool as PublishedTool
 from mcp_types import ToolAnnotations
@@ -22,11 +23,30 @@ from . import schemas as s
 from .arguments import check_schema_words, filters_from_where, shared_filters
 from .index import queries, semantic
 from .index import search as ranked
+from .index.answer_types import (
+    AggregateAnswer,
+    Aggregation,
+    Count,
+    CountAnswer,
+    DocumentPage,
+    LinksAnswer,
+    LinksResult,
+    QueryAnswer,
+    ReadAnswer,
+    RecentAnswer,
+    SearchAnswer,
+    SearchResult,
+    Stats,
+    StatsAnswer,
+)
 from .index.link_queries import SHOWS
 from .index.link_queries import links as link_query
 from .index.read import read_document
 
-Query = Callable[[sqlite3.Connection], dict[str, Any]]
+Query = Callable[[sqlite3.Connection], dict[str, Any]]  # what the server runs: it edits the answer it gets
+Answer = TypeVar("Answer", bound=Mapping[str, Any])
+Computes = Callable[[sqlite3.Connection], Answer]  # a tool's query, typed by its answer
+ToolFunction = Callable[[dict[str, Any]], Computes[Mapping[str, Any]]]
 # destructiveHint is left out: MCP gives it meaning only for a tool that is not read-only.
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
@@ -39,6 +59,7 @@ class Tool:
     input_schema: s.Schema
     rules: s.Schema  # what arguments are checked against: input_schema, with the shared filters' full rules
     output_schema: s.Schema
+    answer_type: type[Mapping[str, Any]]  # the TypedDict of the answer that output_schema publishes
     query: Callable[[dict[str, Any]], Query]
     reports_staleness: bool  # whether the answer has an `index_stale` field (it is always in `_meta`)
     small: Callable[[dict[str, Any]], bool]  # whether an answer to these arguments is small (`IndexReader.answer`)
@@ -61,12 +82,13 @@ def tool(
     title: str,
     parameters: dict[str, s.Schema],
     answer: s.Schema,
+    answer_type: type[Mapping[str, Any]],
     required: tuple[str, ...] = (),
     small: Callable[[dict[str, Any]], bool] = lambda arguments: False,
-) -> Callable[[Callable[[dict[str, Any]], Query]], Callable[[dict[str, Any]], Query]]:
+) -> Callable[[ToolFunction], ToolFunction]:
     """Register the decorated function as the tool of its name, described by its docstring."""
 
-    def register(function: Callable[[dict[str, Any]], Query]) -> Callable[[dict[str, Any]], Query]:
+    def register(function: ToolFunction) -> ToolFunction:
         input_schema = s.parameters(parameters, required)
         rules = s.parameters({name: full_rule(name, rule) for name, rule in parameters.items()}, required)
         check_schema_words(function.__name__, rules)
@@ -77,7 +99,9 @@ def tool(
             input_schema=input_schema,
             rules=rules,
             output_schema=answer,
-            query=function,
+            answer_type=answer_type,
+            # The server adds index_stale to the answer and takes _meta out of it: a TypedDict is a dict at run time.
+            query=cast(Callable[[dict[str, Any]], Query], function),
             reports_staleness="index_stale" in answer["properties"],
             small=small,
         )
@@ -123,9 +147,10 @@ SMALL_ROWS = 50
     "Count pages",
     {**s.FILTERS_EXPLAINED, "wait_for_pending_writes": s.WAIT_FULL},
     s.COUNT_ANSWER,
+    CountAnswer,
     small=no_text_query,
 )
-def count_documents(arguments: dict[str, Any]) -> Query:
+def count_documents(arguments: dict[str, Any]) -> Computes[Count]:
     """Count the pages that match all given filters (shared with aggregate_documents, query_documents and
     search, and explained here).
 
@@ -149,10 +174,11 @@ def count_documents(arguments: dict[str, Any]) -> Query:
         "wait_for_pending_writes": s.WAIT,
     },
     s.AGGREGATE_ANSWER,
+    AggregateAnswer,
     required=("by",),
     small=few_rows,
 )
-def aggregate_documents(arguments: dict[str, Any]) -> Query:
+def aggregate_documents(arguments: dict[str, Any]) -> Computes[Aggregation]:
     """Count the matching pages per folder, tag value, month or language.
 
     Use it for a distribution in one call, not one count_documents per value; a bucket's pages:
@@ -174,9 +200,10 @@ def aggregate_documents(arguments: dict[str, Any]) -> Query:
         "wait_for_pending_writes": s.WAIT,
     },
     s.RECENT_ANSWER,
+    RecentAnswer,
     small=few_rows,
 )
-def get_recent(arguments: dict[str, Any]) -> Query:
+def get_recent(arguments: dict[str, Any]) -> Computes[RecentAnswer]:
     """List the most recently modified pages, newest first, ties by path.
 
     Use it for what changed lately. Only folder and language narrow it: for dates, other filters or
@@ -198,9 +225,10 @@ def get_recent(arguments: dict[str, Any]) -> Query:
         "wait_for_pending_writes": s.WAIT,
     },
     s.QUERY_ANSWER,
+    QueryAnswer,
     small=few_rows,
 )
-def query_documents(arguments: dict[str, Any]) -> Query:
+def query_documents(arguments: dict[str, Any]) -> Computes[DocumentPage]:
     """List the pages that match all given filters as rows (as get_recent's, without text), sorted and paged.
 
     Use it to enumerate pages. total is exact; pass next_offset as offset until it is null. query only
@@ -225,9 +253,10 @@ def query_documents(arguments: dict[str, Any]) -> Query:
         "wait_for_pending_writes": s.WAIT,
     },
     s.SEARCH_ANSWER,
+    SearchAnswer,
     required=("query",),
 )
-def search(arguments: dict[str, Any]) -> Query:
+def search(arguments: dict[str, Any]) -> Computes[SearchResult]:
     """Find the pages and sections that answer a question, best first, with snippets and heading links.
 
     Use it to look things up, then read a result's path (and section). Each page once, by its best
@@ -257,9 +286,10 @@ def search(arguments: dict[str, Any]) -> Query:
         "wait_for_pending_writes": s.WAIT,
     },
     s.READ_ANSWER,
+    ReadAnswer,
     required=("path",),
 )
-def read(arguments: dict[str, Any]) -> Query:
+def read(arguments: dict[str, Any]) -> Computes[ReadAnswer]:
     """Return a page as its reader sees it, in Markdown, with title, URL, modified and front matter.
 
     Use it after search, query_documents or get_recent, with their path. section: that heading and all
@@ -271,8 +301,8 @@ def read(arguments: dict[str, Any]) -> Query:
     return lambda conn: read_document(conn, path, section=section, view=view, offset=offset, max_chars=max_chars)
 
 
-@tool("Site statistics", {"wait_for_pending_writes": s.WAIT}, s.STATS_ANSWER, small=always)
-def stats(arguments: dict[str, Any]) -> Query:
+@tool("Site statistics", {"wait_for_pending_writes": s.WAIT}, s.STATS_ANSWER, StatsAnswer, small=always)
+def stats(arguments: dict[str, Any]) -> Computes[Stats]:
     """The index: page, section and folder counts, the front matter fields that filters and
     aggregate_documents by=tag accept (indexed_frontmatter_fields), languages, oldest and newest
     modification, build time.
@@ -293,14 +323,16 @@ def stats(arguments: dict[str, Any]) -> Query:
         "wait_for_pending_writes": {**s.WAIT, "description": "Wait for index updates"},
     },
     s.LINKS_ANSWER,
+    LinksAnswer,
     required=("show",),
 )
-def links(arguments: dict[str, Any]) -> Query:
+def links(arguments: dict[str, Any]) -> Computes[LinksResult]:
     """show: backlinks (links to target from other pages), outlinks (of the pages where selects), broken
     (page or anchor missing), orphans (not linked, not in nav), most_linked (by linking pages), related
     (pages like target), history (target's last commits). where selects the linking pages, else those
     listed. total is exact (related: ranked).
     """
     filters = filters_from_where(arguments["where"])
-    show, target, limit, offset = arguments["show"], arguments["target"], arguments["limit"], arguments["offset"]
+    show: str = arguments["show"]  # one of SHOWS: any of the rows
+    target, limit, offset = arguments["target"], arguments["limit"], arguments["offset"]
     return lambda conn: link_query(conn, show, filters, target=target, limit=limit, offset=offset)

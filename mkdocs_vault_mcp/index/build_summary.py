@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from ..instants import now_micros, rfc3339
 from ..limits import ROWS  # the largest limit aggregate_documents accepts
+from .answer_types import Stats
 from .filters import Filters
 from .link_queries import link_summary
 from .queries import aggregate_documents, index_stats
@@ -29,7 +30,7 @@ class BuildSummary(TypedDict):
 
 
 def build_snapshot(
-    conn: sqlite3.Connection, tag_fields: list[str], stats: dict[str, Any], language: str | None = None
+    conn: sqlite3.Connection, tag_fields: list[str], stats: Stats, language: str | None = None
 ) -> dict[str, Any]:
     """Spec section 6: each `by_*` is aggregate_documents' answer with no filters and the largest limit.
 
@@ -66,4 +67,4 @@ def read_build_summary(conn: sqlite3.Connection, request: SummaryRequest) -> Bui
     site_snapshot = None
     if request.whole_site:
         site_snapshot = page_snapshot if language is None else build_snapshot(conn, tag_fields, index_stats(conn))
-    return BuildSummary(stats=stats, page_snapshot=page_snapshot, site_snapshot=site_snapshot)
+    return BuildSummary(stats=dict(stats), page_snapshot=page_snapshot, site_snapshot=site_snapshot)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any
+from typing import Any, Literal, overload
 
 from ..errors import InvalidArgument
 from ..limits import ROWS, SEARCH_RESULTS
+from .answer_types import HistoryEntry, LinkedPage, LinkRow, LinksResult, Listing, SearchHit
 from .filters import Filters, check_choice, check_range, compile_filters, no_document
 
 SHOWS = ("backlinks", "outlinks", "broken", "orphans", "most_linked", "related", "history")
@@ -44,7 +45,28 @@ def split_target(target: str, conn: sqlite3.Connection | None = None) -> tuple[s
     return path, anchor or None
 
 
-def links(conn: sqlite3.Connection, show: str, filters: Filters, **arguments: Any) -> dict[str, Any]:
+# A caller that names the show gets its rows' type.
+@overload
+def links(
+    conn: sqlite3.Connection, show: Literal["backlinks", "outlinks", "broken"], filters: Filters, **arguments: Any
+) -> Listing[LinkRow]: ...
+@overload
+def links(
+    conn: sqlite3.Connection, show: Literal["orphans", "most_linked"], filters: Filters, **arguments: Any
+) -> Listing[LinkedPage]: ...
+@overload
+def links(
+    conn: sqlite3.Connection, show: Literal["history"], filters: Filters, **arguments: Any
+) -> Listing[HistoryEntry]: ...
+@overload
+def links(
+    conn: sqlite3.Connection, show: Literal["related"], filters: Filters, **arguments: Any
+) -> Listing[SearchHit]: ...
+@overload
+def links(conn: sqlite3.Connection, show: str, filters: Filters, **arguments: Any) -> LinksResult: ...
+
+
+def links(conn: sqlite3.Connection, show: str, filters: Filters, **arguments: Any) -> LinksResult:
     try:
         return _links(conn, show, filters, **arguments)
     except sqlite3.OperationalError as error:
@@ -62,7 +84,7 @@ def _links(
     target: str | None = None,
     limit: int = 50,
     offset: int = 0,
-) -> dict[str, Any]:
+) -> LinksResult:
     check_choice("show", show, SHOWS)
     check_range("limit", limit, 1, ROWS)
     check_range("offset", offset, 0)
@@ -114,7 +136,9 @@ def _backlinks_to(conn: sqlite3.Connection, target: str) -> tuple[str, list[Any]
     return where, params
 
 
-def _link_rows(conn: sqlite3.Connection, where: str, params: list[Any], limit: int, offset: int) -> dict[str, Any]:
+def _link_rows(
+    conn: sqlite3.Connection, where: str, params: list[Any], limit: int, offset: int
+) -> Listing[LinkRow]:
     """The links `where` keeps, one page of them, with their total."""
     total = conn.execute(f"SELECT count(*){LINK_FROM} WHERE {where}", params).fetchone()[0]
     rows = []
@@ -122,7 +146,7 @@ def _link_rows(conn: sqlite3.Connection, where: str, params: list[Any], limit: i
         rows = conn.execute(
             f"SELECT {LINK_COLUMNS}{LINK_FROM} WHERE {where}{LINK_ORDER} LIMIT ? OFFSET ?", [*params, limit, offset]
         ).fetchall()
-    result = [
+    result: list[LinkRow] = [
         {
             "path": path,
             "section": heading or "",
@@ -139,7 +163,7 @@ def _link_rows(conn: sqlite3.Connection, where: str, params: list[Any], limit: i
     return {"result": result, "total": total, "next_offset": after if after < total else None}
 
 
-def history(conn: sqlite3.Connection, target: str, limit: int, offset: int) -> dict[str, Any]:
+def history(conn: sqlite3.Connection, target: str, limit: int, offset: int) -> Listing[HistoryEntry]:
     """The page's last commits (at most 10, newest first) as the build found them in git."""
     path = split_target(target, conn)[0]
     row = conn.execute(
@@ -147,7 +171,7 @@ def history(conn: sqlite3.Connection, target: str, limit: int, offset: int) -> d
     ).fetchone()
     if row is None:
         raise no_document("target", path)
-    commits = json.loads(row[0])
+    commits: list[HistoryEntry] = json.loads(row[0])
     result = commits[offset : offset + limit]
     after = offset + len(result)
     return {"result": result, "total": len(commits), "next_offset": after if after < len(commits) else None}
@@ -155,7 +179,7 @@ def history(conn: sqlite3.Connection, target: str, limit: int, offset: int) -> d
 
 def _pages(
     conn: sqlite3.Connection, show: str, where: str, params: list[Any], limit: int, offset: int
-) -> dict[str, Any]:
+) -> Listing[LinkedPage]:
     # pages.linked_from: how many other pages link to the page, kept by every commit (index/resolve.py).
     sql = f" FROM documents d JOIN pages p ON p.document_id = d.id WHERE {where}"
     if show == "orphans":
@@ -172,7 +196,7 @@ def _pages(
             f"SELECT d.path, d.title, d.url, p.in_nav, p.linked_from{sql}{order} LIMIT ? OFFSET ?",
             [*params, limit, offset],
         ).fetchall()
-    result = [
+    result: list[LinkedPage] = [
         {"path": path, "title": title, "url": url, "in_nav": bool(in_nav), "linked_from": linked_from}
         for path, title, url, in_nav, linked_from in rows
     ]
@@ -191,7 +215,6 @@ def orphan_count(conn: sqlite3.Connection) -> int:
 
 def link_summary(conn: sqlite3.Connection, top: int = 10) -> dict[str, Any]:
     """What the snapshot and the stats page show: broken links, orphan pages and the most linked pages."""
-    everything = Filters()
     broken = dict(conn.execute("SELECT broken, count(*) FROM links WHERE broken IS NOT NULL GROUP BY broken"))
     return {
         "links": conn.execute("SELECT count(*) FROM links WHERE target IS NOT NULL").fetchone()[0],
@@ -204,6 +227,13 @@ def link_summary(conn: sqlite3.Connection, top: int = 10) -> dict[str, Any]:
         "orphan_pages": orphan_count(conn),
         "most_linked": [
             {"path": row["path"], "title": row["title"], "url": row["url"], "linked_from": row["linked_from"]}
-            for row in links(conn, "most_linked", everything, limit=top)["result"]
+            for row in most_linked(conn, top)
         ],
     }
+
+
+def most_linked(conn: sqlite3.Connection, top: int) -> list[LinkedPage]:
+    """The first `top` rows of `links(show="most_linked")` over the whole site."""
+    check_range("limit", top, 1, ROWS)
+    everything = compile_filters(conn, Filters())
+    return _pages(conn, "most_linked", everything.where, list(everything.params), top, 0)["result"]

@@ -13,6 +13,7 @@ from typing import Any
 from ..errors import InvalidArgument
 from ..instants import rfc3339
 from ..limits import ROWS
+from .answer_types import Aggregation, Bucket, DocumentPage, DocumentRow, Stats
 from .filters import (
     Compiled,
     Filters,
@@ -28,9 +29,9 @@ from .schema import KeptPerVersion, index_version
 DOCUMENT_COLUMNS = "d.path, d.title, d.folder, d.url, d.modified, d.summary, d.meta, d.language, d.fallback_of"
 
 
-def document_row(row: tuple[Any, ...]) -> dict[str, Any]:
+def document_row(row: tuple[Any, ...]) -> DocumentRow:
     path, title, folder, url, modified, summary, meta, language, fallback_of = row
-    found = {
+    found: DocumentRow = {
         "path": path,
         "title": title,
         "folder": folder,
@@ -64,7 +65,7 @@ MONTH_OF_MODIFIED = (
 )
 
 
-def bucket_order(bucket: dict[str, Any]) -> tuple[Any, ...]:
+def bucket_order(bucket: Bucket) -> tuple[int, str, str]:
     return (-bucket["count"], bucket["key"].casefold(), bucket["key"])
 
 
@@ -73,7 +74,7 @@ AGGREGATIONS = ("folder", "tag", "month", "language")
 
 def aggregate_documents(
     conn: sqlite3.Connection, by: str, filters: Filters, field: str = "tags", limit: int = 100
-) -> dict[str, Any]:
+) -> Aggregation:
     check_choice("by", by, AGGREGATIONS)
     check_range("limit", limit, 1, ROWS)
     compiled = compile_filters(conn, filters)
@@ -94,13 +95,13 @@ def aggregate_documents(
             f"SELECT count(DISTINCT document_id) FROM field_values WHERE field = ?{pages}", params
         ).fetchone()[0]
         missing = total - with_value
-    buckets = sorted(({"key": key, "count": count} for key, count in conn.execute(sql, params)), key=bucket_order)
+    buckets = sorted((Bucket(key=key, count=count) for key, count in conn.execute(sql, params)), key=bucket_order)
     return {"total": total, "buckets": buckets[:limit], "missing": missing, "truncated": len(buckets) > limit}
 
 
 def get_recent(
     conn: sqlite3.Connection, limit: int = 20, folder: str | None = None, language: str | None = None
-) -> list[dict[str, Any]]:
+) -> list[DocumentRow]:
     check_range("limit", limit, 1, ROWS)
     compiled = compile_filters(conn, Filters(folder=folder, language=language))
     rows = conn.execute(
@@ -122,7 +123,7 @@ def query_documents(
     order: str | None = None,
     limit: int = 50,
     offset: int = 0,
-) -> dict[str, Any]:
+) -> DocumentPage:
     check_choice("sort", sort, tuple(SORT_COLUMNS))
     order = DEFAULT_ORDER[sort] if order is None else check_choice("order", order, ("asc", "desc"))
     check_range("limit", limit, 1, ROWS)
@@ -130,7 +131,7 @@ def query_documents(
     compiled = compile_filters(conn, filters)
     total = count_matching(conn, compiled)
     tie = "" if sort == "path" else ", d.path ASC"
-    result = []
+    result: list[DocumentRow] = []
     if offset < total:  # past the end there is nothing to read, and an offset beyond 64 bits would not bind
         rows = conn.execute(
             f"SELECT {DOCUMENT_COLUMNS} FROM documents d WHERE {compiled.where}"
@@ -145,10 +146,10 @@ def query_documents(
 # The stats of an index version never change, and `stats` is the call agents make first: kept, they cost one lookup
 # in `info` instead of scans that grow with the site (DISTINCT folder and language read an index each).
 KEPT_STATS = 8  # versions and languages: a live index rebuilt while a published one is served, a few languages
-_STATS_BY_VERSION: KeptPerVersion[dict[str, Any]] = KeptPerVersion(KEPT_STATS)
+_STATS_BY_VERSION: KeptPerVersion[Stats] = KeptPerVersion(KEPT_STATS)
 
 
-def index_stats(conn: sqlite3.Connection, language: str | None = None) -> dict[str, Any]:
+def index_stats(conn: sqlite3.Connection, language: str | None = None) -> Stats:
     """The index's facts; with `language`, counts and dates of that language's pages only (a stats page
     of a multilingual site describes the language it is published in)."""
     version = index_version(conn)
@@ -156,10 +157,11 @@ def index_stats(conn: sqlite3.Connection, language: str | None = None) -> dict[s
         return _read_stats(conn, language)
     kept = _STATS_BY_VERSION.get((version, language), lambda: _read_stats(conn, language))
     # A copy: the server adds index_stale to the answer it is given.
-    return {name: list(value) if isinstance(value, list) else value for name, value in kept.items()}
+    return {**kept, "indexed_frontmatter_fields": list(kept["indexed_frontmatter_fields"]),
+            "languages": list(kept["languages"])}
 
 
-def _read_stats(conn: sqlite3.Connection, language: str | None) -> dict[str, Any]:
+def _read_stats(conn: sqlite3.Connection, language: str | None) -> Stats:
     info = dict(conn.execute("SELECT key, value FROM info"))
     where, params = ("WHERE language = ?", [language]) if language is not None else ("", [])
     # One statement each: together they would scan the table, apart each reads an index.

@@ -21,12 +21,12 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
 
 from ..documents import FRONT_MATTER, fenced_code_languages, markdown_headings
 from ..errors import InvalidArgument
 from ..instants import rfc3339
 from ..limits import READ_CHARS
+from .answer_types import OutlineEntry, ReadAnswer, ReadSection
 from .filters import check_choice, check_range, no_document
 
 VIEWS = ("markdown", "outline", "source")
@@ -183,7 +183,7 @@ def anchored(url: str, anchor: str | None) -> str:
     return f"{url}#{anchor}" if anchor else url
 
 
-def outline(page: PageText, indexes: range) -> list[dict[str, Any]]:
+def outline(page: PageText, indexes: range) -> list[OutlineEntry]:
     """Every part's heading with the characters it adds to the Markdown (the separator included), so the
     sizes add up to the length of the same text read whole."""
     return [
@@ -214,7 +214,7 @@ def read_document(
     view: str = "markdown",
     offset: int = 0,
     max_chars: int = 20_000,
-) -> dict[str, Any]:
+) -> ReadAnswer:
     check_choice("view", view, VIEWS)
     check_range("offset", offset, 0)
     check_range("max_chars", max_chars, 1, READ_CHARS)
@@ -231,28 +231,33 @@ def read_document(
         if first is None:
             raise unknown_section(section, path, [part.heading for part in page.parts if part.level])
         indexes, chosen = section_span(page.parts, first), page.parts[first]
-    answer: dict[str, Any] = {
+    headings: list[OutlineEntry] | None = None
+    if view == "outline":
+        headings, piece, next_offset = outline(page, indexes), "", None
+    else:
+        if view == "source":
+            text = source_markdown(conn, document_id, chosen)
+        else:
+            # One character past the piece tells whether anything is left.
+            text = page.text(indexes, limit=offset + max_chars + 1)
+        piece = text[offset : offset + max_chars]
+        end = offset + len(piece)
+        next_offset = end if end < len(text) else None
+    return {
         "path": path,
         "title": title,
         "url": url,
         "modified": rfc3339(modified),
         "meta": json.loads(meta),
-        "section": None
-        if chosen is None
-        else {"heading": chosen.heading, "level": chosen.level, "anchor": chosen.anchor,
-              "url": anchored(url, chosen.anchor)},
-        "outline": None,
+        "section": None if chosen is None else read_section(chosen, url),
+        "outline": headings,
+        "markdown": piece,
+        "next_offset": next_offset,
     }
-    if view == "outline":
-        return {**answer, "outline": outline(page, indexes), "markdown": "", "next_offset": None}
-    if view == "source":
-        text = source_markdown(conn, document_id, chosen)
-    else:
-        # One character past the piece tells whether anything is left.
-        text = page.text(indexes, limit=offset + max_chars + 1)
-    piece = text[offset : offset + max_chars]
-    end = offset + len(piece)
-    return {**answer, "markdown": piece, "next_offset": end if end < len(text) else None}
+
+
+def read_section(part: Part, url: str) -> ReadSection:
+    return {"heading": part.heading, "level": part.level, "anchor": part.anchor, "url": anchored(url, part.anchor)}
 
 
 def source_markdown(conn: sqlite3.Connection, document_id: int, wanted: Part | None) -> str:

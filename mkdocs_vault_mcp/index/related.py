@@ -14,10 +14,10 @@ import dataclasses
 import math
 import re
 import sqlite3
-from typing import Any
 
 from ..errors import InvalidArgument
 from ..limits import SEARCH_RESULTS
+from .answer_types import Listing, SearchHit
 from .filters import Filters, no_document
 from .link_queries import split_target
 from .schema import TOKENIZER
@@ -84,7 +84,7 @@ def distinctive_terms(conn: sqlite3.Connection, document_id: int, anchor: str | 
 
 def related(
     conn: sqlite3.Connection, target: str, filters: Filters, limit: int = 10, offset: int = 0
-) -> dict[str, Any]:
+) -> Listing[SearchHit]:
     if filters.query is not None and filters.query.strip():
         raise InvalidArgument("query does not apply to show='related' (its terms come from target); leave it out.")
     path, anchor = split_target(target, conn)
@@ -96,7 +96,7 @@ def related(
     ).fetchone() is None:
         raise InvalidArgument(f"No section with anchor {anchor!r} in {path!r}; read view='outline' lists them.")
     wanted = min(SEARCH_RESULTS, offset + limit + 1)
-    hits = []
+    hits: list[SearchHit] = []
     terms = distinctive_terms(conn, row[0], anchor or None)
     if terms:
         expression = " OR ".join(f'"{term}"' for term in terms)

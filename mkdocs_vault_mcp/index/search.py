@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
-from typing import Any
 
 from ..errors import InvalidArgument
 from ..limits import SEARCH_RESULTS, SECTIONS_PER_PAGE
 from . import cjk
+from .answer_types import SearchHit
 from .filters import Compiled, Filters, check_range, compile_filters, fts_expression, scoped
 from .search_counts import document_frequency, section_count
 from .search_plan import (
@@ -62,7 +62,7 @@ def plan_query(conn: sqlite3.Connection, query: str, scope: str) -> QueryPlan:
 
 def search(
     conn: sqlite3.Connection, query: str, filters: Filters, limit: int = 10, sections_per_page: int = 2
-) -> list[dict[str, Any]]:
+) -> list[SearchHit]:
     if not isinstance(query, str) or not query.strip():
         raise InvalidArgument(
             "query must not be blank; give keywords, a question, a code name or an FTS5 expression."

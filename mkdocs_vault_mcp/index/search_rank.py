@@ -9,9 +9,10 @@ from __future__ import annotations
 import functools
 import re
 import sqlite3
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict
 
 from . import cjk
+from .answer_types import SearchHit
 from .filters import Compiled
 from .search_marks import (
     BODY_MARK,
@@ -47,6 +48,32 @@ VERBATIM_COLUMNS = {
 }
 
 
+class RankedSection(TypedDict):
+    """A section as `candidate_sections` ranks it, before `pages` groups it with its page's others."""
+
+    document_id: int
+    position: int
+    heading: str
+    anchor: str | None
+    path: str
+    title: str
+    url: str
+    score: float
+    snippet: str
+    own_match: bool  # whether its own heading or text holds a match
+
+
+class RankedPage(TypedDict):
+    """A page's ranked sections, best first, and the page's score."""
+
+    path: str
+    title: str
+    url: str
+    sections: list[RankedSection]
+    score: float
+    shown: list[RankedSection]  # the sections its result may show
+
+
 def candidate_sections(
     conn: sqlite3.Connection,
     match: str,
@@ -58,7 +85,7 @@ def candidate_sections(
     per_page: int,
     first_rowid: int | None,
     matching: int,
-) -> list[dict[str, Any]]:
+) -> list[RankedSection]:
     """The `count` sections that BM25 ranks best for `match` (among those `within` matches, from
     `first_rowid` on), at most `per_page` of each page, rescored. `matching`: how many sections `match` holds
     where it is ranked, at most (what marking them in the index may read)."""
@@ -92,7 +119,7 @@ def _marked_rows(
     return rows
 
 
-def _rescored(rows: list[tuple[Any, ...]], scores: dict[int, float], plan: QueryPlan) -> list[dict[str, Any]]:
+def _rescored(rows: list[tuple[Any, ...]], scores: dict[int, float], plan: QueryPlan) -> list[RankedSection]:
     """Each marked section with its BM25 score scaled by its length, the exact spellings it holds and how well
     its page's title and its heading fit the query."""
     wanted = max(1, len(plan.words))
@@ -118,7 +145,7 @@ def _rescored(rows: list[tuple[Any, ...]], scores: dict[int, float], plan: Query
     return sections
 
 
-def _section(row: tuple[Any, ...], score: float) -> dict[str, Any]:
+def _section(row: tuple[Any, ...], score: float) -> RankedSection:
     _, document_id, position, heading, anchor, _, path, title, url = row[:9]
     marked_trail, snippet = row[10:12]
     return {
@@ -280,23 +307,27 @@ def _fit_units() -> re.Pattern[str]:
     return re.compile(f"([{cjk.CJK_CHARACTERS}])|[^\\W_{cjk.CJK_CHARACTERS}]+")
 
 
-def pages(sections: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+def pages(sections: list[RankedSection]) -> dict[int, RankedPage]:
     """Group sections into pages: best section plus a small credit for the next few."""
-    pages: dict[int, dict[str, Any]] = {}
+    grouped: dict[int, list[RankedSection]] = {}
     for section in sections:
-        page = pages.setdefault(
-            section["document_id"],
-            {"path": section["path"], "title": section["title"], "url": section["url"], "sections": []},
-        )
-        page["sections"].append(section)
-    for page in pages.values():
-        page["sections"].sort(key=lambda section: (-section["score"], section["position"]))
-        scores = [section["score"] for section in page["sections"]]
-        page["score"] = scores[0] + OTHER_SECTION_CREDIT * sum(scores[1 : 1 + OTHER_SECTIONS])
+        grouped.setdefault(section["document_id"], []).append(section)
+    pages: dict[int, RankedPage] = {}
+    for document_id, own_sections in grouped.items():
+        first = own_sections[0]  # every section of a page has its path, title and URL
+        own_sections.sort(key=lambda section: (-section["score"], section["position"]))
+        scores = [section["score"] for section in own_sections]
         # Only sections that hold a match themselves are shown; a page matched only by its title, path or summary
-        # shows its opening section, which carries them. (A section not marked by candidate_sections is shown.)
-        own = [section for section in page["sections"] if section.get("own_match", True)]
-        page["shown"] = own or [min(page["sections"], key=lambda section: section["position"])]
+        # shows its opening section, which carries them.
+        own = [section for section in own_sections if section["own_match"]]
+        pages[document_id] = {
+            "path": first["path"],
+            "title": first["title"],
+            "url": first["url"],
+            "sections": own_sections,
+            "score": scores[0] + OTHER_SECTION_CREDIT * sum(scores[1 : 1 + OTHER_SECTIONS]),
+            "shown": own or [min(own_sections, key=lambda section: section["position"])],
+        }
     return pages
 
 
@@ -306,7 +337,7 @@ def shown_score(score: float) -> float:
     return round(score, 4) or float(f"{score:.4g}")
 
 
-def page_result(page: dict[str, Any], sections_per_page: int) -> dict[str, Any]:
+def page_result(page: RankedPage, sections_per_page: int) -> SearchHit:
     return {
         "path": page["path"],
         "title": page["title"],

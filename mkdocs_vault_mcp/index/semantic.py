@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import cjk
+from .answer_types import SearchHit, SearchResult, SearchSection
 from .embedding import QUERY_THREADS, ModelUnavailable, cached_vectors, load_model, model_key
 from .schema import KeptPerVersion, index_version
 
@@ -167,25 +168,25 @@ def query_style(query: str) -> str:
     return "keyword"
 
 
-def _usable(conn: sqlite3.Connection) -> tuple[Vectors | None, str | None]:
+def _usable(conn: sqlite3.Connection) -> Vectors | str:
     """The index's vectors with their model loaded, or why search is by keywords alone."""
     model = stored_model(conn)
     if model is None:
-        return None, "keywords only: the index holds no section vectors (the plugin's option semantic is off)"
+        return "keywords only: the index holds no section vectors (the plugin's option semantic is off)"
     try:
         load_model(model, QUERY_THREADS)
     except ModelUnavailable as error:
-        return None, f"keywords only: the model of the index's vectors is not available here ({error})"
+        return f"keywords only: the model of the index's vectors is not available here ({error})"
     found = vectors(conn)
     if found is None:
-        return None, "keywords only: the index holds no section vectors"
-    return found, None
+        return "keywords only: the index holds no section vectors"
+    return found
 
 
 def nearest_pages(
     conn: sqlite3.Connection, found: Vectors, target: np.ndarray, filters: Filters, limit: int, per_page: int,
     leave_out: int | None = None,
-) -> list[dict[str, Any]]:
+) -> list[SearchHit]:
     """The `limit` pages whose sections lie nearest `target`, best first, each with its `per_page` nearest
     sections, as search.py gives pages (the snippet: the section's first words). Only pages `filters` select;
     `leave_out`: a page id never given."""
@@ -221,9 +222,9 @@ def nearest_pages(
     return [_page(conn, document_id, sections) for document_id, sections in pages]
 
 
-def _page(conn: sqlite3.Connection, document_id: int, sections: list[tuple[int, float]]) -> dict[str, Any]:
+def _page(conn: sqlite3.Connection, document_id: int, sections: list[tuple[int, float]]) -> SearchHit:
     path, title, url = conn.execute("SELECT path, title, url FROM documents WHERE id = ?", [document_id]).fetchone()
-    shown = []
+    shown: list[SearchSection] = []
     for section_id, score in sections:
         heading, anchor, body = conn.execute(
             "SELECT heading, anchor, body FROM sections WHERE id = ?", [section_id]).fetchone()
@@ -235,12 +236,12 @@ def _page(conn: sqlite3.Connection, document_id: int, sections: list[tuple[int, 
 
 
 def fuse(
-    keyword: list[dict[str, Any]], meaning: list[dict[str, Any]], weight: float, limit: int
-) -> list[dict[str, Any]]:
+    keyword: list[SearchHit], meaning: list[SearchHit], weight: float, limit: int
+) -> list[SearchHit]:
     """Reciprocal rank fusion of two page rankings, the meaning side's weighed `weight`; a page both give keeps
     the keyword side's sections (their snippets mark the query's words)."""
     scores: dict[str, float] = {}
-    pages: dict[str, dict[str, Any]] = {}
+    pages: dict[str, SearchHit] = {}
     for side, ranking in ((1.0, keyword), (weight, meaning)):
         for rank, page in enumerate(ranking, start=1):
             scores[page["path"]] = scores.get(page["path"], 0.0) + side / (RRF_K + rank)
@@ -250,15 +251,15 @@ def fuse(
 
 
 def search_answer(
-    conn: sqlite3.Connection, query: str, filters: Filters, keyword_search: Callable[..., list[dict[str, Any]]],
+    conn: sqlite3.Connection, query: str, filters: Filters, keyword_search: Callable[..., list[SearchHit]],
     limit: int = 10, sections_per_page: int = 2,
-) -> dict[str, Any]:
+) -> SearchResult:
     """The `search` tool's answer: `keyword_search` (search.search), fused with the nearest pages when the
     index has vectors and their model loads; `_meta.search` says which ran (and why keywords alone)."""
     keyword = keyword_search(conn, query, filters, limit=limit, sections_per_page=sections_per_page)
-    found, reason = _usable(conn)
-    if found is None:
-        return {"result": keyword, "_meta": {"search": reason}}
+    found = _usable(conn)
+    if isinstance(found, str):
+        return {"result": keyword, "_meta": {"search": found}}
     if filters.scope != "all":
         return {"result": keyword, "_meta": {"search": f"keywords only: scope {filters.scope!r} names columns"}}
     from .search import uses_fts_syntax
@@ -275,7 +276,7 @@ def search_answer(
 
 def related_pages(
     conn: sqlite3.Connection, document_id: int, anchor: str | None, filters: Filters, wanted: int
-) -> list[dict[str, Any]] | None:
+) -> list[SearchHit] | None:
     """Pages like a page (or the section at `anchor` and those under it): nearest the mean of its section
     vectors. None when the index has no vectors (or none for that page): tf-idf alone answers then."""
     found = vectors(conn)
