@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from conftest import Site, built_site
+from helpers.served import EVERY_PREFIX, call, message, random_pages, server_process
+from helpers.site import Site, built_site
 from mkdocs_vault_mcp.server import HEAVY_CALLS
-from served import EVERY_PREFIX, call, message, random_pages, server_process
 
 HEAVY = 16  # long calls sent at once
 LIGHT_LATENCY = 0.5  # the most a light call sent meanwhile may take, on a machine whose other work slows it

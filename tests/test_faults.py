@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Site
+from helpers.served import random_pages
+from helpers.site import Site
 from mkdocs_vault_mcp.forked import spare_cpu
-from served import random_pages
 
 MKDOCS = Path(sys.executable).with_name("mkdocs")
 PAGES = {"index.md": "# Home\n\nWelcome.\n", "guide/install.md": "# Install\n\nRun pip.\n"}

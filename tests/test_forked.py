@@ -17,11 +17,11 @@ import time
 import pytest
 
 import mkdocs_vault_mcp.modified as modified
+from helpers.git_repo import Repo
+from helpers.scripted_git import T0, isolate_git, record_git_runs
 from mkdocs_vault_mcp import forked
 from mkdocs_vault_mcp.index import writer
 from mkdocs_vault_mcp.modified import GitTimesRead, read_git_times
-from scripted_git import T0, isolate_git, record_git_runs
-from test_modified import Repo
 
 pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="only Linux forks a build"),
               pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")]

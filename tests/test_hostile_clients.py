@@ -13,8 +13,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from conftest import Site, built_site
-from served import call, server_process
+from helpers.served import call, server_process
+from helpers.site import Site, built_site
 
 SLOW_CONNECTIONS = 1_100
 SERVER_FILES = 1_024  # the server's limit of open files (soft and hard), as `ulimit -n 1024` sets it

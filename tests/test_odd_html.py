@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from conftest import Site
+from helpers.site import Site
 from mkdocs_vault_mcp.documents import build_document, split_sections
 
 # Pieces of text that are not headings: what raw HTML and prose put between them.

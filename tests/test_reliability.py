@@ -28,16 +28,17 @@ import anyio
 import pytest
 from mcp import Client
 
-from conftest import Site, built_site, free_port
-from mcp_session import session_over, session_with, text
+from helpers.live_serve import write_site
+from helpers.mcp_session import data, session_over, session_with, text
+from helpers.ports import free_port
+from helpers.served import random_pages
+from helpers.site import Site, built_site
 from mkdocs_vault_mcp import limits
 from mkdocs_vault_mcp.freshness import Freshness
 from mkdocs_vault_mcp.live import LiveServer
 from mkdocs_vault_mcp.server import IndexReader, create_server
 from mkdocs_vault_mcp.streamable_http import bind
 from mkdocs_vault_mcp.streamable_http import http_server as uvicorn_server
-from served import random_pages
-from test_live import data, serve_factory, write_site  # noqa: F401 (serve_factory is a fixture)
 
 SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"
 STARTUP_SECONDS = 30
@@ -346,7 +347,7 @@ def on_post_build(config):
 """
 
 
-def test_a_page_saved_before_serve_watches_is_indexed_or_flagged(tmp_path, serve_factory):  # noqa: F811 (the fixture)
+def test_a_page_saved_before_serve_watches_is_indexed_or_flagged(tmp_path, serve_factory):
     port = free_port()
     config = write_site(tmp_path, mcp_port=port)
     (tmp_path / "hooks" / "late.py").write_text(SAVE_DURING_FIRST_BUILD)

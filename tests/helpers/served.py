@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from conftest import free_port
+from helpers.ports import free_port
 
 SERVER = """
 import sys
