@@ -31,7 +31,7 @@ from mcp import Client
 from helpers.live_serve import write_site
 from helpers.mcp_session import data, session_over, session_with, text
 from helpers.ports import free_port
-from helpers.served import random_pages
+from helpers.served import PORT_ATTEMPTS, random_pages
 from helpers.site import Site, built_site
 from mkdocs_vault_mcp import limits
 from mkdocs_vault_mcp.freshness import Freshness
@@ -72,17 +72,25 @@ class Served:
 @contextmanager
 def http_server(index: Path, *flags: str) -> Iterator[Served]:
     """`mkdocs-vault-mcp serve INDEX --transport http` on a free loopback port."""
-    port = free_port()
-    process = subprocess.Popen(
-        [str(SCRIPT), "serve", str(index), "--transport", "http", "--port", str(port), *flags],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    try:
+    for attempt in range(PORT_ATTEMPTS):
+        port = free_port()
+        process = subprocess.Popen(
+            [str(SCRIPT), "serve", str(index), "--transport", "http", "--port", str(port), *flags],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )
         assert process.stdout is not None
         line = process.stdout.readline()
         while line.startswith("mkdocs-vault-mcp: warning:"):  # a bind beyond loopback says what it exposes first
             line = process.stdout.readline()
-        assert line.startswith("MCP server at"), line + process.stdout.read()
+        if line.startswith("MCP server at"):
+            break
+        process.terminate()  # ended already, unless it printed something else
+        output = line + process.stdout.read()
+        process.wait(timeout=10)
+        # Another program took the port between free_port's look and the server's bind: another port.
+        if "Address already in use" not in output or attempt == PORT_ATTEMPTS - 1:
+            raise AssertionError(output)
+    try:
         yield Served(port, process)
     finally:
         process.terminate()
