@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 
-from helpers.git_repo import D, assert_agrees_with_git_log, files_at_head, random_history
+from helpers.git_repo import HISTORY_DOCS, assert_agrees_with_git_log, files_at_head, random_history
 from helpers.scripted_git import REAL_RUN
 from mkdocs_vault_mcp.modified import HISTORY_LENGTH, read_git_times
 
@@ -18,13 +18,13 @@ def git_log_history(top, path: str) -> list[tuple[int, str]]:
 
 
 def test_history_agrees_with_git_log_for_every_file(history):
-    docs = history.root / D
+    docs = history.root / HISTORY_DOCS
     times = read_git_times(str(docs))
     assert times is not None
     assert set(times.history) == files_at_head(docs)
     for path in sorted(files_at_head(docs)):
         ours = [(time, subject) for time, _, subject in times.history[path]]
-        theirs = git_log_history(history.root, D + path)
+        theirs = git_log_history(history.root, HISTORY_DOCS + path)
         assert sorted(ours, reverse=True) == sorted(theirs, reverse=True), path  # the same commits
         assert ours[0][0] == times.author_times[path], path  # the newest is the one that dates the page
     assert {author for commits in times.history.values() for _, author, _ in commits} == {"Tester"}

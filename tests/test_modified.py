@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.git_repo import UNICODE_DIR, D, Repo, assert_agrees_with_git_log, random_history
+from helpers.git_repo import HISTORY_DOCS, UNICODE_DIR, Repo, assert_agrees_with_git_log, random_history
 from helpers.scripted_git import T0, count_subprocess_runs, isolate_git
 from mkdocs_vault_mcp.modified import GitTimes, modified_instant, read_git_times
 
@@ -44,18 +44,18 @@ EXPECTED = {
 
 
 def test_history_scenarios_give_the_expected_times(history):
-    times = read_git_times(str(history.root / D))
+    times = read_git_times(str(history.root / HISTORY_DOCS))
     assert times is not None
     assert times.author_times == EXPECTED  # old-name.md is gone; README.md is outside docs_dir
 
 
 def test_every_tracked_file_agrees_with_git_log(history):
-    docs = history.root / D
+    docs = history.root / HISTORY_DOCS
     assert_agrees_with_git_log(docs, read_git_times(str(docs)))
 
 
 def test_dirty_set_holds_uncommitted_and_untracked_files(history):
-    times = read_git_times(str(history.root / D))
+    times = read_git_times(str(history.root / HISTORY_DOCS))
     assert times is not None
     assert times.dirty == {"index.md", "guide.md", f"{UNICODE_DIR}/new draft.md", "drafts/idea.md"}
     assert isinstance(times.dirty, frozenset)
@@ -68,7 +68,7 @@ def test_reading_git_times_takes_the_same_few_git_processes_for_any_history(hist
     assert read_git_times(str(small.root / "docs")) is not None
     small_count = len(calls)
     calls.clear()
-    assert read_git_times(str(history.root / D)) is not None
+    assert read_git_times(str(history.root / HISTORY_DOCS)) is not None
     assert len(calls) == small_count <= 4
     assert sum("--name-status" in args for args, _ in calls) == 1  # the whole history in one walk
     assert sum("log" in args for args, _ in calls) == 2  # and a listing of the commits' authors
@@ -93,7 +93,7 @@ def test_a_docs_dir_at_the_top_of_the_repository_gets_its_git_times(tmp_path):
 
 
 def test_user_config_and_hook_environment_do_not_change_the_result(history, tmp_path, monkeypatch):
-    docs = history.root / D
+    docs = history.root / HISTORY_DOCS
     expected = read_git_times(str(docs))
     hostile = tmp_path / "hostile.gitconfig"
     hostile.write_text(

@@ -13,10 +13,12 @@ from helpers.scripted_git import REAL_RUN, T0, git_log_time, run_git
 from mkdocs_vault_mcp.modified import GitTimes
 
 UNICODE_DIR = "Ünïcödé dir"  # non-ASCII characters and a space
-D = "handbook/docs/"  # docs_dir is a subfolder, two levels down
+HISTORY_DOCS = "handbook/docs/"  # docs_dir of `build_history`: a subfolder, two levels down
 
 
 class Repo:
+    """A git repository in a folder of its own, committed to at the times a test gives."""
+
     def __init__(self, root: Path):
         self.root = root
         root.mkdir(parents=True)
@@ -70,57 +72,58 @@ def build_history(root: Path) -> Repo:
     """A repository at `root` with branches, --no-ff and conflicting merges, a rename, an octopus merge, clock skew
     and uncommitted work: tests/test_modified.py says what time each page must get."""
     repo = Repo(root)
-    repo.commit(T0 + 100, *[(D + name, f"{name} v1\n") for name in
+    repo.commit(T0 + 100, *[(HISTORY_DOCS + name, f"{name} v1\n") for name in
                             ("index.md", "guide.md", "old-name.md", "conflict.md", "theirs.md", "twin.md",
                              "octopus.md", f"{UNICODE_DIR}/my page.md")],
                 ("README.md", "readme\n"), ("handbook/mkdocs.yml", "site_name: x\n"))
-    repo.commit(T0 + 200, (D + "guide.md", "guide v2\n"), author=T0 + 50)
+    repo.commit(T0 + 200, (HISTORY_DOCS + "guide.md", "guide v2\n"), author=T0 + 50)
     repo.commit(T0 + 300, ("README.md", "outside docs_dir\n"))
 
     repo.git("checkout", "-q", "-b", "feature")
-    repo.commit(T0 + 400, (D + "index.md", "index v2\n"), (D + "feature.md", "new\n"))
+    repo.commit(T0 + 400, (HISTORY_DOCS + "index.md", "index v2\n"), (HISTORY_DOCS + "feature.md", "new\n"))
     repo.git("checkout", "-q", "main")
-    repo.commit(T0 + 500, (D + f"{UNICODE_DIR}/my page.md", "page v2\n"))
+    repo.commit(T0 + 500, (HISTORY_DOCS + f"{UNICODE_DIR}/my page.md", "page v2\n"))
     repo.merge(T0 + 600, "feature")
 
-    repo.git("mv", D + "old-name.md", D + "new-name.md")
+    repo.git("mv", HISTORY_DOCS + "old-name.md", HISTORY_DOCS + "new-name.md")
     repo.commit(T0 + 700)
 
     repo.git("checkout", "-q", "-b", "conflict")
-    repo.commit(T0 + 800, (D + "conflict.md", "branch side\n"))
+    repo.commit(T0 + 800, (HISTORY_DOCS + "conflict.md", "branch side\n"))
     repo.git("checkout", "-q", "main")
-    repo.commit(T0 + 900, (D + "conflict.md", "main side\n"))
-    repo.merge_resolving(T0 + 1000, "conflict", D + "conflict.md", "resolved by hand\n")
+    repo.commit(T0 + 900, (HISTORY_DOCS + "conflict.md", "main side\n"))
+    repo.merge_resolving(T0 + 1000, "conflict", HISTORY_DOCS + "conflict.md", "resolved by hand\n")
 
     repo.git("checkout", "-q", "-b", "theirs")
-    repo.commit(T0 + 1100, (D + "theirs.md", "branch version\n"))
+    repo.commit(T0 + 1100, (HISTORY_DOCS + "theirs.md", "branch version\n"))
     repo.git("checkout", "-q", "main")
-    repo.commit(T0 + 1200, (D + "theirs.md", "main version\n"))
-    repo.merge_resolving(T0 + 1300, "theirs", D + "theirs.md")
+    repo.commit(T0 + 1200, (HISTORY_DOCS + "theirs.md", "main version\n"))
+    repo.merge_resolving(T0 + 1300, "theirs", HISTORY_DOCS + "theirs.md")
 
     repo.git("checkout", "-q", "-b", "twin")
     repo.git("checkout", "-q", "main")
-    repo.commit(T0 + 1400, (D + "twin.md", "same change\n"))
+    repo.commit(T0 + 1400, (HISTORY_DOCS + "twin.md", "same change\n"))
     repo.git("checkout", "-q", "twin")
-    repo.commit(T0 + 1500, (D + "twin.md", "same change\n"))
+    repo.commit(T0 + 1500, (HISTORY_DOCS + "twin.md", "same change\n"))
     repo.git("checkout", "-q", "main")
     repo.merge(T0 + 1600, "twin")
 
     repo.git("checkout", "-q", "-b", "o1")
-    repo.commit(T0 + 1700, ("README.md", "octopus branch one\n"), (D + "octopus.md", "octopus branches\n"))
+    repo.commit(T0 + 1700, ("README.md", "octopus branch one\n"), (HISTORY_DOCS + "octopus.md", "octopus branches\n"))
     repo.git("checkout", "-q", "-b", "o2", "main")
-    repo.commit(T0 + 1800, (D + "octopus.md", "octopus branches\n"), (D + "HEAD", "ref-like name\n"))
+    repo.commit(T0 + 1800, (HISTORY_DOCS + "octopus.md", "octopus branches\n"),
+                (HISTORY_DOCS + "HEAD", "ref-like name\n"))
     repo.git("checkout", "-q", "main")
     repo.merge(T0 + 1900, "o1", "o2")
 
-    repo.commit(T0 + 10, (D + "skew.md", "clock skew\n"))
+    repo.commit(T0 + 10, (HISTORY_DOCS + "skew.md", "clock skew\n"))
 
     # uncommitted work: unstaged, staged, untracked (also in an untracked folder), and outside docs_dir
-    repo.write(D + "index.md", "edited, not staged\n")
-    repo.write(D + "guide.md", "edited and staged\n")
-    repo.git("add", D + "guide.md")
-    repo.write(D + f"{UNICODE_DIR}/new draft.md", "untracked\n")
-    repo.write(D + "drafts/idea.md", "untracked folder\n")
+    repo.write(HISTORY_DOCS + "index.md", "edited, not staged\n")
+    repo.write(HISTORY_DOCS + "guide.md", "edited and staged\n")
+    repo.git("add", HISTORY_DOCS + "guide.md")
+    repo.write(HISTORY_DOCS + f"{UNICODE_DIR}/new draft.md", "untracked\n")
+    repo.write(HISTORY_DOCS + "drafts/idea.md", "untracked folder\n")
     repo.write("README.md", "dirty outside docs_dir\n")
     return repo
 
@@ -181,6 +184,7 @@ def random_history(root: Path, rnd: random.Random) -> Repo:
 
 
 def git(root: Path, *arguments: str) -> None:
+    """Run git in `root` as the author and committer Ana, at the current time; fail when git does."""
     environment = {**os.environ, "GIT_AUTHOR_NAME": "Ana", "GIT_AUTHOR_EMAIL": "ana@example.org",
                    "GIT_COMMITTER_NAME": "Ana", "GIT_COMMITTER_EMAIL": "ana@example.org"}
     subprocess.run(["git", *arguments], cwd=root, env=environment, check=True, capture_output=True)
