@@ -50,7 +50,7 @@ def serve_factory() -> Iterator[Callable[..., Serve]]:
 
 @pytest.fixture(scope="session")
 def fastapi_en(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The English FastAPI docs built once with the plugin (about 20 s): the published index; the site is beside it."""
+    """The English FastAPI docs built once with the plugin: the published index; the site is beside it."""
     if not (CORPORA / "fastapi-docs" / "en" / "docs").is_dir():
         pytest.skip(f"needs the shared corpora beside the repository ({CORPORA / 'fastapi-docs'}), which a checkout "
                     "of the project has and the sdist does not")
