@@ -25,7 +25,7 @@ class Repo:
         self.git("init", "-q", "-b", "main")
 
     def git(self, *args: str, when: int = T0, author: int | None = None,
-            check: bool = True) -> subprocess.CompletedProcess:
+            check: bool = True) -> subprocess.CompletedProcess[str]:
         return run_git(self.root, *args, when=when, author=author, check=check)
 
     def write(self, path: str, text: str) -> None:
@@ -146,7 +146,7 @@ def random_history(root: Path, rnd: random.Random) -> Repo:
         repo.git("add", "-A")
         tree = repo.git("write-tree").stdout.strip()
         parent_args = [arg for parent in parents for arg in ("-p", parent)]
-        sha = repo.git("commit-tree", tree, "-m", "random", *parent_args,
+        sha: str = repo.git("commit-tree", tree, "-m", "random", *parent_args,
                        when=clock, author=clock - rnd.randint(0, 3000)).stdout.strip()
         trees[sha] = state
         return sha

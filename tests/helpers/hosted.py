@@ -27,7 +27,7 @@ def image_command(port: int) -> list[str]:
     return [str(UVICORN), *command[1:]]
 
 
-def start_app(site: Path | str, port: int, **env: str) -> subprocess.Popen:
+def start_app(site: Path | str, port: int, **env: str) -> subprocess.Popen[str]:
     """What the image runs, configured by the environment as the image is."""
     process = subprocess.Popen(
         image_command(port),
@@ -38,7 +38,7 @@ def start_app(site: Path | str, port: int, **env: str) -> subprocess.Popen:
     return process
 
 
-def wait_until_healthy(url: str, process: subprocess.Popen | None = None) -> None:
+def wait_until_healthy(url: str, process: subprocess.Popen[str] | None = None) -> None:
     deadline = time.monotonic() + 30
     while True:
         try:
@@ -53,7 +53,7 @@ def wait_until_healthy(url: str, process: subprocess.Popen | None = None) -> Non
         time.sleep(0.1)
 
 
-def stop(process: subprocess.Popen) -> None:
+def stop(process: subprocess.Popen[str]) -> None:
     process.terminate()
     try:
         process.wait(10)

@@ -19,15 +19,16 @@ QUERIES = ["how do I calibrate the wind vane?", "api token", "install breeze on 
            "anemometer", "release 0.4"]
 
 
-def run_index(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+def run_index(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(SCRIPT), "index", *args], capture_output=True, text=True, timeout=120,
                           stdin=subprocess.DEVNULL, cwd=cwd)
 
 
-def summary_line(done: subprocess.CompletedProcess) -> str:
+def summary_line(done: subprocess.CompletedProcess[str]) -> str:
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
-    return done.stderr.strip().splitlines()[-1]
+    last: str = done.stderr.strip().splitlines()[-1]
+    return last
 
 
 def index_rows(index: Path, *, meta_less: AbstractSet[str] = frozenset()) -> dict[str, Any]:

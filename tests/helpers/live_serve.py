@@ -92,7 +92,7 @@ class Serve:
     def log(self) -> str:
         return "\n".join(self.lines)
 
-    def wait_for(self, pattern: str, after: int = 0, timeout: float = STARTUP_SECONDS) -> re.Match:
+    def wait_for(self, pattern: str, after: int = 0, timeout: float = STARTUP_SECONDS) -> re.Match[str]:
         """The first log line from index `after` on that matches `pattern`."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

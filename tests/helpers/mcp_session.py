@@ -39,14 +39,14 @@ class Session:
         self.tools = {tool.name: tool for tool in portal.call(client.list_tools).tools}
 
     def call(self, tool: str, **arguments: Any) -> CallToolResult:
-        result = self.portal.call(self.client.call_tool, tool, arguments)
+        result: CallToolResult = self.portal.call(self.client.call_tool, tool, arguments)
         assert isinstance((result.meta or {}).get("index_stale"), bool), result
         return result
 
     def ok(self, tool: str, **arguments: Any) -> dict[str, Any]:
         result = self.call(tool, **arguments)
         assert not result.is_error, text(result)
-        data = result.structured_content
+        data: dict[str, Any] = result.structured_content
         errors = list(Draft202012Validator(self.tools[tool].output_schema).iter_errors(data))
         assert not errors, errors
         assert json.loads(text(result)) == data
@@ -86,7 +86,8 @@ def data(result: Any) -> dict[str, Any]:
     assert not result.is_error, result.content
     if "index_stale" in result.structured_content:
         assert result.meta["index_stale"] == result.structured_content["index_stale"]
-    return result.structured_content
+    answer: dict[str, Any] = result.structured_content
+    return answer
 
 
 def call_tools(index: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:

@@ -50,7 +50,7 @@ def random_pages(count: int, sections: int = 20, words: int = 100, lede: str = "
 
 @contextmanager
 def server_process(index: Path, call_seconds: float = 5.0, queued_calls: int = 32,
-                   *, preexec: Any = None) -> Iterator[tuple[int, subprocess.Popen]]:
+                   *, preexec: Any = None) -> Iterator[tuple[int, subprocess.Popen[str]]]:
     for attempt in range(PORT_ATTEMPTS):
         port = free_port()
         process = subprocess.Popen(
@@ -83,10 +83,12 @@ def call(port: int, tool: str, timeout: float = 120, **arguments: Any) -> dict[s
         response = connection.getresponse()
         text = response.read().decode()
         assert response.status == 200, (response.status, text)
-        return json.loads(text)["result"]
+        result: dict[str, Any] = json.loads(text)["result"]
+        return result
     finally:
         connection.close()
 
 
 def message(result: dict[str, Any]) -> str:
-    return result["content"][0]["text"]
+    text: str = result["content"][0]["text"]
+    return text
