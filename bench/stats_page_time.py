@@ -99,7 +99,7 @@ def build_once() -> tuple[dict[str, float], float]:
 
 def screenshot(destination: Path) -> None:
     sys.path.insert(0, str(REPO / "tests"))
-    from chromium import Browser, find_chromium, serve_directory
+    from helpers.chromium import Browser, find_chromium, serve_directory
 
     browser = Browser(find_chromium())
     try:

@@ -11,7 +11,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from conftest import GENERATOR_COMMAND, Site
+from helpers.site import GENERATOR_COMMAND, Site
 
 PACKAGE = '''"""A package whose objects refer to each other."""
 

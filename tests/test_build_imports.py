@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from conftest import Site
+from helpers.site import Site
 
 
 def test_a_build_imports_none_of_the_tools_side(tmp_path):

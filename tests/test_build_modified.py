@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from conftest import Site
-from scripted_git import T0, git_log_time, isolate_git, record_git_runs, run_git
+from helpers.scripted_git import T0, git_log_time, isolate_git, record_git_runs, run_git
+from helpers.site import Site
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

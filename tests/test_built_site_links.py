@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
-from conftest import Site, build_from
-from mcp_session import Session, session_over
+from helpers.mcp_session import Session, session_over
+from helpers.site import Site, build_from
 
 SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"
 PAGES = {

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from conftest import Site, built_site
-from mcp_session import Session, session_over
+from helpers.mcp_session import Session, session_over
+from helpers.site import Site, built_site
 from mkdocs_vault_mcp.index import cjk
 
 PAGES = {

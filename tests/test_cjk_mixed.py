@@ -8,8 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from conftest import CORPORA, Site, built_site
-from mcp_session import Session, session_over
+from helpers.mcp_session import Session, session_over
+from helpers.paths import CORPORA
+from helpers.site import Site, built_site
 
 # The pages that outranked the right one, and the right one, as the docs ship them.
 PAGES = {

@@ -17,8 +17,9 @@ from types import SimpleNamespace
 import pytest
 from mcp import StdioServerParameters
 
-from conftest import Site, built_site, free_port
-from mcp_session import session_with
+from helpers.mcp_session import session_with
+from helpers.ports import free_port
+from helpers.site import Site, built_site
 from mkdocs_vault_mcp import __version__
 from mkdocs_vault_mcp.freshness import Freshness
 from mkdocs_vault_mcp.index.schema import FORMAT_VERSION

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_session import Session, session_over
+from helpers.mcp_session import Session, session_over
 from mkdocs_vault_mcp.config import VaultMcpConfig
 from mkdocs_vault_mcp.tools import TOOLS
 

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Site
+from helpers.served import random_pages
+from helpers.site import Site
 from mkdocs_vault_mcp.forked import spare_cpu
-from served import random_pages
 
 MKDOCS = Path(sys.executable).with_name("mkdocs")
 PAGES = {"index.md": "# Home\n\nWelcome.\n", "guide/install.md": "# Install\n\nRun pip.\n"}
@@ -185,9 +185,22 @@ def test_a_build_killed_while_it_publishes_leaves_nothing_that_a_dirty_build_dep
         assert conn.execute("SELECT title FROM documents WHERE path = 'p000.md'").fetchone() == ("Changed",)
 
 
+# The build's writer process, found as any program would find it among the build's children: a forked copy of
+# the build (its name is the build's), or the new Python it started to run the writes.
+WRITER_PROCESS = '''
+
+def writer_process():
+    own = Path("/proc/self/comm").read_text()
+    children = [int(pid) for task in Path("/proc/self/task").iterdir()
+                for pid in (task / "children").read_text().split()]
+    (pid,) = [pid for pid in children if Path(f"/proc/{pid}/comm").read_text() == own
+              or b"serve_writes" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    return pid
+'''
 STOP_HOOK = '''
 import os
 import signal
+from pathlib import Path
 
 import mkdocs_vault_mcp.index.writer as index_writer
 
@@ -197,21 +210,22 @@ index_writer.PAGES_FOR_A_PROCESS = 0  # a writer process, however few the pages
 def on_env(env, config, files, **kwargs):  # before vault-mcp's on_env, which asks the process for the commit
     writer = config.plugins["vault-mcp"].indexing.writer
     writer.fingerprints  # the index is open
-    os.kill(writer._writes._child.pid, signal.SIGSTOP)
+    os.kill(writer_process(), signal.SIGSTOP)
     return env
-'''
+''' + WRITER_PROCESS
 KILL_HOOK = '''
 import os
 import signal
+from pathlib import Path
 
 from mkdocs.plugins import event_priority
 
 
 @event_priority(-200)  # after vault-mcp's on_env: the commit is asked for, and waited for later
 def on_env(env, config, files, **kwargs):
-    os.kill(config.plugins["vault-mcp"].indexing.writer._writes._child.pid, signal.SIGKILL)
+    os.kill(writer_process(), signal.SIGKILL)
     return env
-'''
+''' + WRITER_PROCESS
 
 
 @pytest.mark.skipif(not spare_cpu(), reason="a writer process runs only with a second CPU")

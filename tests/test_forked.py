@@ -13,15 +13,17 @@ import sqlite3
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 import mkdocs_vault_mcp.modified as modified
+from helpers.git_repo import Repo
+from helpers.processes import forked_children, state, wait_until_ended
+from helpers.scripted_git import T0, count_subprocess_runs, isolate_git, record_git_runs
 from mkdocs_vault_mcp import forked
 from mkdocs_vault_mcp.index import writer, writer_process
 from mkdocs_vault_mcp.modified import GitTimesRead, read_git_times
-from scripted_git import T0, isolate_git, record_git_runs
-from test_modified import Repo
 
 pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="only Linux forks a build"),
               pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")]
@@ -87,46 +89,51 @@ def test_a_first_git_read_runs_in_a_forked_child_and_answers_as_a_read_here(repo
     docs = str(repo.root / "docs")
     cache = tmp_path / "cache" / "git-history.json"
     runs = record_git_runs(monkeypatch, tmp_path / "recording-git")
+    here = count_subprocess_runs(monkeypatch)  # this process's runs only: a forked copy counts in its own copy
+    before = forked_children()
     first = GitTimesRead(docs, cache)
-    assert first._child is not None  # no kept read to start from
-    child = first._child
+    assert len(forked_children() - before) == 1  # no kept read to start from: a child reads
     times = first.result()
-    assert child.wait(timeout=30) == 0 and len(runs.read_text().splitlines()) == 4  # git ran in the child
+    assert len(runs.read_text().splitlines()) == 4 and here == []  # git ran, and not in this process
     assert times is not None and times == read_git_times(docs)
     assert times.author_times == {"a.md": T0 + 2, "b.md": T0 + 1}
     assert cache.exists()  # the child kept the read for the next build
+    here.clear()
+    before = forked_children()
     again = GitTimesRead(docs, cache)
-    assert again._child is None and again.result() == times  # a kept read: a thread reads it
+    assert forked_children() <= before and again.result() == times  # a kept read: a thread reads it
+    assert here, "no git run in this process"
 
 
 def test_a_git_readers_exit_is_not_waited_for_once_it_has_answered(repo, tmp_path, monkeypatch):
     """As a writer's (below): the child's exit frees its copy of the build's memory, beside the build. Here the
-    child takes 3 s over its exit; its answer is there long before."""
+    child does not end until the test lets it; its answer is there before."""
     send = modified._send_git_times
+    may_end = tmp_path / "may-end"
 
     def send_then_linger(*args):
         send(*args)
-        time.sleep(3)
+        linger_until(may_end)
 
     monkeypatch.setattr(modified, "_send_git_times", send_then_linger)
     docs = str(repo.root / "docs")
+    before = forked_children()
     reading = GitTimesRead(docs, tmp_path / "cache" / "git-history.json")
-    child = reading._child
-    assert child is not None
-    started = time.monotonic()
+    (child,) = forked_children() - before
     assert reading.result() == read_git_times(docs)
-    assert time.monotonic() - started < 2
-    assert child.poll() is None and child in forked._exiting  # still exiting, and kept to be reaped
-    assert child.wait(timeout=30) == 0
+    assert state(child) not in (None, "Z")  # answered while the child still runs
+    may_end.touch()
+    wait_until_ended(child)
     forked.reap_exited()
-    assert child not in forked._exiting
+    assert state(child) is None  # collected: no zombie left
 
 
 def test_a_git_reader_killed_before_it_answered_leaves_the_read_to_the_build(repo, tmp_path):
     docs = str(repo.root / "docs")
+    before = forked_children()
     reading = GitTimesRead(docs, tmp_path / "cache" / "git-history.json")
-    assert reading._child is not None
-    os.kill(reading._child.pid, signal.SIGKILL)
+    (child,) = forked_children() - before
+    os.kill(child, signal.SIGKILL)
     assert reading.result() == read_git_times(docs)
 
 
@@ -144,8 +151,9 @@ def test_what_a_forked_git_read_raised_is_raised_by_result(repo, tmp_path, monke
         raise error
 
     monkeypatch.setattr(modified, "read_git_times", failing_read)  # the child is a copy: it runs this too
+    before = forked_children()
     reading = GitTimesRead(str(repo.root / "docs"), tmp_path / "cache" / "git-history.json")
-    assert reading._child is not None
+    assert len(forked_children() - before) == 1
     with pytest.raises(raised, match=says):
         reading.result()
     with pytest.raises(raised, match=says):
@@ -155,15 +163,23 @@ def test_what_a_forked_git_read_raised_is_raised_by_result(repo, tmp_path, monke
 def test_a_git_read_with_a_kept_read_or_one_cpu_or_no_repository_stays_on_a_thread(repo, tmp_path, monkeypatch):
     docs = str(repo.root / "docs")
     cache = tmp_path / "cache" / "git-history.json"
+    before = forked_children()
     unkept = GitTimesRead(docs)  # no cache file: a read for `serve SITE_DIR`, kept nowhere
-    assert unkept._child is None and unkept.result() == read_git_times(docs)
+    assert forked_children() <= before and unkept.result() == read_git_times(docs)
     outside = tmp_path / "outside" / "docs"  # no .git in it or above it: git would find no repository
     outside.mkdir(parents=True)
     elsewhere = GitTimesRead(str(outside), cache)
-    assert elsewhere._child is None and elsewhere.result() is None
+    assert forked_children() <= before and elsewhere.result() is None
     monkeypatch.setattr(modified, "spare_cpu", lambda: False)
     one_cpu = GitTimesRead(docs, cache)
-    assert one_cpu._child is None and one_cpu.result() == unkept.result()
+    assert forked_children() <= before and one_cpu.result() == unkept.result()
+
+
+def linger_until(may_end: Path) -> None:
+    """In a forked child: do not end until the test creates `may_end` (or a minute has passed)."""
+    deadline = time.monotonic() + 60
+    while not may_end.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def no_process(*args):
@@ -180,7 +196,6 @@ def test_with_no_process_to_be_had_git_is_read_on_a_thread(repo, tmp_path, monke
     before = open_descriptors()
     monkeypatch.setattr(os, "fork", no_process)
     reading = GitTimesRead(docs, tmp_path / "cache" / "git-history.json")
-    assert reading._child is None
     answer = reading.result()  # counted once the thread's git processes are done with their pipes
     assert open_descriptors() == before  # the pipe for a child closed again
     monkeypatch.undo()
@@ -192,35 +207,37 @@ def test_with_no_process_to_be_had_the_index_is_written_on_a_thread(tmp_path, mo
     monkeypatch.setattr(os, "fork", no_process)
     index = writer.IndexWriter(tmp_path / "w.sqlite", "{}", in_process=True)
     try:
-        assert isinstance(index._writes, writer.ThreadWrites)
         index.commit(indexed_fields="auto", site_name="s", site_url=None)
     finally:
         index.close()
     assert open_descriptors() == before  # both pipes closed again
+    with sqlite3.connect(tmp_path / "w.sqlite") as conn:
+        assert conn.execute("SELECT value FROM info WHERE key = 'site_name'").fetchone() == ("s",)
 
 
 def test_a_forked_writer_is_not_waited_for_once_its_index_is_closed(tmp_path, monkeypatch):
-    """The child's exit frees its copy of the build's memory (10 ms or more): the build ends beside it, not after
-    it. Here the child takes 3 s over its exit; closing the writer takes far less, with the index closed and free."""
+    """The child's exit frees its copy of the build's memory, which takes a while: the build ends beside it, not after
+    it. Here the child does not end until the test lets it; the writer closes before, with the index closed and
+    free."""
     serve = writer_process._serve
+    may_end = tmp_path / "may-end"
 
     def serve_then_linger(*args):
         serve(*args)
-        time.sleep(3)
+        linger_until(may_end)
 
     monkeypatch.setattr(writer_process, "_serve", serve_then_linger)
     path = tmp_path / "w.sqlite"
+    before = forked_children()
     index = writer.IndexWriter(path, "{}", in_process=True)
-    assert isinstance(index._writes, writer.ProcessWrites)
-    child = index._writes._child
+    (child,) = forked_children() - before  # the writes go to a process
     index.commit(indexed_fields="auto", site_name="s", site_url=None)
-    started = time.monotonic()
     index.close()
-    assert time.monotonic() - started < 2
-    assert child.poll() is None and child in forked._exiting  # still exiting, and kept to be reaped
+    assert state(child) not in (None, "Z")  # closed while the child still runs
     with sqlite3.connect(path, timeout=0) as conn:  # nothing holds the file: no wait for a lock
         conn.execute("BEGIN EXCLUSIVE")
         assert conn.execute("SELECT value FROM info WHERE key = 'site_name'").fetchone() == ("s",)
-    assert child.wait(timeout=30) == 0
+    may_end.touch()
+    wait_until_ended(child)
     writer.IndexWriter(tmp_path / "next.sqlite", "{}").close()  # a later stop reaps the ended ones
-    assert child not in forked._exiting
+    assert state(child) is None  # collected: no zombie left

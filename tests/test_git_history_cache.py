@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import shutil
 
+from helpers.git_repo import Repo
+from helpers.scripted_git import T0, count_subprocess_runs, isolate_git
 from mkdocs_vault_mcp.modified import read_git_times
-from scripted_git import T0, count_subprocess_runs, isolate_git
-from test_modified import Repo
 
 
 def log_runs(calls) -> int:

@@ -4,9 +4,11 @@ resolved by hand or with one side's version, the same change on both sides, an o
 
 from __future__ import annotations
 
+import random
+
+from helpers.git_repo import HISTORY_DOCS, assert_agrees_with_git_log, files_at_head, random_history
+from helpers.scripted_git import REAL_RUN
 from mkdocs_vault_mcp.modified import HISTORY_LENGTH, read_git_times
-from scripted_git import REAL_RUN
-from test_modified import D, files_at_head, history  # noqa: F401  (the fixture)
 
 
 def git_log_history(top, path: str) -> list[tuple[int, str]]:
@@ -15,29 +17,31 @@ def git_log_history(top, path: str) -> list[tuple[int, str]]:
     return [(int(time), subject) for time, subject in (line.split("\0") for line in out.splitlines())]
 
 
-def test_history_agrees_with_git_log_for_every_file(history):  # noqa: F811
-    docs = history.root / D
+def test_history_agrees_with_git_log_for_every_file(history):
+    docs = history.root / HISTORY_DOCS
     times = read_git_times(str(docs))
     assert times is not None
     assert set(times.history) == files_at_head(docs)
     for path in sorted(files_at_head(docs)):
         ours = [(time, subject) for time, _, subject in times.history[path]]
-        theirs = git_log_history(history.root, D + path)
+        theirs = git_log_history(history.root, HISTORY_DOCS + path)
         assert sorted(ours, reverse=True) == sorted(theirs, reverse=True), path  # the same commits
         assert ours[0][0] == times.author_times[path], path  # the newest is the one that dates the page
     assert {author for commits in times.history.values() for _, author, _ in commits} == {"Tester"}
     assert times.history["conflict.md"][0][2] == "Merge branch 'conflict'"  # a merge that changed the file itself
 
 
-def test_random_histories_agree_with_git_log_too(tmp_path, monkeypatch):
+def test_random_histories_agree_with_git_log_too(tmp_path):
     """tests/test_modified.py's random histories (any merge resolution, octopus merges, deletions, re-additions,
     clock skew), each file's history checked against `git log -- FILE` as well as its time."""
-    import test_modified
-
-    dates_only = test_modified.assert_agrees_with_git_log
-
-    def with_history(docs, times) -> None:
-        dates_only(docs, times)
+    for seed in range(4):  # the seeds of tests/test_modified.py's random histories
+        repo = random_history(tmp_path / f"random{seed}", random.Random(seed))
+        docs = repo.root / "docs"
+        if not docs.is_dir():
+            continue
+        times = read_git_times(str(docs))
+        assert_agrees_with_git_log(docs, times)
+        assert times is not None
         for path in files_at_head(docs):
             ours = [(time, subject) for time, _, subject in times.history[path]]
             out = REAL_RUN(["git", "--literal-pathspecs", "log", "--format=%at%x00%s", "--", path],
@@ -47,6 +51,3 @@ def test_random_histories_agree_with_git_log_too(tmp_path, monkeypatch):
             assert set(ours) <= set(theirs), path
             if len(theirs) <= HISTORY_LENGTH:
                 assert sorted(ours) == sorted(theirs), path
-
-    monkeypatch.setattr(test_modified, "assert_agrees_with_git_log", with_history)
-    test_modified.test_random_histories_agree_with_git_log(tmp_path)

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Site
-from mcp_session import session_over
-from scripted_git import REAL_RUN, T0, isolate_git, run_git
+from helpers.mcp_session import session_over
+from helpers.scripted_git import REAL_RUN, T0, isolate_git, run_git
+from helpers.site import Site
 
 PAGE = "docs/guide.md"
 TOP = "# Guide\n\nTop line {}.\n\n" + "Filler paragraph.\n\n" * 8 + "Bottom line {}.\n"

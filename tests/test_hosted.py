@@ -10,7 +10,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -21,10 +20,11 @@ from typing import Any
 
 import pytest
 
-from conftest import ROOT, Site, built_site, free_port
-from mcp_session import session_with
+from helpers.hosted import image_command, start_app, stop, wait_until_healthy
+from helpers.mcp_session import session_with
+from helpers.ports import free_port
+from helpers.site import Site, built_site
 
-UVICORN = Path(sys.executable).parent / "uvicorn"
 NGINX = shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if Path(p).is_file()), None)
 PAGES = {
     "index.md": "---\ntags: [start]\n---\n# Home\n\nWelcome to the weather station handbook.\n",
@@ -48,51 +48,6 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Site:
     return built_site(tmp_path_factory.mktemp("hosted"), {"plugins": ["vault-mcp"]}, PAGES)
-
-
-def image_command(port: int) -> list[str]:
-    """The container image's command (the Dockerfile's CMD), on a loopback port of this test's own."""
-    line = next(line for line in (ROOT / "Dockerfile").read_text().splitlines() if line.startswith("CMD "))
-    command = json.loads(line.removeprefix("CMD "))
-    assert command[0] == "uvicorn" and command[command.index("--port") + 1] == "8000"
-    command[command.index("--port") + 1] = str(port)
-    command[command.index("--host") + 1] = "127.0.0.1"
-    return [str(UVICORN), *command[1:]]
-
-
-def start_app(site: Path | str, port: int, **env: str) -> subprocess.Popen:
-    """What the image runs, configured by the environment as the image is."""
-    process = subprocess.Popen(
-        image_command(port),
-        env={**os.environ, "VAULT_MCP_SITE": str(site), "PYTHONDONTWRITEBYTECODE": "1", **env},
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )
-    wait_until_healthy(f"http://127.0.0.1:{port}/healthz", process)
-    return process
-
-
-def wait_until_healthy(url: str, process: subprocess.Popen | None = None) -> None:
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            with urllib.request.urlopen(url, timeout=2) as answer:
-                if answer.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError):
-            pass
-        if process is not None and process.poll() is not None:
-            raise AssertionError(f"the server exited: {process.stderr.read() if process.stderr else ''}")
-        assert time.monotonic() < deadline, f"{url} never answered 200"
-        time.sleep(0.1)
-
-
-def stop(process: subprocess.Popen) -> None:
-    process.terminate()
-    try:
-        process.wait(10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
 
 
 @pytest.fixture

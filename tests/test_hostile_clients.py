@@ -13,12 +13,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from conftest import Site, built_site
-from served import call, server_process
+from helpers.served import call, server_process
+from helpers.site import Site, built_site
 
 SLOW_CONNECTIONS = 1_100
 SERVER_FILES = 1_024  # the server's limit of open files (soft and hard), as `ulimit -n 1024` sets it
-CALL_LATENCY = 1.0  # the most a well-behaved client's call may take meanwhile
 PARTIAL_HEADERS = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
 
 
@@ -102,26 +101,28 @@ class SlowClients:
 
 
 def test_slow_connections_starve_no_well_behaved_client(site, enough_files):
+    from mkdocs_vault_mcp import limits
+
+    # A call the slow connections starved would wait until the server drops one of them at its read limit; a
+    # call that has to wait half of that for its answer has not been answered at once.
+    patience = limits.REQUEST_READ_SECONDS / 2
     with server_process(site.index_path, preexec=few_files) as (port, process):
-        alone = []
-        for _ in range(5):
-            start = time.perf_counter()
-            call(port, "search", query="lighthouse")
-            alone.append(time.perf_counter() - start)
-        bound = max(CALL_LATENCY, 30 * sorted(alone)[2])  # a busy machine slows a call alone too
+        call(port, "search", query="lighthouse")  # warm
         with SlowClients(port) as slow:
             assert slow.opened >= SLOW_CONNECTIONS * 0.9, f"only {slow.opened} slow connections opened"
-            latencies = []
             for number in range(30):
-                start = time.perf_counter()
-                result = call(port, "search" if number % 2 else "count_documents", query="lighthouse", timeout=30)
-                latencies.append(time.perf_counter() - start)
+                tool = "search" if number % 2 else "count_documents"
+                try:
+                    result = call(port, tool, query="lighthouse", timeout=patience)
+                except TimeoutError:
+                    pytest.fail(f"call {number} ({tool}) waited {patience} s among the slow connections")
                 assert not result.get("isError"), result
+                answer = result["structuredContent"]
+                assert answer["result"] if tool == "search" else answer["total"] == 2, result
                 time.sleep(0.1)
             reopened = slow.opened - SLOW_CONNECTIONS
         process.terminate()
         _, errors = process.communicate(timeout=20)
-    assert max(latencies) < bound, [round(x, 3) for x in latencies]
     assert reopened > 0, "the server closed no slow connection; the test proves nothing"
     assert errors.count("socket.accept() out of system resource") <= 1, errors[-2000:]
     assert errors.count("Cannot accept new connections") <= 1, errors[-2000:]
@@ -135,10 +136,11 @@ def test_a_connection_that_never_finishes_its_headers_is_closed(site):
         sock = socket.create_connection(("127.0.0.1", port))
         try:
             sock.sendall(PARTIAL_HEADERS)
+            sock.settimeout(limits.REQUEST_READ_SECONDS / 2)
+            with pytest.raises(TimeoutError):  # not closed before its time
+                sock.recv(1)
             sock.settimeout(limits.REQUEST_READ_SECONDS + 30)
-            started = time.monotonic()
             assert sock.recv(1) == b"", "the server answered a request it never got"
-            assert time.monotonic() - started >= limits.REQUEST_READ_SECONDS - 1
         finally:
             sock.close()
         assert not call(port, "count_documents").get("isError")

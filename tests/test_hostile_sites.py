@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_session import session_over
+from helpers.mcp_session import session_over
 from mkdocs_vault_mcp.site_folder import PAGE_BYTES
 
 SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from conftest import Site
-from mcp_session import Session, session_over
+from helpers.mcp_session import Session, session_over
+from helpers.site import Site
 
 pytest.importorskip("mkdocs_static_i18n")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from mkdocs.exceptions import Abort
 
-from conftest import Site
+from helpers.site import Site
 
 SNIPPET = "Snippet text pulled in by pymdownx.snippets."
 BROKEN = "broken/front-matter.md"

@@ -10,8 +10,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from conftest import Site
-from mcp_session import session_over
+from helpers.mcp_session import session_over
+from helpers.site import Site
 
 PAGES = {
     "index.md": """

@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from conftest import Site, free_port
-from mcp_session import Session, session_over
-from test_live import data, write_site
-from test_read import git
+from helpers.git_repo import git
+from helpers.live_serve import write_site
+from helpers.mcp_session import Session, data, session_over
+from helpers.ports import free_port
+from helpers.site import Site
 
 PAGES = {
     "index.md": """
@@ -258,7 +259,7 @@ def test_incremental_builds_keep_links_right_when_either_end_changes_or_goes(sit
 
 
 def test_serve_dirty_keeps_links_and_backlinks_right_as_pages_change(tmp_path: Path) -> None:
-    from test_live import Serve
+    from helpers.live_serve import Serve
 
     port = free_port()
     config = write_site(tmp_path, mcp_port=port)

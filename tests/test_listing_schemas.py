@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from conftest import Site, built_site
-from mcp_session import Session, session_over
+from helpers.mcp_session import Session, session_over
+from helpers.site import Site, built_site
 
 PAGES = {
     "index.md": "# Home\n\nWelcome.\n",

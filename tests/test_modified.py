@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from helpers.git_repo import HISTORY_DOCS, UNICODE_DIR, Repo, assert_agrees_with_git_log, random_history
+from helpers.scripted_git import T0, count_subprocess_runs, isolate_git
 from mkdocs_vault_mcp.modified import GitTimes, modified_instant, read_git_times
-from scripted_git import REAL_RUN, T0, count_subprocess_runs, git_log_time, isolate_git, run_git
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
-UNICODE_DIR = "Ünïcödé dir"  # non-ASCII characters and a space
 UTC = UTC
 
 
@@ -27,57 +27,6 @@ def isolated_git(tmp_path, monkeypatch):
     isolate_git(monkeypatch, tmp_path / "home", ceiling=tmp_path)  # each repository is below tmp_path
 
 
-class Repo:
-    def __init__(self, root: Path):
-        self.root = root
-        root.mkdir(parents=True)
-        self.git("init", "-q", "-b", "main")
-
-    def git(self, *args: str, when: int = T0, author: int | None = None,
-            check: bool = True) -> subprocess.CompletedProcess:
-        return run_git(self.root, *args, when=when, author=author, check=check)
-
-    def write(self, path: str, text: str) -> None:
-        target = self.root / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-
-    def commit(self, when: int, *changes: tuple[str, str], author: int | None = None) -> None:
-        for path, text in changes:
-            self.write(path, text)
-        self.git("add", "-A")
-        self.git("commit", "-q", "-m", f"at {when}", when=when, author=author)
-
-    def merge(self, when: int, *branches: str) -> None:
-        self.git("merge", "-q", "--no-ff", "--no-edit", *branches, when=when)
-
-    def merge_resolving(self, when: int, branch: str, path: str, text: str | None = None) -> None:
-        """Merge a conflicting branch; write `text`, or keep the branch's version when text is None."""
-        assert self.git("merge", "-q", "--no-edit", branch, when=when, check=False).returncode == 1
-        if text is None:
-            self.git("checkout", "--theirs", "--", path)
-        else:
-            self.write(path, text)
-        self.git("add", "-A")
-        self.git("commit", "-q", "--no-edit", when=when)
-
-
-def files_at_head(docs: Path) -> set[str]:
-    out = REAL_RUN(["git", "ls-tree", "-r", "-z", "--name-only", "HEAD"], cwd=docs, capture_output=True, check=True)
-    return {os.fsdecode(name) for name in out.stdout.split(b"\0") if name}
-
-
-def assert_agrees_with_git_log(docs: Path, times: GitTimes | None) -> None:
-    assert times is not None, f"no git times for {docs}"
-    prefix = REAL_RUN(["git", "rev-parse", "--show-prefix"], cwd=docs, capture_output=True, text=True).stdout.strip()
-    top = docs.parents[prefix.count("/") - 1] if prefix else docs
-    tracked = files_at_head(docs)
-    assert tracked and set(times.author_times) == tracked
-    for path in sorted(tracked):
-        assert times.author_times[path] == git_log_time(top, prefix + path), path
-
-
-D = "handbook/docs/"  # docs_dir is a subfolder, two levels down
 # Expected git time of every page at the end of `history`, with the reason.
 EXPECTED = {
     "index.md": T0 + 400,  # changed on a branch merged with --no-ff: the branch commit, not the merge
@@ -94,77 +43,19 @@ EXPECTED = {
 }
 
 
-@pytest.fixture
-def history(tmp_path) -> Repo:
-    repo = Repo(tmp_path / "repo")
-    repo.commit(T0 + 100, *[(D + name, f"{name} v1\n") for name in
-                            ("index.md", "guide.md", "old-name.md", "conflict.md", "theirs.md", "twin.md",
-                             "octopus.md", f"{UNICODE_DIR}/my page.md")],
-                ("README.md", "readme\n"), ("handbook/mkdocs.yml", "site_name: x\n"))
-    repo.commit(T0 + 200, (D + "guide.md", "guide v2\n"), author=T0 + 50)
-    repo.commit(T0 + 300, ("README.md", "outside docs_dir\n"))
-
-    repo.git("checkout", "-q", "-b", "feature")
-    repo.commit(T0 + 400, (D + "index.md", "index v2\n"), (D + "feature.md", "new\n"))
-    repo.git("checkout", "-q", "main")
-    repo.commit(T0 + 500, (D + f"{UNICODE_DIR}/my page.md", "page v2\n"))
-    repo.merge(T0 + 600, "feature")
-
-    repo.git("mv", D + "old-name.md", D + "new-name.md")
-    repo.commit(T0 + 700)
-
-    repo.git("checkout", "-q", "-b", "conflict")
-    repo.commit(T0 + 800, (D + "conflict.md", "branch side\n"))
-    repo.git("checkout", "-q", "main")
-    repo.commit(T0 + 900, (D + "conflict.md", "main side\n"))
-    repo.merge_resolving(T0 + 1000, "conflict", D + "conflict.md", "resolved by hand\n")
-
-    repo.git("checkout", "-q", "-b", "theirs")
-    repo.commit(T0 + 1100, (D + "theirs.md", "branch version\n"))
-    repo.git("checkout", "-q", "main")
-    repo.commit(T0 + 1200, (D + "theirs.md", "main version\n"))
-    repo.merge_resolving(T0 + 1300, "theirs", D + "theirs.md")
-
-    repo.git("checkout", "-q", "-b", "twin")
-    repo.git("checkout", "-q", "main")
-    repo.commit(T0 + 1400, (D + "twin.md", "same change\n"))
-    repo.git("checkout", "-q", "twin")
-    repo.commit(T0 + 1500, (D + "twin.md", "same change\n"))
-    repo.git("checkout", "-q", "main")
-    repo.merge(T0 + 1600, "twin")
-
-    repo.git("checkout", "-q", "-b", "o1")
-    repo.commit(T0 + 1700, ("README.md", "octopus branch one\n"), (D + "octopus.md", "octopus branches\n"))
-    repo.git("checkout", "-q", "-b", "o2", "main")
-    repo.commit(T0 + 1800, (D + "octopus.md", "octopus branches\n"), (D + "HEAD", "ref-like name\n"))
-    repo.git("checkout", "-q", "main")
-    repo.merge(T0 + 1900, "o1", "o2")
-
-    repo.commit(T0 + 10, (D + "skew.md", "clock skew\n"))
-
-    # uncommitted work: unstaged, staged, untracked (also in an untracked folder), and outside docs_dir
-    repo.write(D + "index.md", "edited, not staged\n")
-    repo.write(D + "guide.md", "edited and staged\n")
-    repo.git("add", D + "guide.md")
-    repo.write(D + f"{UNICODE_DIR}/new draft.md", "untracked\n")
-    repo.write(D + "drafts/idea.md", "untracked folder\n")
-    repo.write("README.md", "dirty outside docs_dir\n")
-    return repo
-
-
 def test_history_scenarios_give_the_expected_times(history):
-    times = read_git_times(str(history.root / D))
+    times = read_git_times(str(history.root / HISTORY_DOCS))
     assert times is not None
     assert times.author_times == EXPECTED  # old-name.md is gone; README.md is outside docs_dir
 
 
 def test_every_tracked_file_agrees_with_git_log(history):
-    docs = history.root / D
+    docs = history.root / HISTORY_DOCS
     assert_agrees_with_git_log(docs, read_git_times(str(docs)))
 
 
 def test_dirty_set_holds_uncommitted_and_untracked_files(history):
-    times = read_git_times(str(history.root / D))
+    times = read_git_times(str(history.root / HISTORY_DOCS))
     assert times is not None
     assert times.dirty == {"index.md", "guide.md", f"{UNICODE_DIR}/new draft.md", "drafts/idea.md"}
     assert isinstance(times.dirty, frozenset)
@@ -177,7 +68,7 @@ def test_reading_git_times_takes_the_same_few_git_processes_for_any_history(hist
     assert read_git_times(str(small.root / "docs")) is not None
     small_count = len(calls)
     calls.clear()
-    assert read_git_times(str(history.root / D)) is not None
+    assert read_git_times(str(history.root / HISTORY_DOCS)) is not None
     assert len(calls) == small_count <= 4
     assert sum("--name-status" in args for args, _ in calls) == 1  # the whole history in one walk
     assert sum("log" in args for args, _ in calls) == 2  # and a listing of the commits' authors
@@ -202,7 +93,7 @@ def test_a_docs_dir_at_the_top_of_the_repository_gets_its_git_times(tmp_path):
 
 
 def test_user_config_and_hook_environment_do_not_change_the_result(history, tmp_path, monkeypatch):
-    docs = history.root / D
+    docs = history.root / HISTORY_DOCS
     expected = read_git_times(str(docs))
     hostile = tmp_path / "hostile.gitconfig"
     hostile.write_text(
@@ -243,61 +134,6 @@ def test_random_histories_agree_with_git_log(tmp_path):
         repo = random_history(tmp_path / f"random{seed}", random.Random(seed))
         if (repo.root / "docs").is_dir():
             assert_agrees_with_git_log(repo.root / "docs", read_git_times(str(repo.root / "docs")))
-
-
-def random_history(root: Path, rnd: random.Random) -> Repo:
-    """A repository at `root` whose history `rnd` draws: commits, branches and merges of any parents."""
-    names = ["a.md", "b.md", f"{UNICODE_DIR}/c d.md", "e/f.md", "../outside.md"]
-    repo = Repo(root)
-    trees: dict[str, dict[str, str]] = {}
-    clock = T0
-
-    def commit(state: dict[str, str], parents: list[str]) -> str:
-        nonlocal clock
-        clock += rnd.randint(-500, 2000)
-        for old in repo.root.iterdir():
-            if old.name != ".git":
-                shutil.rmtree(old) if old.is_dir() else old.unlink()
-        for path, text in state.items():
-            repo.write(os.path.normpath("docs/" + path), text)
-        repo.git("add", "-A")
-        tree = repo.git("write-tree").stdout.strip()
-        parent_args = [arg for parent in parents for arg in ("-p", parent)]
-        sha = repo.git("commit-tree", tree, "-m", "random", *parent_args,
-                       when=clock, author=clock - rnd.randint(0, 3000)).stdout.strip()
-        trees[sha] = state
-        return sha
-
-    def edit(state: dict[str, str]) -> dict[str, str]:
-        state = dict(state)
-        for _ in range(rnd.randint(0, 3)):
-            path = rnd.choice(names)
-            if path in state and rnd.random() < 0.2:
-                del state[path]
-            else:
-                state[path] = rnd.choice("xyz")  # few contents, so sides often agree by chance
-        return state
-
-    tips = {"main": commit(edit({}), [])}
-    for step in range(30):
-        branch = rnd.choice(sorted(tips))
-        others = [b for b in sorted(tips) if tips[b] != tips[branch]]
-        roll = rnd.random()
-        if roll < 0.5 or not others:
-            tips[branch] = commit(edit(trees[tips[branch]]), [tips[branch]])
-        elif roll < 0.65:
-            tips[f"b{step}"] = tips[branch]
-        else:
-            merged_in = rnd.sample(others, min(len(others), rnd.choice([1, 1, 2])))
-            parents = [tips[branch]] + [tips[b] for b in merged_in]
-            merged = {}
-            for path in set().union(*(trees[p] for p in parents)):
-                text = rnd.choice([trees[p].get(path) for p in parents] + [rnd.choice("xyz"), None])
-                if text is not None:
-                    merged[path] = text
-            tips[branch] = commit(merged, parents)
-    repo.git("reset", "-q", "--hard", tips[rnd.choice(sorted(tips))])
-    return repo
 
 
 # ---- modified_instant ----

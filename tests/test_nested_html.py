@@ -9,10 +9,10 @@ import time
 
 import pytest
 
-from conftest import Site, built_site
-from mcp_session import session_over
+from helpers.mcp_session import session_over
+from helpers.served import call, message, server_process
+from helpers.site import Site, built_site
 from mkdocs_vault_mcp.html_to_markdown import DEPTH_NOTE, MAX_DEPTH
-from served import call, message, server_process
 
 HUGE_DEPTH = 100_000  # a 1.3 MB page of nested divs
 DEEP_DEPTH = 12_000  # a 160 kB page: converted in a worker process, as the huge one
@@ -72,12 +72,7 @@ def test_deep_pages_read_at_once_hold_up_no_other_client(site):
     """Eight reads of different deeply nested pages at once: each answers (or says it needed more than the limit
     per call), and light calls of another client meanwhile are answered as usual."""
     with server_process(site.index_path) as (port, _):
-        alone = []
-        for _ in range(5):
-            start = time.perf_counter()
-            assert not call(port, "search", query="bold").get("isError")
-            alone.append(time.perf_counter() - start)
-        bound = max(0.5, 30 * sorted(alone)[2])  # as in test_call_budget: a busy machine slows a call alone too
+        assert not call(port, "search", query="bold").get("isError")  # warm
         reads: list[dict] = []
         paths = [f"deep{n}.md" for n in range(READERS)]
         threads = [threading.Thread(target=lambda path=path: reads.append(call(port, "read", path=path)))
@@ -85,14 +80,16 @@ def test_deep_pages_read_at_once_hold_up_no_other_client(site):
         for thread in threads:
             thread.start()
         time.sleep(0.5)  # the reads arrived
-        light: list[float] = []
+        # For each light call, how many reads were answered while it waited: one held up behind the reads would
+        # see most of them answered first; one that is not, at most the few that end meanwhile.
+        reads_answered_while_waiting: list[int] = []
         while any(thread.is_alive() for thread in threads):
-            start = time.perf_counter()
+            before = len(reads)
             result = call(port, "search", query="bold")
-            light.append(time.perf_counter() - start)
+            reads_answered_while_waiting.append(len(reads) - before)
             assert not result.get("isError") and result["structuredContent"]["result"], result
             time.sleep(0.05)
-        for thread in threads:
+    for thread in threads:
             thread.join()
     assert len(reads) == READERS
     for result in reads:
@@ -101,5 +98,5 @@ def test_deep_pages_read_at_once_hold_up_no_other_client(site):
         else:
             markdown = result["structuredContent"]["markdown"]
             assert "DEEP-" in markdown and markdown.endswith(DEPTH_NOTE), markdown[-200:]
-    assert light, "no light call ran while the reads did"
-    assert max(light) < bound, [round(x, 3) for x in light]
+    assert reads_answered_while_waiting, "no light call ran while the reads did"
+    assert max(reads_answered_while_waiting) < READERS // 2, reads_answered_while_waiting

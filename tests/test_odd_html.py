@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from conftest import Site
+from helpers.site import Site
 from mkdocs_vault_mcp.documents import build_document, split_sections
 from mkdocs_vault_mcp.page import RenderedPage
 

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from mcp import StdioServerParameters
 
-from conftest import ROOT
-from mcp_session import session_with
+from helpers.mcp_session import session_with
+from helpers.paths import ROOT
 from mkdocs_vault_mcp import __version__
 
 # Third-party modules the package needs but loads by name rather than imports, and where it names them.

@@ -1,5 +1,5 @@
 """ProperDocs, the maintained fork of MkDocs 1.x: `properdocs build` and `properdocs serve` with the
-plugin behave as under MkDocs. In a venv of its own (tests/tool_venvs.py) where the `properdocs` command runs,
+plugin behave as under MkDocs. In a venv of its own (tests/helpers/tool_venvs.py) where the `properdocs` command runs,
 and where the example-site and `serve` tests of this suite run again with every `mkdocs.*` import resolved to
 ProperDocs, as under its command."""
 
@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, Site
-from test_built_site import index_rows
-from tool_venvs import tool_venv
+from helpers.index_command import index_rows
+from helpers.paths import ROOT
+from helpers.site import Site
+from helpers.tool_venvs import tool_venv
 
 # The mkdocs theme is a package of its own under ProperDocs (example-site uses Material; the serve tests, mkdocs).
 # Run on python3's suite only (.ci/other-pythons skips it on the other Pythons; see pyproject.toml's marker).

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import Site
+from helpers.site import Site
 
 SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"
 PAGES = {

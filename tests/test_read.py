@@ -5,17 +5,16 @@ client session."""
 
 from __future__ import annotations
 
-import os
 import re
 import sqlite3
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import Site
-from mcp_session import Session, session_over
+from helpers.git_repo import git
+from helpers.mcp_session import Session, session_over
+from helpers.site import Site
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -136,12 +135,6 @@ CONFIG = {
         {"pymdownx.snippets": {"base_path": ["snippets"], "check_paths": True}},
     ],
 }
-
-
-def git(root: Path, *arguments: str) -> None:
-    environment = {**os.environ, "GIT_AUTHOR_NAME": "Ana", "GIT_AUTHOR_EMAIL": "ana@example.org",
-                   "GIT_COMMITTER_NAME": "Ana", "GIT_COMMITTER_EMAIL": "ana@example.org"}
-    subprocess.run(["git", *arguments], cwd=root, env=environment, check=True, capture_output=True)
 
 
 @pytest.fixture(scope="module")

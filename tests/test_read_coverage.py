@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from helpers.paths import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
 from read_coverage import read_coverage

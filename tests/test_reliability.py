@@ -10,8 +10,8 @@ import json
 import os
 import random
 import signal
+import socket
 import sqlite3
-import statistics
 import string
 import subprocess
 import sys
@@ -28,16 +28,17 @@ import anyio
 import pytest
 from mcp import Client
 
-from conftest import Site, built_site, free_port
-from mcp_session import session_over, session_with, text
+from helpers.live_serve import write_site
+from helpers.mcp_session import data, session_over, session_with, text
+from helpers.ports import free_port
+from helpers.served import PORT_ATTEMPTS, random_pages
+from helpers.site import Site, built_site
 from mkdocs_vault_mcp import limits
 from mkdocs_vault_mcp.freshness import Freshness
 from mkdocs_vault_mcp.live import LiveServer
 from mkdocs_vault_mcp.server import IndexReader, create_server
 from mkdocs_vault_mcp.streamable_http import bind
 from mkdocs_vault_mcp.streamable_http import http_server as uvicorn_server
-from served import random_pages
-from test_live import data, serve_factory, write_site  # noqa: F401 (serve_factory is a fixture)
 
 SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"
 STARTUP_SECONDS = 30
@@ -71,17 +72,25 @@ class Served:
 @contextmanager
 def http_server(index: Path, *flags: str) -> Iterator[Served]:
     """`mkdocs-vault-mcp serve INDEX --transport http` on a free loopback port."""
-    port = free_port()
-    process = subprocess.Popen(
-        [str(SCRIPT), "serve", str(index), "--transport", "http", "--port", str(port), *flags],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    try:
+    for attempt in range(PORT_ATTEMPTS):
+        port = free_port()
+        process = subprocess.Popen(
+            [str(SCRIPT), "serve", str(index), "--transport", "http", "--port", str(port), *flags],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )
         assert process.stdout is not None
         line = process.stdout.readline()
         while line.startswith("mkdocs-vault-mcp: warning:"):  # a bind beyond loopback says what it exposes first
             line = process.stdout.readline()
-        assert line.startswith("MCP server at"), line + process.stdout.read()
+        if line.startswith("MCP server at"):
+            break
+        process.terminate()  # ended already, unless it printed something else
+        output = line + process.stdout.read()
+        process.wait(timeout=10)
+        # Another program took the port between free_port's look and the server's bind: another port.
+        if "Address already in use" not in output or attempt == PORT_ATTEMPTS - 1:
+            raise AssertionError(output)
+    try:
         yield Served(port, process)
     finally:
         process.terminate()
@@ -121,48 +130,43 @@ def rpc_message(text: str) -> dict[str, Any]:
     return json.loads(events[-1] if events else text)
 
 
-def median_seconds(call: Any, times: int = 20) -> float:
-    durations = []
-    for _ in range(times):
-        start = time.perf_counter()
-        call()
-        durations.append(time.perf_counter() - start)
-    return statistics.median(durations)
-
-
 # --- 1. kept-alive HTTP ------------------------------------------------------------------------------
 
 
-def test_calls_on_one_kept_alive_connection_take_no_nagle_delay(small):
-    """With Nagle's algorithm on, each answer waited ~40 ms for the client's delayed ACK."""
+def test_calls_on_one_kept_alive_connection_are_answered_and_sent_without_nagle(small):
+    """Many calls on one kept-alive connection, by hand and by the SDK's own client; every connection the server
+    accepts has Nagle's algorithm off (with it on, each answer on a kept-alive connection would wait for the
+    client's delayed ACK; bench/load.py measures calls on kept-alive connections)."""
     with http_server(small.index_path) as served:
         port = served.port
         raw = RawClient(port)
         try:
             assert raw.call("count_documents")["structuredContent"] == {"total": 3, "index_stale": False}
-            # A loaded machine may slow one round; Nagle slows every round by 40 ms.
-            medians = []
-            for _ in range(3):
-                medians.append(median_seconds(lambda: raw.call("count_documents", folder="guide")))
-                if medians[-1] < 0.020:
-                    break
-            assert min(medians) < 0.020, medians
+            for _ in range(20):
+                assert raw.call("count_documents", folder="guide")["structuredContent"]["total"] >= 1
         finally:
             raw.close()
-
-        def sdk_client(session: Any) -> None:
-            session.ok("count_documents")  # the SDK's own client keeps its connection alive too
-            # The SDK's client spends more of each call on its side than the raw one (25-33 ms a call on a machine
-            # running three suites at once); Nagle would still add 40 ms to every one.
-            medians = []
-            for _ in range(3):
-                medians.append(median_seconds(lambda: session.ok("count_documents", folder="guide")))
-                if medians[-1] < 0.035:
-                    break
-            assert min(medians) < 0.035, medians
-
         with session_with(f"http://127.0.0.1:{port}/mcp") as session:
-            sdk_client(session)
+            for _ in range(20):  # the SDK's own client keeps its connection alive too
+                assert session.ok("count_documents", folder="guide")["total"] >= 1
+    assert asyncio.run(nodelay_of_a_connection_accepted_on(bind("127.0.0.1", 0))), "Nagle's algorithm is on"
+
+
+async def nodelay_of_a_connection_accepted_on(listening: socket.socket) -> int:
+    """TCP_NODELAY of the connection asyncio (uvicorn's loop) accepts on a socket the server binds."""
+    accepted: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    async def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        accepted.set_result(writer.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+        writer.close()
+
+    server = await asyncio.start_server(on_connection, sock=listening)
+    async with server:
+        _, client = await asyncio.open_connection("127.0.0.1", listening.getsockname()[1])
+        try:
+            return await asyncio.wait_for(accepted, timeout=30)
+        finally:
+            client.close()
 
 
 # --- 2. bounded inputs, and a slow call that holds no one up -------------------------------------
@@ -268,9 +272,7 @@ def test_a_cheap_call_is_answered_while_an_expensive_one_runs(large):
         def expensive() -> None:
             client = RawClient(port)
             try:
-                start = time.perf_counter()
                 slow_results.append(client.call("search", query=EVERY_PREFIX, limit=100, sections_per_page=10))
-                slow_results.append(time.perf_counter() - start)
             finally:
                 client.close()
                 slow_done.set()
@@ -280,19 +282,18 @@ def test_a_cheap_call_is_answered_while_an_expensive_one_runs(large):
             cheap.call("count_documents")  # warm: the first call opens this thread's connection
             slow = threading.Thread(target=expensive)
             slow.start()
-            time.sleep(0.2)  # the expensive call is under way (it takes about a second)
-            during: list[float] = []
-            while not slow_done.is_set() and len(during) < 20:
-                start = time.perf_counter()
+            time.sleep(0.2)  # the expensive call is under way
+            # A cheap call held up behind the expensive one would be answered only once that one is: then the
+            # loop ends after it. Answered while it runs, several are.
+            answered_while_it_ran = 0
+            while not slow_done.is_set() and answered_while_it_ran < 20:
                 assert cheap.call("count_documents", folder="")["structuredContent"]["total"] == 100
-                during.append(time.perf_counter() - start)
+                answered_while_it_ran += not slow_done.is_set()
             slow.join(timeout=30)
         finally:
             cheap.close()
-        assert len(slow_results) == 2 and not slow_results[0].get("isError"), slow_results
-        assert slow_results[1] > 0.3, "the expensive call was not expensive; the test proves nothing"
-        assert during, "no cheap call ran while the expensive one did"
-        assert statistics.median(during) < 0.050, during
+        assert len(slow_results) == 1 and not slow_results[0].get("isError"), slow_results
+        assert answered_while_it_ran >= 3, f"{answered_while_it_ran} cheap calls answered while the expensive one ran"
 
 
 # --- 3. sessions ---------------------------------------------------------------------------------------
@@ -346,7 +347,7 @@ def on_post_build(config):
 """
 
 
-def test_a_page_saved_before_serve_watches_is_indexed_or_flagged(tmp_path, serve_factory):  # noqa: F811 (the fixture)
+def test_a_page_saved_before_serve_watches_is_indexed_or_flagged(tmp_path, serve_factory):
     port = free_port()
     config = write_site(tmp_path, mcp_port=port)
     (tmp_path / "hooks" / "late.py").write_text(SAVE_DURING_FIRST_BUILD)

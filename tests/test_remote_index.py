@@ -20,8 +20,10 @@ from typing import Any
 import pytest
 from mcp import StdioServerParameters
 
-from conftest import ROOT, Site, free_port
-from mcp_session import Session, session_with
+from helpers.mcp_session import Session, session_with
+from helpers.paths import ROOT
+from helpers.ports import free_port
+from helpers.site import Site
 from mkdocs_vault_mcp.remote_index import DownloadRefused, RemoteIndex, index_url, site_folder
 from mkdocs_vault_mcp.server import IndexReader, create_server
 
@@ -260,7 +262,7 @@ def test_the_hosted_app_serves_a_sites_url_from_a_cache_folder(web: tuple[WebSer
     import json
     import urllib.request
 
-    from test_hosted import start_app, stop
+    from helpers.hosted import start_app, stop
 
     server, _ = web
     port = free_port()

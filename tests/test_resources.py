@@ -15,8 +15,9 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
 from mcp_types import ResourceTemplateReference, ResourceUpdatedNotification, TextResourceContents
 
-from conftest import Site, built_site, free_port
-from mcp_session import session_over
+from helpers.mcp_session import session_over
+from helpers.ports import free_port
+from helpers.site import Site, built_site
 from mkdocs_vault_mcp import resources
 from mkdocs_vault_mcp.server import IndexReader, create_server
 
@@ -219,7 +220,7 @@ def test_a_session_of_an_earlier_protocol_that_subscribed_to_a_page_hears_when_i
 
 
 def test_beside_mkdocs_serve_a_listener_over_http_learns_that_a_saved_page_joined_the_site(tmp_path: Path) -> None:
-    from test_live import Serve
+    from helpers.live_serve import Serve
 
     port = free_port()
     (tmp_path / "docs").mkdir()

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Site, built_site
-from mcp_session import Session, session_over, text
+from helpers.mcp_session import Session, session_over, text
+from helpers.site import Site, built_site
 from mkdocs_vault_mcp.index.filters import fts_expression
 from mkdocs_vault_mcp.index.search_rank import COLUMN_WEIGHTS
 

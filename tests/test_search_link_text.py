@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import built_site
-from mcp_session import Session, session_over
+from helpers.mcp_session import Session, session_over
+from helpers.site import built_site
 
 FILLER = "Each request passes through the application, which answers it with a response the client reads."
 

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import Site
-from mcp_session import session_over
+from helpers.mcp_session import session_over
+from helpers.site import Site
 
 PAGES = {
     "index.md": "# Home\n\nWelcome to the project documentation.\n",

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import free_port
-from scripted_git import isolate_git, run_git
-from test_live import Serve, serve_factory  # noqa: F401  (the fixture, used by name)
+from helpers.live_serve import Serve
+from helpers.ports import free_port
+from helpers.scripted_git import isolate_git, run_git
 
 # More pages than the writer takes a process of its own for (index/writer.py's PAGES_FOR_A_PROCESS).
 PAGES = {f"page-{number}.md": f"# Page {number}\n\nText of page {number}.\n" for number in range(12)}
@@ -47,7 +47,7 @@ def zombies_after(pid: int, seconds: float) -> list[int]:
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="forked children and /proc are Linux's")
-def test_mkdocs_serve_leaves_no_defunct_process(tmp_path: Path, serve_factory, monkeypatch) -> None:  # noqa: F811
+def test_mkdocs_serve_leaves_no_defunct_process(tmp_path: Path, serve_factory, monkeypatch) -> None:
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("one CPU: the build forks no child to reap")
     isolate_git(monkeypatch, tmp_path / "home", tmp_path)

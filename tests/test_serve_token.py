@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Site, built_site, free_port
+from helpers.ports import free_port
+from helpers.site import Site, built_site
 
 SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"
 CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "count_documents", "arguments": {}}}

@@ -8,36 +8,15 @@ import json
 import os
 import sqlite3
 import stat
-from pathlib import Path
 from typing import Any
 
-import anyio
-from mcp import Client
-
+from helpers.mcp_session import call_tools
 from mkdocs_vault_mcp.index import queries
-from mkdocs_vault_mcp.server import IndexReader, create_server
 
 SNAPSHOT_KEYS = [
     "schema_version", "generated_at", "site_name", "site_url", "total", "by_folder", "by_month", "by_language",
     "by_tag", "links",
 ]
-
-
-def call_tools(index: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
-    """Each call's structured answer through a real MCP client session, `index_stale` left out."""
-
-    async def session() -> list[dict[str, Any]]:
-        answers = []
-        async with Client(create_server(IndexReader(index))) as client:
-            for name, arguments in calls:
-                result = await client.call_tool(name, arguments)
-                assert not result.is_error, result.content
-                answer = dict(result.structured_content)
-                answer.pop("index_stale", None)
-                answers.append(answer)
-        return answers
-
-    return anyio.run(session)
 
 
 def read_snapshot(site) -> dict[str, Any]:

@@ -3,7 +3,7 @@ read again), so an edit that changes neither the HTML nor the front matter still
 
 from __future__ import annotations
 
-from test_incremental import PAGES, summary
+from helpers.incremental_site import PAGES, summary
 
 
 def stored_source(site, path: str) -> str:

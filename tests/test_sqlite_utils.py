@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite_utils
 
-from conftest import Site
+from helpers.site import Site
 
 
 def test_sqlite_utils_searches_the_sections_of_a_built_index(site: Site) -> None:

@@ -15,10 +15,11 @@ from typing import Any
 
 import pytest
 
-from chromium import Browser, find_chromium, serve_directory
-from conftest import ROOT, build_from
+from helpers.chromium import Browser, find_chromium, serve_directory
+from helpers.mcp_session import call_tools
+from helpers.paths import ROOT
+from helpers.site import build_from
 from mkdocs_vault_mcp.stats_charts import MAX_BARS
-from test_snapshot import call_tools
 
 OUT = Path(__file__).resolve().parent / "out"
 NASTY = '<script>alert("x")</script> & \'q\''

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 from mcp import StdioServerParameters
 
-from conftest import Site, built_site, free_port
-from mcp_session import session_with
+from helpers.mcp_session import session_with
+from helpers.ports import free_port
+from helpers.site import Site, built_site
 from mkdocs_vault_mcp.server import IndexReader
 
 SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, Site, built_site
+from helpers.paths import ROOT
+from helpers.site import Site, built_site
 
 PAGES = {
     "index.md": "# Home\n\nWelcome to the site.\n\n## Start here { #start }\n\nFirst steps.\n",

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from conftest import Site, built_site
-from mcp_session import Session, index_stale, session_over, session_with, text
+from helpers.mcp_session import Session, index_stale, session_over, session_with, text
+from helpers.site import Site, built_site
 from mkdocs_vault_mcp.freshness import Freshness
 from mkdocs_vault_mcp.server import IndexReader, create_server
 

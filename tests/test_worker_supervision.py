@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Site, built_site, free_port
-from served import call
+from helpers.ports import free_port
+from helpers.served import call
+from helpers.site import Site, built_site
 
 SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"
 WAIT_SECONDS = 30

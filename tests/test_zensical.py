@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 from mcp import StdioServerParameters
 
-from conftest import ROOT, Site
-from mcp_session import session_over, session_with
-from test_built_site import BLOG_META, QUERIES, SCRIPT, index_rows, run_index, summary_line
-from tool_venvs import tool_venv
+from helpers.index_command import BLOG_META, QUERIES, SCRIPT, index_rows, run_index, summary_line
+from helpers.mcp_session import session_over, session_with
+from helpers.paths import ROOT
+from helpers.site import Site
+from helpers.tool_venvs import tool_venv
 
 # Run on python3's suite only (.ci/other-pythons skips it on the other Pythons; see pyproject.toml's marker).
 pytestmark = pytest.mark.one_python

@@ -6,13 +6,16 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 T0 = 1_600_000_000
 # Taken at import, before a test swaps in a counting `subprocess.run`, so helpers never count themselves.
 REAL_RUN = subprocess.run
 
 
-def isolate_git(monkeypatch, home: Path, ceiling: Path) -> None:
+def isolate_git(monkeypatch: pytest.MonkeyPatch, home: Path, ceiling: Path) -> None:
     """Keep the developer's git configuration, and any repository at or above `ceiling`, out of a test."""
     home.mkdir()
     (home / ".gitconfig").write_text("")
@@ -25,7 +28,7 @@ def isolate_git(monkeypatch, home: Path, ceiling: Path) -> None:
 
 
 def run_git(root: Path, *args: str, when: int = T0, author: int | None = None,
-            check: bool = True) -> subprocess.CompletedProcess:
+            check: bool = True) -> subprocess.CompletedProcess[str]:
     """git in `root`, committing at `when` (and authoring at `author`, else `when`)."""
     env = {**os.environ, "GIT_AUTHOR_DATE": f"@{author or when} +0000", "GIT_COMMITTER_DATE": f"@{when} +0000"}
     return REAL_RUN(["git", "-c", "user.name=Tester", "-c", "user.email=tester@example.com",
@@ -40,7 +43,7 @@ def git_log_time(repo_root: Path, path: str) -> int:
     return int(out)
 
 
-def record_git_runs(monkeypatch, folder: Path) -> Path:
+def record_git_runs(monkeypatch: pytest.MonkeyPatch, folder: Path) -> Path:
     """Note every git run from now on, by any process (a child forked from this one too), one line of arguments
     each, in the file returned; each still runs. A script named git, first on PATH, notes them."""
     folder.mkdir()
@@ -53,11 +56,11 @@ def record_git_runs(monkeypatch, folder: Path) -> Path:
     return runs
 
 
-def count_subprocess_runs(monkeypatch) -> list[tuple[list[str], dict]]:
+def count_subprocess_runs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[list[str], dict[str, Any]]]:
     """Every `subprocess.run` from now on, as (args, keyword arguments); each still runs."""
-    calls: list[tuple[list[str], dict]] = []
+    calls: list[tuple[list[str], dict[str, Any]]] = []
 
-    def counting_run(args, *rest, **kwargs):
+    def counting_run(args: Any, *rest: Any, **kwargs: Any) -> Any:
         calls.append((list(args), kwargs))
         return REAL_RUN(args, *rest, **kwargs)
 

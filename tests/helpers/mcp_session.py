@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 from anyio.from_thread import start_blocking_portal
 from jsonschema import Draft202012Validator
 from mcp import Client
@@ -38,14 +39,14 @@ class Session:
         self.tools = {tool.name: tool for tool in portal.call(client.list_tools).tools}
 
     def call(self, tool: str, **arguments: Any) -> CallToolResult:
-        result = self.portal.call(self.client.call_tool, tool, arguments)
+        result: CallToolResult = self.portal.call(self.client.call_tool, tool, arguments)
         assert isinstance((result.meta or {}).get("index_stale"), bool), result
         return result
 
     def ok(self, tool: str, **arguments: Any) -> dict[str, Any]:
         result = self.call(tool, **arguments)
         assert not result.is_error, text(result)
-        data = result.structured_content
+        data: dict[str, Any] = result.structured_content
         errors = list(Draft202012Validator(self.tools[tool].output_schema).iter_errors(data))
         assert not errors, errors
         assert json.loads(text(result)) == data
@@ -78,3 +79,29 @@ def session_over(index: Path) -> Iterator[Session]:
     """A session with an in-process server over the index file `index`."""
     with session_with(create_server(IndexReader(index))) as session:
         yield session
+
+
+def data(result: Any) -> dict[str, Any]:
+    """A tool call's structured answer, once it is not an error and its `index_stale` agrees with its meta's."""
+    assert not result.is_error, result.content
+    if "index_stale" in result.structured_content:
+        assert result.meta["index_stale"] == result.structured_content["index_stale"]
+    answer: dict[str, Any] = result.structured_content
+    return answer
+
+
+def call_tools(index: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Each call's structured answer through a real MCP client session, `index_stale` left out."""
+
+    async def session() -> list[dict[str, Any]]:
+        answers = []
+        async with Client(create_server(IndexReader(index))) as client:
+            for name, arguments in calls:
+                result = await client.call_tool(name, arguments)
+                assert not result.is_error, result.content
+                answer = dict(result.structured_content)
+                answer.pop("index_stale", None)
+                answers.append(answer)
+        return answers
+
+    return anyio.run(session)

@@ -128,7 +128,8 @@ class Browser:
                 raise DevToolsError("Chromium closed the DevTools pipe")
             self._buffer += chunk
         message, _, self._buffer = self._buffer.partition(b"\0")
-        return json.loads(message)
+        reply: dict[str, Any] = json.loads(message)
+        return reply
 
     def send(self, method: str, params: dict[str, Any] | None = None, *, browser: bool = False) -> dict[str, Any]:
         self._next_id += 1
@@ -142,7 +143,8 @@ class Browser:
             if reply.get("id") == self._next_id:
                 if "error" in reply:
                     raise DevToolsError(f"{method}: {reply['error']}")
-                return reply.get("result", {})
+                result: dict[str, Any] = reply.get("result", {})
+                return result
             if "method" in reply:
                 self.events.append(reply)
 

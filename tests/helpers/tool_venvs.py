@@ -14,7 +14,8 @@ import sys
 import sysconfig
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from helpers.paths import ROOT
+
 CACHE = ROOT / ".cache" / "test-venvs"
 INSTALL_SECONDS = 600
 

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from conftest import free_port
+from helpers.ports import free_port
 
 SERVER = """
 import sys
@@ -26,6 +26,7 @@ index, port, seconds, queued = sys.argv[1:5]
 reader = IndexReader(Path(index), call_seconds=float(seconds), queued_calls=int(queued))
 serve_http(create_server(reader), host="127.0.0.1", port=int(port), path="/mcp", allowed_hosts=[])
 """
+PORT_ATTEMPTS = 3
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
            "Mcp-Protocol-Version": "2025-06-18"}
 EVERY_PREFIX = " OR ".join(f"{letter}*" for letter in string.ascii_lowercase)  # every word of the index
@@ -49,16 +50,24 @@ def random_pages(count: int, sections: int = 20, words: int = 100, lede: str = "
 
 @contextmanager
 def server_process(index: Path, call_seconds: float = 5.0, queued_calls: int = 32,
-                   *, preexec: Any = None) -> Iterator[tuple[int, subprocess.Popen]]:
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(index), str(port), str(call_seconds), str(queued_calls)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=preexec,
-    )
-    try:
-        assert process.stdout is not None
+                   *, preexec: Any = None) -> Iterator[tuple[int, subprocess.Popen[str]]]:
+    for attempt in range(PORT_ATTEMPTS):
+        port = free_port()
+        process = subprocess.Popen(
+            [sys.executable, "-c", SERVER, str(index), str(port), str(call_seconds), str(queued_calls)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=preexec,
+        )
+        assert process.stdout is not None and process.stderr is not None
         line = process.stdout.readline()
-        assert line.startswith("MCP server at"), line + (process.stderr.read() if process.stderr else "")
+        if line.startswith("MCP server at"):
+            break
+        process.terminate()  # ended already, unless it printed something else
+        errors = process.stderr.read()
+        process.wait(timeout=20)
+        # Another program took the port between free_port's look and the server's bind: another port.
+        if "Address already in use" not in errors or attempt == PORT_ATTEMPTS - 1:
+            raise AssertionError(line + errors)
+    try:
         yield port, process
     finally:
         process.terminate()
@@ -74,10 +83,12 @@ def call(port: int, tool: str, timeout: float = 120, **arguments: Any) -> dict[s
         response = connection.getresponse()
         text = response.read().decode()
         assert response.status == 200, (response.status, text)
-        return json.loads(text)["result"]
+        result: dict[str, Any] = json.loads(text)["result"]
+        return result
     finally:
         connection.close()
 
 
 def message(result: dict[str, Any]) -> str:
-    return result["content"][0]["text"]
+    text: str = result["content"][0]["text"]
+    return text
