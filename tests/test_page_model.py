@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from conftest import ROOT, Site, build_from
+from helpers.paths import ROOT
+from helpers.site import Site, build_from
 from mkdocs_vault_mcp.documents import build_document
 from mkdocs_vault_mcp.index.rows import rendered_page_from_rows, stored_paths
 from mkdocs_vault_mcp.page import RenderedPage
