@@ -18,8 +18,18 @@ from load import HEADERS, Connection, rss_bytes, start_server
 from report import results_from_output
 from tool_latency import DEFAULT_SITE, ensure_site
 
-INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "abandoned", "version": "1"}}})
+INITIALIZE = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "abandoned", "version": "1"},
+        },
+    }
+)
 
 
 def main() -> None:
@@ -50,8 +60,10 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
-    print(f"{args.clients:,} abandoned initialize calls in {seconds:.0f} s: server RSS {before / 2**20:.1f} MB -> "
-          f"{after / 2**20:.1f} MB; a new client served afterwards: {served}")
+    print(
+        f"{args.clients:,} abandoned initialize calls in {seconds:.0f} s: server RSS {before / 2**20:.1f} MB -> "
+        f"{after / 2**20:.1f} MB; a new client served afterwards: {served}"
+    )
 
 
 if __name__ == "__main__":

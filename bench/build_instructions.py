@@ -61,10 +61,25 @@ def count(python: Path, mkdocs: Path, config: Path, env: dict[str, str], cache_s
     with tempfile.TemporaryDirectory() as scratch:
         logs = Path(scratch) / "logs"
         logs.mkdir()
-        done = subprocess.run([*VALGRIND, f"--cache-sim={'yes' if cache_sim else 'no'}", f"--log-file={logs}/%p.log",
-                               str(python), str(mkdocs), "build", "-q",
-                               "-f", str(config), "-d", str(Path(scratch) / "site")],
-                              cwd=config.parent, env=env, capture_output=True, text=True)
+        done = subprocess.run(
+            [
+                *VALGRIND,
+                f"--cache-sim={'yes' if cache_sim else 'no'}",
+                f"--log-file={logs}/%p.log",
+                str(python),
+                str(mkdocs),
+                "build",
+                "-q",
+                "-f",
+                str(config),
+                "-d",
+                str(Path(scratch) / "site"),
+            ],
+            cwd=config.parent,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         if done.returncode != 0:
             raise SystemExit(f"building {config} failed: {done.stderr.strip().splitlines()[-1:]}")
         texts = {int(log.stem): log.read_text(encoding="utf-8", errors="replace") for log in logs.iterdir()}
@@ -114,30 +129,41 @@ def main() -> None:
         cache = config.parent / ".cache" / "plugin" / "vault-mcp"
         first, again = (count(python, mkdocs, config, env, args.cache_sim) for _ in range(2))
         none = first[0]
-        rows.append(f"| {name} | none | {first[0] / 1e9:.3f} G | {again[0] / none - 1:+.2%} (again) | "
-                    f"{first[1] / 1e9:.3f} G | | {first[2]} |")
+        rows.append(
+            f"| {name} | none | {first[0] / 1e9:.3f} G | {again[0] / none - 1:+.2%} (again) | "
+            f"{first[1] / 1e9:.3f} G | | {first[2]} |"
+        )
         for kind, (kind_env, _) in plugins.items():
             shutil.rmtree(cache, ignore_errors=True)
             for build in ("cold", "warm"):  # warm: the cache the cold build left
                 own, others, forked = count(python, mkdocs, child, kind_env, args.cache_sim)
-                rows.append(f"| {name} | {kind}-{build} | {own / 1e9:.3f} G | {own / none - 1:+.2%} | "
-                            f"{others / 1e9:.3f} G | {(own + others) / (first[0] + first[1]) - 1:+.2%} | {forked} |")
+                rows.append(
+                    f"| {name} | {kind}-{build} | {own / 1e9:.3f} G | {own / none - 1:+.2%} | "
+                    f"{others / 1e9:.3f} G | {(own + others) / (first[0] + first[1]) - 1:+.2%} | {forked} |"
+                )
         shutil.rmtree(cache, ignore_errors=True)
         sites.append(f"{name}: {describe(config.parent)}")
-        print(*rows[-1 - 2 * len(plugins):], sep="\n", flush=True)
+        print(*rows[-1 - 2 * len(plugins) :], sep="\n", flush=True)
 
-    header = ("| site | build | build process | over `none` | other processes | all processes over `none` | forked |\n"
-              "| --- | --- | ---: | ---: | ---: | ---: | ---: |")
-    counted = ("estimated cycles (instructions + 10 x L1 misses + 100 x LL misses, caches simulated) counted"
-               if args.cache_sim else "instructions counted")
+    header = (
+        "| site | build | build process | over `none` | other processes | all processes over `none` | forked |\n"
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: |"
+    )
+    counted = (
+        "estimated cycles (instructions + 10 x L1 misses + 100 x LL misses, caches simulated) counted"
+        if args.cache_sim
+        else "instructions counted"
+    )
     packages = "; ".join(f"{kind}: {package}" for kind, (_, package) in plugins.items())
-    text = (f"{header}\n" + "\n".join(rows) + f"\n\nsites: {'; '.join(sites)}; built with {mkdocs.relative_to(REPO)}"
-            f"; plugin {packages}\n\n{counted} by valgrind's cachegrind; `over none`: the build process "
-            "against the same site's `none` (and `none` run again against the first); `other processes`: git's and "
-            "the writer process's where it is a new Python, which run beside the build on another CPU; `all "
-            "processes`: the build and those, against `none`'s; `forked`: children forked from the build (the "
-            "writer's process, a first git read), in neither count: valgrind's count in a forked child goes on "
-            "from its parent's at the fork")
+    text = (
+        f"{header}\n" + "\n".join(rows) + f"\n\nsites: {'; '.join(sites)}; built with {mkdocs.relative_to(REPO)}"
+        f"; plugin {packages}\n\n{counted} by valgrind's cachegrind; `over none`: the build process "
+        "against the same site's `none` (and `none` run again against the first); `other processes`: git's and "
+        "the writer process's where it is a new Python, which run beside the build on another CPU; `all "
+        "processes`: the build and those, against `none`'s; `forked`: children forked from the build (the "
+        "writer's process, a first git read), in neither count: valgrind's count in a forked child goes on "
+        "from its parent's at the fork"
+    )
     write_results(args.name, text)
 
 

@@ -72,8 +72,15 @@ CONFIGS = {
     "base-cold": f"plugins:\n  - vault-mcp:\n      cache_dir: {BASE_CACHE}",
     "base-warm": f"plugins:\n  - vault-mcp:\n      cache_dir: {BASE_CACHE}",
 }
-CONFIG_FILE = {"none": "none.yml", "none-again": "none.yml", "search": "search.yml", "vault-cold": "vault.yml",
-               "vault-warm": "vault.yml", "base-cold": "base.yml", "base-warm": "base.yml"}
+CONFIG_FILE = {
+    "none": "none.yml",
+    "none-again": "none.yml",
+    "search": "search.yml",
+    "vault-cold": "vault.yml",
+    "vault-warm": "vault.yml",
+    "base-cold": "base.yml",
+    "base-warm": "base.yml",
+}
 BASELINE_CONFIGS = {"base-cold", "base-warm"}
 
 
@@ -96,6 +103,7 @@ def package_snapshot(out: Path) -> tuple[Path, str]:
 
 def source_state() -> str:
     """HEAD and how many package files differ from it, for the report."""
+
     def git(*args: str) -> str:
         return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True).stdout
 
@@ -118,12 +126,7 @@ def copy_corpus(corpus: Path, out: Path) -> int:
 
 def write_configs(out: Path) -> None:
     for name, plugins in CONFIGS.items():
-        text = (
-            "site_name: FastAPI corpus (13 languages)\n"
-            "docs_dir: docs\n"
-            "theme:\n  name: mkdocs\n"
-            f"{plugins}\n"
-        )
+        text = f"site_name: FastAPI corpus (13 languages)\ndocs_dir: docs\ntheme:\n  name: mkdocs\n{plugins}\n"
         (out / CONFIG_FILE[name]).write_text(text)
 
 
@@ -133,8 +136,14 @@ def vault_cache(out: Path, config: str = "vault-cold") -> Path:
 
 def imported_package(env: dict[str, str]) -> str:
     """Where a build with `env` imports the plugin from."""
-    return subprocess.run([sys.executable, "-c", "import mkdocs_vault_mcp; print(mkdocs_vault_mcp.__file__)"],
-                          env=env, cwd=OUT, capture_output=True, text=True, check=True).stdout.strip()
+    return subprocess.run(
+        [sys.executable, "-c", "import mkdocs_vault_mcp; print(mkdocs_vault_mcp.__file__)"],
+        env=env,
+        cwd=OUT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
 
 
 def env_importing(env: dict[str, str], root: Path, what: str) -> dict[str, str]:
@@ -181,8 +190,11 @@ def start_metronome(beats: Path) -> subprocess.Popen:
 
 def beat_seconds(beats: Path, start: float, end: float) -> float:
     """The mean CPU seconds of the metronome's beats between `start` and `end` (monotonic seconds)."""
-    taken = [float(cpu) for when, cpu in (line.split() for line in beats.read_text().splitlines() if line.strip())
-             if start <= float(when) <= end]
+    taken = [
+        float(cpu)
+        for when, cpu in (line.split() for line in beats.read_text().splitlines() if line.strip())
+        if start <= float(when) <= end
+    ]
     if not taken:
         sys.exit("build_overhead: the metronome noted nothing while a build ran")
     return statistics.fmean(taken)
@@ -197,8 +209,9 @@ def build(out: Path, config: str, site_dir: Path, env: dict[str, str]) -> tuple[
     return build_side_by_side(out, [(config, site_dir, None)], env)[0]
 
 
-def build_side_by_side(out: Path, builds: list[tuple[str, Path, int | None]],
-                       env: dict[str, str]) -> list[tuple[float, float]]:
+def build_side_by_side(
+    out: Path, builds: list[tuple[str, Path, int | None]], env: dict[str, str]
+) -> list[tuple[float, float]]:
     """(wall seconds, CPU seconds) of each (configuration, site_dir, CPU or None) build, all started at once."""
     mkdocs = str(REPO / ".venv" / "bin" / "mkdocs")
     running: dict[int, tuple[int, str, Path, float]] = {}
@@ -208,8 +221,9 @@ def build_side_by_side(out: Path, builds: list[tuple[str, Path, int | None]],
         command = [mkdocs, "build", "-q", "-f", str(out / CONFIG_FILE[config]), "-d", str(site_dir)]
         pin = (lambda cpu=cpu: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
         with log.open("w") as stderr:  # a file, not a pipe: nobody reads while both builds run
-            child = subprocess.Popen(command, cwd=out, env=env, stdout=subprocess.DEVNULL, stderr=stderr,
-                                     preexec_fn=pin)
+            child = subprocess.Popen(
+                command, cwd=out, env=env, stdout=subprocess.DEVNULL, stderr=stderr, preexec_fn=pin
+            )
         running[child.pid] = (len(running), config, log, time.perf_counter())
     results: list[tuple[float, float]] = [(0.0, 0.0)] * len(builds)
     while running:
@@ -229,18 +243,29 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="timed builds per configuration (default 3)")
     parser.add_argument("--corpus", type=Path, default=CORPUS, help="fastapi-docs folder (holds <lang>/docs)")
     parser.add_argument("--no-warmup", action="store_true", help="skip the untimed first build")
-    parser.add_argument("--paired", action="store_true",
-                        help="build each configuration beside a `none` build, on the other CPU (see above)")
+    parser.add_argument(
+        "--paired",
+        action="store_true",
+        help="build each configuration beside a `none` build, on the other CPU (see above)",
+    )
     parser.add_argument("--name", help="the results file's name (default build_overhead, or build_overhead_paired)")
-    parser.add_argument("--metronome", action="store_true",
-                        help="divide each build's wall time by the CPUs' speed while it ran (see above)")
-    parser.add_argument("--rotate", action="store_true",
-                        help="start each round one configuration further on (see above)")
-    parser.add_argument("--baseline", type=Path,
-                        help="a checkout whose plugin is built too, in the same rounds (base-cold, base-warm)")
-    parser.add_argument("--configs", default=",".join(name for name in CONFIGS if name != "none-again"),
-                        help="the configurations to build, in this order each round (with --rotate, starting one "
-                             f"further on each round; default {','.join(CONFIGS)})")
+    parser.add_argument(
+        "--metronome",
+        action="store_true",
+        help="divide each build's wall time by the CPUs' speed while it ran (see above)",
+    )
+    parser.add_argument(
+        "--rotate", action="store_true", help="start each round one configuration further on (see above)"
+    )
+    parser.add_argument(
+        "--baseline", type=Path, help="a checkout whose plugin is built too, in the same rounds (base-cold, base-warm)"
+    )
+    parser.add_argument(
+        "--configs",
+        default=",".join(name for name in CONFIGS if name != "none-again"),
+        help="the configurations to build, in this order each round (with --rotate, starting one "
+        f"further on each round; default {','.join(CONFIGS)})",
+    )
     args = parser.parse_args()
     if args.runs < 1:
         parser.error("--runs must be 1 or more")
@@ -281,8 +306,10 @@ def main() -> None:
     seconds: dict[str, list[float]] = {name: [] for name in configs}
     cpu: dict[str, list[float]] = {name: [] for name in configs}
     # Paired: the none build run beside each configuration, its own baseline.
-    baseline_of: dict[str, dict[str, list[float]]] = {"seconds": {name: [] for name in configs},
-                                                      "cpu": {name: [] for name in configs}}
+    baseline_of: dict[str, dict[str, list[float]]] = {
+        "seconds": {name: [] for name in configs},
+        "cpu": {name: [] for name in configs},
+    }
     cpus = sorted(os.sched_getaffinity(0))[:2]
     windows: dict[str, list[tuple[float, float]]] = {name: [] for name in configs}  # monotonic start and end
     beats = OUT / "metronome.txt"
@@ -302,21 +329,29 @@ def main() -> None:
             else:
                 cpu_of_none, cpu_of_config = cpus if (run + turn) % 2 else cpus[::-1]
                 (base_wall, base_used), (wall, used) = build_side_by_side(
-                    OUT, [("none", sites / f"none-beside-{name}", cpu_of_none), (name, sites / name, cpu_of_config)],
-                    env_of[name])
+                    OUT,
+                    [("none", sites / f"none-beside-{name}", cpu_of_none), (name, sites / name, cpu_of_config)],
+                    env_of[name],
+                )
                 baseline_of["seconds"][name].append(base_wall)
                 baseline_of["cpu"][name].append(base_used)
-                print(f"round {run}/{args.runs}  {name:<10}  {wall:7.2f} s wall  {used:7.2f} s CPU "
-                      f"(CPU {cpu_of_config})  beside none {base_wall:7.2f} s wall  {base_used:7.2f} s CPU "
-                      f"(CPU {cpu_of_none})", flush=True)
+                print(
+                    f"round {run}/{args.runs}  {name:<10}  {wall:7.2f} s wall  {used:7.2f} s CPU "
+                    f"(CPU {cpu_of_config})  beside none {base_wall:7.2f} s wall  {base_used:7.2f} s CPU "
+                    f"(CPU {cpu_of_none})",
+                    flush=True,
+                )
             seconds[name].append(wall)
             cpu[name].append(used)
     shutil.rmtree(sites / "warmup", ignore_errors=True)
     corrected: dict[str, list[float]] = {}  # wall seconds over the metronome's beat while the build ran
     if metronome is not None:
-        corrected = {name: [wall / beat_seconds(beats, *window) for wall, window in zip(seconds[name], windows[name],
-                                                                                         strict=True)]
-                     for name in configs}
+        corrected = {
+            name: [
+                wall / beat_seconds(beats, *window) for wall, window in zip(seconds[name], windows[name], strict=True)
+            ]
+            for name in configs
+        }
     if args.paired:
         for kind, samples in (("seconds", seconds), ("cpu", cpu)):
             samples["none"] = [value for name in configs if name != "none" for value in baseline_of[kind][name]]
@@ -328,58 +363,107 @@ def main() -> None:
         baseline = baseline_of[kind][name] if args.paired else samples["none"]
         return statistics.median(r / b for r, b in zip(samples[name], baseline, strict=True))
 
-    rows = [["configuration", "median s", "min s", "runs (wall s)", "ratio vs none", "added",
-             "CPU median s", "CPU ratio", "CPU added"]]
+    rows = [
+        [
+            "configuration",
+            "median s",
+            "min s",
+            "runs (wall s)",
+            "ratio vs none",
+            "added",
+            "CPU median s",
+            "CPU ratio",
+            "CPU added",
+        ]
+    ]
     for name, runs in seconds.items():
         wall_ratio, cpu_ratio = ratio(seconds, name), ratio(cpu, name)
-        rows.append([name, f"{statistics.median(runs):.2f}", f"{min(runs):.2f}", " ".join(f"{r:.1f}" for r in runs),
-                     f"{wall_ratio:.3f}", f"{(wall_ratio - 1) * 100:+.1f}%", f"{statistics.median(cpu[name]):.2f}",
-                     f"{cpu_ratio:.3f}", f"{(cpu_ratio - 1) * 100:+.1f}%"])
+        rows.append(
+            [
+                name,
+                f"{statistics.median(runs):.2f}",
+                f"{min(runs):.2f}",
+                " ".join(f"{r:.1f}" for r in runs),
+                f"{wall_ratio:.3f}",
+                f"{(wall_ratio - 1) * 100:+.1f}%",
+                f"{statistics.median(cpu[name]):.2f}",
+                f"{cpu_ratio:.3f}",
+                f"{(cpu_ratio - 1) * 100:+.1f}%",
+            ]
+        )
     drift_rows = [["configuration", "per-round ratios to none, drift-corrected", "median", "added"]]
     for name in corrected:
         per_round = [r / b for r, b in zip(corrected[name], corrected["none"], strict=True)]
-        drift_rows.append([name, " ".join(f"{r:.3f}" for r in per_round), f"{statistics.median(per_round):.3f}",
-                           f"{(statistics.median(per_round) - 1) * 100:+.1f}%"])
+        drift_rows.append(
+            [
+                name,
+                " ".join(f"{r:.3f}" for r in per_round),
+                f"{statistics.median(per_round):.3f}",
+                f"{(statistics.median(per_round) - 1) * 100:+.1f}%",
+            ]
+        )
     verdicts = []
     for name, target in TARGET_ADDED.items():
         if name not in configs:
             continue
         added = ratio(seconds, name) - 1
         verdict = "meets" if added <= target else "MISSES"
-        verdicts.append(f"{name}: adds {added * 100:+.1f}% wall ({(ratio(cpu, name) - 1) * 100:+.1f}% CPU) -> "
-                        f"{verdict} the target of at most {target * 100:.0f}% (wall)")
+        verdicts.append(
+            f"{name}: adds {added * 100:+.1f}% wall ({(ratio(cpu, name) - 1) * 100:+.1f}% CPU) -> "
+            f"{verdict} the target of at most {target * 100:.0f}% (wall)"
+        )
         if corrected:
             added = ratio(corrected, name) - 1
             verdict = "meets" if added <= target else "MISSES"
             verdicts.append(f"{name}: adds {added * 100:+.1f}% wall, drift-corrected -> {verdict} the target")
     load = os.getloadavg()
     busy = max(load) > (os.cpu_count() or 1)
-    verdicts.append(f"load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs"
-                    + (" (above the CPU count: other processes competed, trust the CPU columns more)" if busy else ""))
+    verdicts.append(
+        f"load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs"
+        + (" (above the CPU count: other processes competed, trust the CPU columns more)" if busy else "")
+    )
 
-    report = "\n".join([
-        f"command: {command_line}",
-        f"corpus: {pages} Markdown pages, 13 languages in one docs_dir ({os.path.relpath(OUT / 'docs', REPO)}),"
-        " theme mkdocs; every run a fresh `mkdocs build -q` subprocess into a fresh site_dir",
-        f"package: source digest {digest} ({state}); builds import a frozen copy of it",
-        *([f"baseline (base-cold, base-warm): the plugin from {os.path.relpath(args.baseline.resolve(), REPO)} "
-           f"at {describe(args.baseline).split()[0]}"] if args.baseline else []),
-        f"machine: Python {platform.python_version()}, {os.cpu_count()} CPUs, {platform.platform()}",
-        (f"rounds: {args.runs}, each configuration built at the same time as a none build, the two pinned to "
-         "different CPUs (swapped every round); ratio = median of the pairs' ratios"
-         if args.paired else
-         f"rounds: {args.runs} (round robin {' -> '.join(configs)}"
-         f"{', each round starting one further on' if args.rotate else ''});"
-         " ratio = median of per-round ratios to none")
-        + "; CPU = user + system seconds of the build process and of its writer process",
-        "",
-        table(rows),
-        "",
-        *(["drift-corrected: each build's wall time over the mean CPU seconds of the metronome's beats while it ran",
-           "", table(drift_rows), ""] if corrected else []),
-        *verdicts,
-        "",
-    ])
+    report = "\n".join(
+        [
+            f"command: {command_line}",
+            f"corpus: {pages} Markdown pages, 13 languages in one docs_dir ({os.path.relpath(OUT / 'docs', REPO)}),"
+            " theme mkdocs; every run a fresh `mkdocs build -q` subprocess into a fresh site_dir",
+            f"package: source digest {digest} ({state}); builds import a frozen copy of it",
+            *(
+                [
+                    f"baseline (base-cold, base-warm): the plugin from {os.path.relpath(args.baseline.resolve(), REPO)} "
+                    f"at {describe(args.baseline).split()[0]}"
+                ]
+                if args.baseline
+                else []
+            ),
+            f"machine: Python {platform.python_version()}, {os.cpu_count()} CPUs, {platform.platform()}",
+            (
+                f"rounds: {args.runs}, each configuration built at the same time as a none build, the two pinned to "
+                "different CPUs (swapped every round); ratio = median of the pairs' ratios"
+                if args.paired
+                else f"rounds: {args.runs} (round robin {' -> '.join(configs)}"
+                f"{', each round starting one further on' if args.rotate else ''});"
+                " ratio = median of per-round ratios to none"
+            )
+            + "; CPU = user + system seconds of the build process and of its writer process",
+            "",
+            table(rows),
+            "",
+            *(
+                [
+                    "drift-corrected: each build's wall time over the mean CPU seconds of the metronome's beats while it ran",
+                    "",
+                    table(drift_rows),
+                    "",
+                ]
+                if corrected
+                else []
+            ),
+            *verdicts,
+            "",
+        ]
+    )
     print()
     print(report)
     write_results(args.name or ("build_overhead_paired" if args.paired else "build_overhead"), report)

@@ -58,8 +58,7 @@ def main() -> None:
     write_configs(OUT)
     snapshot, digest = package_snapshot(OUT)
     # PYTHONHASHSEED=0: set and string order decide some work, so that it is the same in every build.
-    env = env_importing(dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONHASHSEED="0"), snapshot,
-                        "the package snapshot")
+    env = env_importing(dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONHASHSEED="0"), snapshot, "the package snapshot")
     env_of = dict.fromkeys(["none", "vault-cold", "vault-warm"], env)
     packages = [f"vault: {os.path.relpath(snapshot, REPO)} (source digest {digest}, {source_state()})"]
     if args.baseline:
@@ -75,8 +74,10 @@ def main() -> None:
         print(f"{name}: {result[0] / 1e9:.3f} G in the build's process", flush=True)
         return result
 
-    phases = [["none", "vault-cold", *(["base-cold"] if args.baseline else [])],
-              ["vault-warm", *(["base-warm"] if args.baseline else [])]]
+    phases = [
+        ["none", "vault-cold", *(["base-cold"] if args.baseline else [])],
+        ["vault-warm", *(["base-warm"] if args.baseline else [])],
+    ]
     results: dict[str, tuple[int, int, int]] = {}
     with ThreadPoolExecutor(max_workers=3) as pool:
         for phase in phases:
@@ -84,20 +85,27 @@ def main() -> None:
 
     none = results["none"][0]
     what = "estimated cycles" if args.cache_sim else "instructions"
-    rows = [f"| build | build process ({what}) | over `none` | other processes | forked |",
-            "| --- | ---: | ---: | ---: | ---: |"]
-    rows += [f"| {name} | {own / 1e9:.3f} G | {own / none - 1:+.2%} | {others / 1e9:.3f} G | {forked} |"
-             for name, (own, others, forked) in results.items()]
-    text = "\n".join([
-        *rows, "",
-        f"corpus: {pages} Markdown pages, 13 languages in one docs_dir ({os.path.relpath(OUT / 'docs', REPO)}), "
-        "theme mkdocs, build_overhead.py's configurations; built with .venv/bin/mkdocs, PYTHONHASHSEED=0",
-        "packages: " + "; ".join(packages),
-        f"{what} counted by valgrind's cachegrind"
-        + (" (instructions + 10 x L1 misses + 100 x LL misses, caches simulated)" if args.cache_sim else "")
-        + "; `build process`: every thread of the `mkdocs build` process; `other processes`: git's; `forked`: "
-        "children forked from the build (the writer's process, a first git read), in no count",
-    ])
+    rows = [
+        f"| build | build process ({what}) | over `none` | other processes | forked |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    rows += [
+        f"| {name} | {own / 1e9:.3f} G | {own / none - 1:+.2%} | {others / 1e9:.3f} G | {forked} |"
+        for name, (own, others, forked) in results.items()
+    ]
+    text = "\n".join(
+        [
+            *rows,
+            "",
+            f"corpus: {pages} Markdown pages, 13 languages in one docs_dir ({os.path.relpath(OUT / 'docs', REPO)}), "
+            "theme mkdocs, build_overhead.py's configurations; built with .venv/bin/mkdocs, PYTHONHASHSEED=0",
+            "packages: " + "; ".join(packages),
+            f"{what} counted by valgrind's cachegrind"
+            + (" (instructions + 10 x L1 misses + 100 x LL misses, caches simulated)" if args.cache_sim else "")
+            + "; `build process`: every thread of the `mkdocs build` process; `other processes`: git's; `forked`: "
+            "children forked from the build (the writer's process, a first git read), in no count",
+        ]
+    )
     print(text)
     write_results(args.name, text)
 

@@ -61,8 +61,10 @@ def main() -> None:
     queries = [q for path in QUERY_FILES for q in json.loads(path.read_text())["queries"]]
     weights = ", ".join(map(str, COLUMN_WEIGHTS))
     print("command: .venv/bin/python bench/cjk_bigrams.py")
-    print(f"{'language':<8} {'n':>3}  {'MRR@10 characters':>17} {'bigrams':>8}  {'empty':>5} {'bigrams':>8}"
-          f"  {'index bytes characters':>22} {'bigrams':>9}")
+    print(
+        f"{'language':<8} {'n':>3}  {'MRR@10 characters':>17} {'bigrams':>8}  {'empty':>5} {'bigrams':>8}"
+        f"  {'index bytes characters':>22} {'bigrams':>9}"
+    )
     for language in ("zh", "ja", "ko"):
         index = open_read_only(OUT / f"fastapi-{language}" / "site" / "vault-mcp" / "index.sqlite")
         rows = [
@@ -87,19 +89,24 @@ def main() -> None:
             sizes[scheme] = conn.execute("SELECT sum(length(block)) FROM t_data").fetchone()[0]
             ranks, empty = [], 0
             for item in mine:
-                found = list(dict.fromkeys(
-                    page for (page,) in conn.execute(
-                        f"SELECT page FROM t WHERE t MATCH ? ORDER BY bm25(t, 0, {weights})",
-                        [expression(item["query"], scheme)],
+                found = list(
+                    dict.fromkeys(
+                        page
+                        for (page,) in conn.execute(
+                            f"SELECT page FROM t WHERE t MATCH ? ORDER BY bm25(t, 0, {weights})",
+                            [expression(item["query"], scheme)],
+                        )
                     )
-                ))[:10]
+                )[:10]
                 empty += not found
                 rank = next((n for n, page in enumerate(found, 1) if page in item["relevant"]), None)
                 ranks.append(1 / rank if rank else 0.0)
             scores[scheme] = (sum(ranks) / len(ranks), empty)
         (c_mrr, c_empty), (b_mrr, b_empty) = scores["characters"], scores["bigrams"]
-        print(f"{language:<8} {len(mine):>3}  {c_mrr:>17.3f} {b_mrr:>8.3f}  {c_empty:>5} {b_empty:>8}"
-              f"  {sizes['characters']:>22,} {sizes['bigrams']:>9,}")
+        print(
+            f"{language:<8} {len(mine):>3}  {c_mrr:>17.3f} {b_mrr:>8.3f}  {c_empty:>5} {b_empty:>8}"
+            f"  {sizes['characters']:>22,} {sizes['bigrams']:>9,}"
+        )
 
 
 if __name__ == "__main__":

@@ -93,7 +93,8 @@ def main() -> None:
         "one site per language.\n"
         f"package: {package_root / 'mkdocs_vault_mcp'}\n"
         "Target: MRR@10 >= 0.80 in each language, no empty answer.\n"
-        f"command: .venv/bin/python bench/cjk_search_quality.py {' '.join(sys.argv[1:])}".rstrip() + "\n"
+        f"command: .venv/bin/python bench/cjk_search_quality.py {' '.join(sys.argv[1:])}".rstrip()
+        + "\n"
     )
     table = f"{'language':<8} {'style':<6} {'n':>3}  {'MRR@10':>7}  {'R@5':>7}  {'empty':>5}\n" + "\n".join(lines)
     report = header + "\n" + table + "\n\nQueries whose first relevant page is not at rank 1:\n"

@@ -34,8 +34,13 @@ RESULTS = BENCH / "results"
 TAG_COUNT = 200
 FIRST_DAY = dt.datetime(2021, 1, 1, tzinfo=dt.UTC)
 SPAN_SECONDS = 5 * 365 * 86_400
-OFFSETS = [dt.UTC, dt.UTC, dt.timezone(dt.timedelta(hours=2)), dt.timezone(dt.timedelta(hours=-7)),
-           dt.timezone(dt.timedelta(hours=9))]
+OFFSETS = [
+    dt.UTC,
+    dt.UTC,
+    dt.timezone(dt.timedelta(hours=2)),
+    dt.timezone(dt.timedelta(hours=-7)),
+    dt.timezone(dt.timedelta(hours=9)),
+]
 # Folder fan-out per level (10 x 8 x 6 x 5 = 2,400 leaf folders, ~42 pages each at 100,000 pages).
 FAN_OUT = (10, 8, 6, 5)
 
@@ -70,12 +75,24 @@ the a of to and in for with on by from at as is are this that each every when if
 NAMES = """alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau
 upsilon phi chi psi omega aurora borealis cascade dune ember fjord glacier harbor island jungle karst lagoon
 mesa nebula oasis prairie quarry reef savanna tundra urban valley willow yonder zenith""".split()
-CATEGORIES = ["tutorial", "how-to", "reference", "explanation", "release", "blog", "faq", "internals",
-              "security", "operations", "design", "community"]
+CATEGORIES = [
+    "tutorial",
+    "how-to",
+    "reference",
+    "explanation",
+    "release",
+    "blog",
+    "faq",
+    "internals",
+    "security",
+    "operations",
+    "design",
+    "community",
+]
 
 
 def zipf_weights(count: int, exponent: float = 1.07) -> list[float]:
-    return [1 / (rank ** exponent) for rank in range(1, count + 1)]
+    return [1 / (rank**exponent) for rank in range(1, count + 1)]
 
 
 def tag_vocabulary() -> list[str]:
@@ -171,8 +188,14 @@ def generate(pages: int, out: Path, seed: int) -> dict:
         size += len(text)
         written += 1
     (out / "mkdocs.yml").write_text(MKDOCS_YML.format(pages=pages))
-    facts = {"pages": written, "seed": seed, "leaf_folders": len(made), "tags": len(tags),
-             "markdown_bytes": size, "fan_out": list(FAN_OUT)}
+    facts = {
+        "pages": written,
+        "seed": seed,
+        "leaf_folders": len(made),
+        "tags": len(tags),
+        "markdown_bytes": size,
+        "fan_out": list(FAN_OUT),
+    }
     marker.write_text(json.dumps(facts, indent=1))
     return facts
 
@@ -197,18 +220,20 @@ def main() -> None:
     start = time.perf_counter()
     facts = generate(args.pages, args.out, args.seed)
     seconds = time.perf_counter() - start
-    report = "\n".join([
-        f"command: {command_line()}",
-        f"site: {os.path.relpath(args.out, REPO)}/docs, mkdocs.yml beside it",
-        "",
-        f"pages            {facts['pages']}",
-        f"leaf folders     {facts['leaf_folders']} (4 deep, fan-out {' x '.join(map(str, FAN_OUT))})",
-        f"tag vocabulary   {facts['tags']} (1-5 per page, Zipf-like), categories {len(CATEGORIES)} (1-2 per page)",
-        f"updated dates    {FIRST_DAY.date()} + 5 years, offsets UTC/+02:00/-07:00/+09:00",
-        f"Markdown         {facts['markdown_bytes'] / 1e6:.1f} MB",
-        f"generated in     {seconds:.1f} s",
-        "",
-    ])
+    report = "\n".join(
+        [
+            f"command: {command_line()}",
+            f"site: {os.path.relpath(args.out, REPO)}/docs, mkdocs.yml beside it",
+            "",
+            f"pages            {facts['pages']}",
+            f"leaf folders     {facts['leaf_folders']} (4 deep, fan-out {' x '.join(map(str, FAN_OUT))})",
+            f"tag vocabulary   {facts['tags']} (1-5 per page, Zipf-like), categories {len(CATEGORIES)} (1-2 per page)",
+            f"updated dates    {FIRST_DAY.date()} + 5 years, offsets UTC/+02:00/-07:00/+09:00",
+            f"Markdown         {facts['markdown_bytes'] / 1e6:.1f} MB",
+            f"generated in     {seconds:.1f} s",
+            "",
+        ]
+    )
     print(report)
     write_results("generate_site", report)
 

@@ -48,9 +48,19 @@ def timed(docs: Path, cache: Path) -> tuple[float, float]:
 
 
 def git(folder: Path, *arguments: str) -> str:
-    return subprocess.run(["git", "-C", str(folder), *arguments], capture_output=True, text=True, check=True,
-                          env={**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
-                               "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}).stdout
+    return subprocess.run(
+        ["git", "-C", str(folder), *arguments],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={
+            **os.environ,
+            "GIT_AUTHOR_NAME": "bench",
+            "GIT_AUTHOR_EMAIL": "bench@example.com",
+            "GIT_COMMITTER_NAME": "bench",
+            "GIT_COMMITTER_EMAIL": "bench@example.com",
+        },
+    ).stdout
 
 
 def main() -> None:
@@ -59,10 +69,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--name", default="git_history_read", help="the results file's name")
     args = parser.parse_args()
-    lines = [f"load average before: {os.getloadavg()[0]:.1f}", "",
-             "| site | commits | files | fewer than 10 | cold wall | cold CPU | warm wall | warm CPU | new commit wall "
-             "| new commit CPU |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines = [
+        f"load average before: {os.getloadavg()[0]:.1f}",
+        "",
+        "| site | commits | files | fewer than 10 | cold wall | cold CPU | warm wall | warm CPU | new commit wall "
+        "| new commit CPU |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for spec in args.site:
         name, _, path = spec.partition("=")
         docs = Path(path).resolve()
@@ -88,8 +101,11 @@ def main() -> None:
             git(copy, "commit", "-q", "-a", "-m", f"bench run {run}")
             samples["new commit"].append(timed(copy_docs, run_cache))
         commits = git(copy, "rev-list", "--count", "HEAD").strip()
-        cells = [f"{statistics.median(s[i] for s in samples[kind]):.3f} s"
-                 for kind in ("cold", "warm", "new commit") for i in (0, 1)]
+        cells = [
+            f"{statistics.median(s[i] for s in samples[kind]):.3f} s"
+            for kind in ("cold", "warm", "new commit")
+            for i in (0, 1)
+        ]
         times = read_git_times(str(copy_docs))
         assert times is not None
         short = sum(len(commits) < HISTORY_LENGTH for commits in times.history.values())
@@ -97,9 +113,12 @@ def main() -> None:
         print(lines[-1], flush=True)
     package = Path(mkdocs_vault_mcp.__file__).parent.parent
     commit = git(package, "rev-parse", "--short", "HEAD").strip()
-    lines += ["", f"timed package: {os.path.relpath(package, REPO)} at commit {commit}",
-              f"load average after: {os.getloadavg()[0]:.1f}; medians of {args.runs} runs; CPU: this process "
-              "and its git children"]
+    lines += [
+        "",
+        f"timed package: {os.path.relpath(package, REPO)} at commit {commit}",
+        f"load average after: {os.getloadavg()[0]:.1f}; medians of {args.runs} runs; CPU: this process "
+        "and its git children",
+    ]
     text = "\n".join(lines) + "\n"
     print(text, end="")
     command = command_line()

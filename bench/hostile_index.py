@@ -47,7 +47,7 @@ CASES = {
     "<title> (never closed)": ("<title>", "page"),
     "<img  (no >)": ("<img ", "content"),
     '<a class="headerlink"> (never closed)': ('<a class="headerlink" href="#x">', "content"),
-    '<div data-search-exclude></div>': ("<div data-search-exclude></div>", "content"),
+    "<div data-search-exclude></div>": ("<div data-search-exclude></div>", "content"),
     '<nav class="md-tags"></nav> (theme parts)': ('<nav class="md-tags"></nav>', "material"),
     '<button class="md-content__button"> (theme parts)': ('<a class="md-content__button">x</a>', "material"),
     '<b id="x (quote never closed)': ('<b id="x', "content"),
@@ -61,8 +61,9 @@ def page_html(piece: str, where: str, size: int) -> str:
         return f"<html><head>{repeated}</head><body>{MAIN}<h1 id='t'>Title</h1><p>Text</p></div></body></html>"
     start = MATERIAL if where == "material" else MAIN
     end = "</article>" if where == "material" else "</div>"
-    return (f"<html><head><title>Page - Site</title></head><body>{start}<h1 id='t'>Title</h1>{repeated}{end}"
-            "</body></html>")
+    return (
+        f"<html><head><title>Page - Site</title></head><body>{start}<h1 id='t'>Title</h1>{repeated}{end}</body></html>"
+    )
 
 
 def plain_html(size: int) -> str:
@@ -76,11 +77,23 @@ def one_page(html_text: str) -> None:
     content = built_site.content_element(html_text)
     assert content is not None
     content, theme_title = built_site.without_theme_parts(content)
-    title = built_site.page_title(built_site.page_title_text(html_text) or "", "Site", "page/", {}, theme_title,
-                                  content)
-    build_document(RenderedPage(path="page.md", url="/page/", title=title, meta={}, markdown="", html=content,
-                                modified=dt.datetime.now(dt.UTC), modified_source="mtime", page_path="/page/"),
-                   "auto")
+    title = built_site.page_title(
+        built_site.page_title_text(html_text) or "", "Site", "page/", {}, theme_title, content
+    )
+    build_document(
+        RenderedPage(
+            path="page.md",
+            url="/page/",
+            title=title,
+            meta={},
+            markdown="",
+            html=content,
+            modified=dt.datetime.now(dt.UTC),
+            modified_source="mtime",
+            page_path="/page/",
+        ),
+        "auto",
+    )
 
 
 def median_seconds(html_text: str, runs: int) -> float:
@@ -100,16 +113,20 @@ def main() -> None:
     size = args.kb * 1024
     plain = median_seconds(plain_html(size), args.runs)
     plain_eighth = median_seconds(plain_html(size // 8), args.runs)
-    rows = [["page", "median CPU ms", "vs plain page", "vs an eighth of it"],
-            ["plain page (baseline)", f"{plain * 1000:.2f}", "1.0", f"{plain / plain_eighth:.1f}"]]
+    rows = [
+        ["page", "median CPU ms", "vs plain page", "vs an eighth of it"],
+        ["plain page (baseline)", f"{plain * 1000:.2f}", "1.0", f"{plain / plain_eighth:.1f}"],
+    ]
     for name, (piece, where) in CASES.items():
         seconds = median_seconds(page_html(piece, where, size), args.runs)
         eighth = median_seconds(page_html(piece, where, size // 8), args.runs)
         rows.append([name, f"{seconds * 1000:.2f}", f"{seconds / plain:.1f}", f"{seconds / eighth:.1f}"])
         print(f"{name}: {seconds * 1000:.2f} ms", file=sys.stderr)
-    report = (f"Pages of {args.kb} kB through what `index` does with one page, median CPU time of {args.runs} runs; "
-              "ratios against the plain page and against the same page at an eighth of the size, in the same run."
-              "\n\n" + table(rows))
+    report = (
+        f"Pages of {args.kb} kB through what `index` does with one page, median CPU time of {args.runs} runs; "
+        "ratios against the plain page and against the same page at an eighth of the size, in the same run."
+        "\n\n" + table(rows)
+    )
     print(report)
     write_results("hostile_index", report)
 

@@ -34,8 +34,13 @@ BIN = Path(sys.executable).parent
 
 def timed(command: list[str]) -> float:
     start = time.perf_counter()
-    subprocess.run(command, check=True, capture_output=True, cwd=OUT,
-                   env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"})
+    subprocess.run(
+        command,
+        check=True,
+        capture_output=True,
+        cwd=OUT,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"},
+    )
     return time.perf_counter() - start
 
 
@@ -57,8 +62,11 @@ def main() -> None:
         times["cold"].append(timed(index))
         times["warm"].append(timed(index))
     rows = [["step", "median wall", "vs the build"]]
-    for name, label in (("build", "`mkdocs build -q`, search only (baseline)"),
-                        ("cold", "`mkdocs-vault-mcp index`, cold"), ("warm", "`mkdocs-vault-mcp index`, warm")):
+    for name, label in (
+        ("build", "`mkdocs build -q`, search only (baseline)"),
+        ("cold", "`mkdocs-vault-mcp index`, cold"),
+        ("warm", "`mkdocs-vault-mcp index`, warm"),
+    ):
         ratios = [t / b for t, b in zip(times[name], times["build"], strict=True)]
         rows.append([label, f"{statistics.median(times[name]):.2f} s", f"{statistics.median(ratios):.3f}"])
     report = f"$ .venv/bin/python bench/index_built_site.py --runs {args.runs}\n\n{table(rows)}\n"

@@ -52,7 +52,10 @@ def install(folder: Path = INSTALL) -> tuple[Path, Path]:
             return node, cli
         done = subprocess.run(
             [npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund", *PACKAGES],
-            capture_output=True, text=True, timeout=600, check=False,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
         )
     if done.returncode != 0 or not (node.is_file() and cli.is_file()):
         raise NpmUnavailable(f"npm install failed: {(done.stderr or done.stdout).strip()[-500:]}")
@@ -65,7 +68,10 @@ def strict_check(site: Path, folder: Path = INSTALL) -> tuple[int, str, float]:
     start = time.perf_counter()
     done = subprocess.run(
         [str(node), str(cli), "--cli", "--method", "tools/list", "--strict", str(SERVER), "serve", str(site)],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
         env={**os.environ, "PATH": f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}"},
     )
     return done.returncode, done.stderr.strip(), time.perf_counter() - start
@@ -82,8 +88,9 @@ def warning_count(report: str) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--site", type=Path, default=DEFAULT_SITE, help="a site built with vault-mcp")
-    parser.add_argument("--no-results", action="store_true",
-                        help="do not write bench/results/quality/inspector_strict.json")
+    parser.add_argument(
+        "--no-results", action="store_true", help="do not write bench/results/quality/inspector_strict.json"
+    )
     args = parser.parse_args()
     if not (args.site / "vault-mcp" / "index.sqlite").is_file():
         sys.exit(f"inspector_strict: no index at {args.site}/vault-mcp/index.sqlite; build the site with vault-mcp.")
@@ -93,13 +100,15 @@ def main() -> int:
         print(f"inspector_strict: not checked: {error}", file=sys.stderr)
         return UNAVAILABLE
     problems = warning_count(report)
-    text = "\n".join([
-        f"inspector: {PACKAGES[1]} on {PACKAGES[0]}, `--cli --method tools/list --strict` over stdio ({seconds:.1f} s)",
-        f"exit status {status}; warnings and errors: {problems}",
-        "",
-        report or "(nothing reported)",
-        "",
-    ])
+    text = "\n".join(
+        [
+            f"inspector: {PACKAGES[1]} on {PACKAGES[0]}, `--cli --method tools/list --strict` over stdio ({seconds:.1f} s)",
+            f"exit status {status}; warnings and errors: {problems}",
+            "",
+            report or "(nothing reported)",
+            "",
+        ]
+    )
     print(text)
     if not args.no_results:
         from report import write_results  # bench/ is on sys.path when a script runs

@@ -70,7 +70,8 @@ def main() -> None:
         lines.append(f"{language:<8} {query:<24} {rank or 'not found'!s:>26}  {top:<40}")
     report = (
         f"13 languages as one site: {pages} pages.\n"
-        f"command: .venv/bin/python bench/languages_one_site.py {' '.join(sys.argv[1:])}".rstrip() + "\n\n"
+        f"command: .venv/bin/python bench/languages_one_site.py {' '.join(sys.argv[1:])}".rstrip()
+        + "\n\n"
         + "\n".join(lines)
         + f"\n\nin its folder, the language's page first: {first_in_folder} of {len(QUERIES)}"
         + f"\nwhole site, first result in the query's language: {own_language_first} of {len(QUERIES)}\n"

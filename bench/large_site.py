@@ -63,8 +63,14 @@ sys.path.insert(0, str(BENCH))
 import generate_site  # noqa: E402
 from report import table, write_results  # noqa: E402  (bench/ is on sys.path when a script runs)
 
-OPTIONS = {"indexed_fields": "auto", "modified": "auto", "modified_meta": "updated", "exclude": [],
-           "respect_search_exclude": True, "include_generated": False}
+OPTIONS = {
+    "indexed_fields": "auto",
+    "modified": "auto",
+    "modified_meta": "updated",
+    "exclude": [],
+    "respect_search_exclude": True,
+    "include_generated": False,
+}
 # MkDocs' default markdown_extensions.
 EXTENSIONS = ["toc", "tables", "fenced_code"]
 _H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.M)
@@ -90,8 +96,7 @@ def build_index(site: Path, working: Path, published: Path) -> dict[str, float]:
         Path(str(working) + suffix).unlink(missing_ok=True)
     pages = sorted(p.relative_to(docs).as_posix() for p in docs.rglob("*.md"))
     md = markdown.Markdown(extensions=EXTENSIONS)
-    seconds = dict.fromkeys(("read + render Markdown", "fingerprint", "IndexWriter.put", "commit", "publish"),
-                            0.0)
+    seconds = dict.fromkeys(("read + render Markdown", "fingerprint", "IndexWriter.put", "commit", "publish"), 0.0)
     clock = time.perf_counter
     start_all = clock()
     writer = IndexWriter(working, json.dumps(dict(OPTIONS, docs_dir=str(docs)), sort_keys=True))
@@ -111,10 +116,20 @@ def build_index(site: Path, working: Path, published: Path) -> dict[str, float]:
             meta_json = json.dumps(meta, sort_keys=True, default=str)
             digest = fingerprint(html, title, url, meta_json, to_micros(modified), source, text)
             built = clock()
-            writer.put(RenderedPage(
-                path=src_uri, url=url, title=title, meta=meta, markdown=text, html=html,
-                modified=modified, modified_source=source, fingerprint=digest,
-            ), "auto")
+            writer.put(
+                RenderedPage(
+                    path=src_uri,
+                    url=url,
+                    title=title,
+                    meta=meta,
+                    markdown=text,
+                    html=html,
+                    modified=modified,
+                    modified_source=source,
+                    fingerprint=digest,
+                ),
+                "auto",
+            )
             seconds["read + render Markdown"] += rendered - started
             seconds["fingerprint"] += built - rendered
             seconds["IndexWriter.put"] += clock() - built
@@ -142,10 +157,12 @@ def table_rows(path: Path) -> dict[str, list[tuple]]:
             ).fetchall(),
             "sections": conn.execute(
                 "SELECT d.path, s.position, s.level, s.anchor, s.title, s.headings, s.summary, s.body"
-                " FROM sections s JOIN documents d ON d.id = s.document_id ORDER BY d.path, s.position").fetchall(),
+                " FROM sections s JOIN documents d ON d.id = s.document_id ORDER BY d.path, s.position"
+            ).fetchall(),
             "field_values": conn.execute(
                 "SELECT d.path, v.field, v.value FROM field_values v JOIN documents d ON d.id = v.document_id"
-                " ORDER BY 1, 2, 3").fetchall(),
+                " ORDER BY 1, 2, 3"
+            ).fetchall(),
             "indexed_fields": conn.execute("SELECT value FROM info WHERE key = 'indexed_fields'").fetchall(),
         }
     finally:
@@ -158,8 +175,13 @@ def verify_shortcut(pages: int) -> str:
     if generate_site.existing(site, pages, seed=11) is None:
         generate_site.generate(pages, site, seed=11)
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
-    subprocess.run([str(REPO / ".venv" / "bin" / "mkdocs"), "build", "-q", "-d", str(site / "site")],
-                   cwd=site, env=env, check=True, capture_output=True)
+    subprocess.run(
+        [str(REPO / ".venv" / "bin" / "mkdocs"), "build", "-q", "-d", str(site / "site")],
+        cwd=site,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     by_mkdocs = table_rows(site / "site" / "vault-mcp" / "index.sqlite")
     shortcut_file = site / "shortcut" / "index.sqlite"
     build_index(site, site / "shortcut" / "working.sqlite", shortcut_file)
@@ -168,10 +190,13 @@ def verify_shortcut(pages: int) -> str:
     for name, rows in by_mkdocs.items():
         other = by_shortcut[name]
         if rows != other:
-            first = next((i for i, (a, b) in enumerate(zip(rows, other, strict=False)) if a != b),
-                         min(len(rows), len(other)))
-            differences.append(f"{name}: {len(rows)} rows by mkdocs, {len(other)} by the shortcut; first "
-                               f"difference at row {first}: {rows[first:first + 1]} vs {other[first:first + 1]}")
+            first = next(
+                (i for i, (a, b) in enumerate(zip(rows, other, strict=False)) if a != b), min(len(rows), len(other))
+            )
+            differences.append(
+                f"{name}: {len(rows)} rows by mkdocs, {len(other)} by the shortcut; first "
+                f"difference at row {first}: {rows[first : first + 1]} vs {other[first : first + 1]}"
+            )
     if differences:
         sys.exit("large_site: the shortcut does not index like `mkdocs build`:\n" + "\n".join(differences))
     counts = ", ".join(f"{len(rows)} {table}" for table, rows in by_mkdocs.items() if table != "indexed_fields")
@@ -194,16 +219,23 @@ class Case:
 def pick_filters(conn: sqlite3.Connection) -> dict[str, Any]:
     """The largest top folder, its largest subfolder, and the commonest, a middling and the rarest tag."""
     tags = conn.execute(
-        "SELECT value, count(*) FROM field_values WHERE field = 'tags' GROUP BY value ORDER BY 2 DESC, 1").fetchall()
-    top = conn.execute("SELECT substr(folder, 1, instr(folder, '/') - 1) AS f, count(*) FROM documents"
-                       " WHERE folder LIKE '%/%' GROUP BY f ORDER BY 2 DESC, 1 LIMIT 1").fetchone()[0]
+        "SELECT value, count(*) FROM field_values WHERE field = 'tags' GROUP BY value ORDER BY 2 DESC, 1"
+    ).fetchall()
+    top = conn.execute(
+        "SELECT substr(folder, 1, instr(folder, '/') - 1) AS f, count(*) FROM documents"
+        " WHERE folder LIKE '%/%' GROUP BY f ORDER BY 2 DESC, 1 LIMIT 1"
+    ).fetchone()[0]
     second = conn.execute(
         "SELECT substr(folder, 1, instr(substr(folder, ?) , '/') + ? - 1) AS f, count(*) FROM documents"
         " WHERE folder >= ? AND folder < ? GROUP BY f ORDER BY 2 DESC, 1 LIMIT 1",
-        [len(top) + 2, len(top) + 1, top + "/", top + "0"]).fetchone()[0]
+        [len(top) + 2, len(top) + 1, top + "/", top + "0"],
+    ).fetchone()[0]
     return {
-        "top_folder": top, "second_folder": second,
-        "tag_common": tags[0][0], "tag_middle": tags[len(tags) // 10][0], "tag_rare": tags[-1][0],
+        "top_folder": top,
+        "second_folder": second,
+        "tag_common": tags[0][0],
+        "tag_middle": tags[len(tags) // 10][0],
+        "tag_rare": tags[-1][0],
         "tag_counts": dict(tags),
     }
 
@@ -216,12 +248,19 @@ def pick_workload(conn: sqlite3.Connection) -> dict[str, Any]:
     frequencies = []
     for word in generate_site.WORDS:
         if len(word) > 3 and word not in in_paths:
-            frequencies.append((conn.execute("SELECT count(*) FROM sections_fts WHERE sections_fts MATCH ?",
-                                             [f'"{word}"']).fetchone()[0], word))
+            frequencies.append(
+                (
+                    conn.execute(
+                        "SELECT count(*) FROM sections_fts WHERE sections_fts MATCH ?", [f'"{word}"']
+                    ).fetchone()[0],
+                    word,
+                )
+            )
     frequencies.sort(reverse=True)
     return {
         **pick_filters(conn),
-        "word_common": frequencies[0][1], "word_middle": frequencies[len(frequencies) // 2][1],
+        "word_common": frequencies[0][1],
+        "word_middle": frequencies[len(frequencies) // 2][1],
         "word_rare": frequencies[-1][1],
         "word_counts": {word: count for count, word in frequencies},
         # Titles end with the page number, a word no other page has (generate_site.page_text).
@@ -239,14 +278,28 @@ def filter_sql(filters: Filters, kind: str, field: str = "tags") -> Callable[[sq
         if kind == "count":
             return [count]
         if kind == "tag":
-            return [count,
-                    ("SELECT v.value, count(*) FROM field_values v JOIN documents d ON d.id = v.document_id"
-                     f" WHERE v.field = ? AND {where} GROUP BY v.value", [field, *params]),
-                    (f"SELECT count(*) FROM documents d WHERE {where}"
-                     " AND d.id IN (SELECT document_id FROM field_values WHERE field = ?)", [*params, field])]
+            return [
+                count,
+                (
+                    "SELECT v.value, count(*) FROM field_values v JOIN documents d ON d.id = v.document_id"
+                    f" WHERE v.field = ? AND {where} GROUP BY v.value",
+                    [field, *params],
+                ),
+                (
+                    f"SELECT count(*) FROM documents d WHERE {where}"
+                    " AND d.id IN (SELECT document_id FROM field_values WHERE field = ?)",
+                    [*params, field],
+                ),
+            ]
         if kind == "month":
-            return [count, ("SELECT strftime('%Y-%m', d.modified / 1000000, 'unixepoch') AS month, count(*)"
-                            f" FROM documents d WHERE {where} GROUP BY month", params)]
+            return [
+                count,
+                (
+                    "SELECT strftime('%Y-%m', d.modified / 1000000, 'unixepoch') AS month, count(*)"
+                    f" FROM documents d WHERE {where} GROUP BY month",
+                    params,
+                ),
+            ]
         return [count, (f"SELECT d.folder, count(*) FROM documents d WHERE {where} GROUP BY d.folder", params)]
 
     return statements
@@ -255,9 +308,14 @@ def filter_sql(filters: Filters, kind: str, field: str = "tags") -> Callable[[sq
 def search_sql(query: str) -> Callable[[sqlite3.Connection], list]:
     def statements(conn: sqlite3.Connection) -> list[tuple[str, list[Any]]]:
         weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
-        return [(f"SELECT s.document_id, -bm25(sections_fts, {weights}) FROM sections_fts JOIN sections s"
-                 " ON s.id = sections_fts.rowid JOIN documents d ON d.id = s.document_id"
-                 f" WHERE sections_fts MATCH ? AND 1 ORDER BY rank LIMIT {ranked.CANDIDATE_SECTIONS}", [query])]
+        return [
+            (
+                f"SELECT s.document_id, -bm25(sections_fts, {weights}) FROM sections_fts JOIN sections s"
+                " ON s.id = sections_fts.rowid JOIN documents d ON d.id = s.document_id"
+                f" WHERE sections_fts MATCH ? AND 1 ORDER BY rank LIMIT {ranked.CANDIDATE_SECTIONS}",
+                [query],
+            )
+        ]
 
     return statements
 
@@ -270,9 +328,16 @@ def filter_cases(w: dict[str, Any]) -> list[Case]:
 
     def count(label: str, folder: str, tag: str) -> None:
         filters = Filters(folder=folder, filters={"tags": tag})
-        cases.append(Case(f"count_documents {label}", lambda c, f=filters: queries.count_documents(c, f),
-                          "count_documents", {"folder": folder, "filters": {"tags": tag}}, 20.0,
-                          filter_sql(filters, "count")))
+        cases.append(
+            Case(
+                f"count_documents {label}",
+                lambda c, f=filters: queries.count_documents(c, f),
+                "count_documents",
+                {"folder": folder, "filters": {"tags": tag}},
+                20.0,
+                filter_sql(filters, "count"),
+            )
+        )
 
     count(f"folder={top} tag={w['tag_common']} (commonest)", top, w["tag_common"])
     count(f"folder={second} tag={w['tag_middle']}", second, w["tag_middle"])
@@ -285,9 +350,16 @@ def filter_cases(w: dict[str, Any]) -> list[Case]:
             arguments["field"] = field
         if folder is not None:
             arguments["folder"] = folder
-        cases.append(Case(f"aggregate_documents {label}",
-                          lambda c, f=filters: queries.aggregate_documents(c, by, f, field=field, limit=1000),
-                          "aggregate_documents", arguments, target, filter_sql(filters, by, field)))
+        cases.append(
+            Case(
+                f"aggregate_documents {label}",
+                lambda c, f=filters: queries.aggregate_documents(c, by, f, field=field, limit=1000),
+                "aggregate_documents",
+                arguments,
+                target,
+                filter_sql(filters, by, field),
+            )
+        )
 
     aggregate("by=tag (all pages)", "tag", None, 100.0)
     aggregate(f"by=tag folder={top}", "tag", top, 100.0)
@@ -297,9 +369,14 @@ def filter_cases(w: dict[str, Any]) -> list[Case]:
     aggregate("by=folder (all pages)", "folder", None, None)
 
     cases.append(Case("get_recent (limit 20)", lambda c: queries.get_recent(c), "get_recent", {}))
-    cases.append(Case(f"query_documents folder={second} sort=modified",
-                      lambda c: queries.query_documents(c, Filters(folder=second), sort="modified"),
-                      "query_documents", {"folder": second, "sort": "modified"}))
+    cases.append(
+        Case(
+            f"query_documents folder={second} sort=modified",
+            lambda c: queries.query_documents(c, Filters(folder=second), sort="modified"),
+            "query_documents",
+            {"folder": second, "sort": "modified"},
+        )
+    )
     return cases
 
 
@@ -313,9 +390,16 @@ def cases_for(w: dict[str, Any]) -> list[Case]:
         ("two middling words", f"{w['word_middle']} {w['word_rare']}"),
         ("question", f"how do I configure the {w['word_middle']} {w['word_rare']}"),
     ]:
-        cases.append(Case(f"search {label}: {query!r}",
-                          lambda c, q=query: ranked.search(c, q, Filters()), "search", {"query": query}, 50.0,
-                          search_sql(query)))
+        cases.append(
+            Case(
+                f"search {label}: {query!r}",
+                lambda c, q=query: ranked.search(c, q, Filters()),
+                "search",
+                {"query": query},
+                50.0,
+                search_sql(query),
+            )
+        )
     return cases
 
 
@@ -385,8 +469,12 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=100_000, help="pages in the generated site (default 100000)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--calls", type=int, default=30, help="timed calls per case and path (default 30)")
-    parser.add_argument("--verify", type=int, default=300, help="pages of the shortcut check against mkdocs build"
-                        " (0 skips it; default 300)")
+    parser.add_argument(
+        "--verify",
+        type=int,
+        default=300,
+        help="pages of the shortcut check against mkdocs build (0 skips it; default 300)",
+    )
     parser.add_argument("--rebuild", action="store_true", help="index again even when the index is current")
     args = parser.parse_args()
     command_line = "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(__file__, REPO), *sys.argv[1:]])
@@ -424,10 +512,30 @@ def main() -> None:
     over_mcp = asyncio.run(measure_mcp(published, cases, args.calls))
     base = statistics.median(baseline)
 
-    rows = [["case (in-process)", "fn p50 ms", "fn p95 ms", "fn p50/baseline", "MCP p50 ms", "MCP p95 ms",
-             "target p50", "verdict"]]
-    rows.append(["SELECT count(*) FROM documents (baseline)", f"{base:.3f}", f"{percentile(baseline, .95):.3f}",
-                 "1", "-", "-", "-", ""])
+    rows = [
+        [
+            "case (in-process)",
+            "fn p50 ms",
+            "fn p95 ms",
+            "fn p50/baseline",
+            "MCP p50 ms",
+            "MCP p95 ms",
+            "target p50",
+            "verdict",
+        ]
+    ]
+    rows.append(
+        [
+            "SELECT count(*) FROM documents (baseline)",
+            f"{base:.3f}",
+            f"{percentile(baseline, 0.95):.3f}",
+            "1",
+            "-",
+            "-",
+            "-",
+            "",
+        ]
+    )
     missed = []
     for case in cases:
         fn, via = samples[case.label], over_mcp.get(case.label)
@@ -439,15 +547,27 @@ def main() -> None:
             if verdict == "MISSED":
                 missed.append(case)
         ratio = f"{p50 / base:.1f}" if p50 < 10 * base else f"{p50 / base:.0f}"
-        rows.append([case.label, f"{p50:.2f}", f"{percentile(fn, .95):.2f}", ratio,
-                     f"{statistics.median(via):.2f}" if via else "-", f"{percentile(via, .95):.2f}" if via else "-",
-                     f"<= {case.target_ms:g} ms" if case.target_ms else "-", verdict])
+        rows.append(
+            [
+                case.label,
+                f"{p50:.2f}",
+                f"{percentile(fn, 0.95):.2f}",
+                ratio,
+                f"{statistics.median(via):.2f}" if via else "-",
+                f"{percentile(via, 0.95):.2f}" if via else "-",
+                f"<= {case.target_ms:g} ms" if case.target_ms else "-",
+                verdict,
+            ]
+        )
 
     size = published.stat().st_size
     load = phases.pop("load average (1 min) at the end", None)
     build_lines = [f"  {name:<24} {seconds:8.1f} s" for name, seconds in phases.items()]
-    build_lines.append(f"  (load average at the end of the build: {load:.2f} on {os.cpu_count()} CPUs)"
-                       if load is not None else "  (load average during the build not recorded)")
+    build_lines.append(
+        f"  (load average at the end of the build: {load:.2f} on {os.cpu_count()} CPUs)"
+        if load is not None
+        else "  (load average during the build not recorded)"
+    )
     lines += [
         f"site: {os.path.relpath(site, REPO)} ({facts['pages']} pages, {facts['leaf_folders']} leaf folders 4 deep,"
         f" {facts['tags']} tags Zipf-like, dates over 5 years); index: {documents} documents, {sections} sections,"

@@ -71,17 +71,35 @@ def main() -> None:
     ours = sorted(set(our_broken(index)))
     both = sorted(set(theirs) & set(ours))
     shown = lambda key: f"{key[0]} -> {key[1]}" + (f"#{key[2]}" if key[2] else "")  # noqa: E731
-    lines = [f"MkDocs warns ({len(theirs)}):", *map(shown, theirs), "", f"links show=broken ({len(ours)}):",
-             *map(shown, ours), "",
-             "only MkDocs: " + (", ".join(map(shown, sorted(set(theirs) - set(ours)))) or "none"),
-             "only ours: " + (", ".join(map(shown, sorted(set(ours) - set(theirs)))) or "none")]
+    lines = [
+        f"MkDocs warns ({len(theirs)}):",
+        *map(shown, theirs),
+        "",
+        f"links show=broken ({len(ours)}):",
+        *map(shown, ours),
+        "",
+        "only MkDocs: " + (", ".join(map(shown, sorted(set(theirs) - set(ours)))) or "none"),
+        "only ours: " + (", ".join(map(shown, sorted(set(ours) - set(theirs)))) or "none"),
+    ]
     report = (
         "link check: the index's broken links against MkDocs' own link warnings, one build\n"
         f"command: .venv/bin/python bench/link_check.py --corpus {arguments.corpus}\n\n"
-        + table([["corpus", "MkDocs warnings", "broken (ours)", "in both", "only MkDocs", "only ours"],
-                 [arguments.corpus, str(len(theirs)), str(len(ours)), str(len(both)),
-                  str(len(set(theirs) - set(ours))), str(len(set(ours) - set(theirs)))]])
-        + "\n\n" + "\n".join(lines) + "\n"
+        + table(
+            [
+                ["corpus", "MkDocs warnings", "broken (ours)", "in both", "only MkDocs", "only ours"],
+                [
+                    arguments.corpus,
+                    str(len(theirs)),
+                    str(len(ours)),
+                    str(len(both)),
+                    str(len(set(theirs) - set(ours))),
+                    str(len(set(ours) - set(theirs))),
+                ],
+            ]
+        )
+        + "\n\n"
+        + "\n".join(lines)
+        + "\n"
     )
     print(report)
     write_results("link_check", report)

@@ -48,7 +48,7 @@ class Quiet(http.server.SimpleHTTPRequestHandler):
         # The site lives under the path of its site_url: anything else is not on it.
         if not urlsplit(path).path.startswith(self.base):
             return str(Path(self.directory) / "\0not-on-the-site")
-        return super().translate_path("/" + path[len(self.base):])
+        return super().translate_path("/" + path[len(self.base) :])
 
     def log_message(self, format: str, *args: object) -> None:
         pass
@@ -88,8 +88,11 @@ def check_site(name: str, site_dir: Path) -> tuple[list[str], list[str], list[st
         if url not in pages:
             try:
                 with opener.open(url, timeout=10) as answer:
-                    pages[url] = (answer.headers.get_content_type(), answer.read().decode("utf-8", "replace")) \
-                        if answer.status == 200 else None
+                    pages[url] = (
+                        (answer.headers.get_content_type(), answer.read().decode("utf-8", "replace"))
+                        if answer.status == 200
+                        else None
+                    )
             except (urllib.error.URLError, OSError):
                 pages[url] = None
         return pages[url]
@@ -114,12 +117,19 @@ def check_site(name: str, site_dir: Path) -> tuple[list[str], list[str], list[st
     reported = {(row["path"], row["section"], row["url"]) for row in broken}
     false_alarms = [shown(row) for row in broken if reached(row)]
     followed = [row for row in every if reached(row) is not None]
-    misses = [shown(row) for row in followed
-              if (row["path"], row["section"], row["url"]) not in reported and not reached(row)]
+    misses = [
+        shown(row) for row in followed if (row["path"], row["section"], row["url"]) not in reported and not reached(row)
+    ]
     server.shutdown()
     server.server_close()
-    row = [name, str(len(followed)), str(len(broken)), str(len(false_alarms)), str(len(followed) - len(broken)),
-           str(len(misses))]
+    row = [
+        name,
+        str(len(followed)),
+        str(len(broken)),
+        str(len(false_alarms)),
+        str(len(followed) - len(broken)),
+        str(len(misses)),
+    ]
     return row, false_alarms, misses, len(followed)
 
 
@@ -128,19 +138,36 @@ def main() -> None:
     parser.add_argument("sites", nargs="+", metavar="NAME=SITE_DIR")
     parser.add_argument("--setup", default="", help="how the sites were built, written into the results")
     arguments = parser.parse_args()
-    rows = [["site", "links to the site", "reported broken", "of them reached (false alarms)", "not reported",
-             "of them not reached (misses)"]]
+    rows = [
+        [
+            "site",
+            "links to the site",
+            "reported broken",
+            "of them reached (false alarms)",
+            "not reported",
+            "of them not reached (misses)",
+        ]
+    ]
     details = []
     for given in arguments.sites:
         name, _, folder = given.partition("=")
         row, false_alarms, misses, _ = check_site(name, Path(folder))
         rows.append(row)
-        details += [f"{name}: reported broken but reached ({len(false_alarms)}):", *false_alarms,
-                    f"{name}: not reported but not reached ({len(misses)}):", *misses, ""]
+        details += [
+            f"{name}: reported broken but reached ({len(false_alarms)}):",
+            *false_alarms,
+            f"{name}: not reported but not reached ({len(misses)}):",
+            *misses,
+            "",
+        ]
     report = (
         "link check by a browser: each link of the site to itself followed on the built site, served by "
-        "http.server\n" + (f"sites: {arguments.setup}\n" if arguments.setup else "") + "\n" + table(rows)
-        + "\n\n" + "\n".join(details)
+        "http.server\n"
+        + (f"sites: {arguments.setup}\n" if arguments.setup else "")
+        + "\n"
+        + table(rows)
+        + "\n\n"
+        + "\n".join(details)
     )
     print(report)
     write_results("link_check_browser", report)

@@ -34,8 +34,18 @@ NOW = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
 def page(i: int, pages: int, extra: str = "") -> RenderedPage:
     linked = "".join(f'<a href="../p{(i * 7 + k) % pages}/#h">link {k}</a> ' for k in range(5))
     html = f'<h1 id="t">Page {i}</h1><p>Text {i} {extra} {linked}</p><h2 id="h">H</h2><p>more</p>'
-    return RenderedPage(path=f"p{i}.md", url=f"/p{i}/", title=f"Page {i}", meta={}, markdown="# x", html=html,
-                        modified=NOW, modified_source="mtime", fingerprint=f"f{i}{extra}", page_path=f"/p{i}/")
+    return RenderedPage(
+        path=f"p{i}.md",
+        url=f"/p{i}/",
+        title=f"Page {i}",
+        meta={},
+        markdown="# x",
+        html=html,
+        modified=NOW,
+        modified_source="mtime",
+        fingerprint=f"f{i}{extra}",
+        page_path=f"/p{i}/",
+    )
 
 
 def main() -> None:

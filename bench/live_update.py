@@ -234,12 +234,21 @@ def prepare_site(out: Path, pages: int) -> None:
 class Serve:
     def __init__(self, out: Path, flags: list[str], mcp_port: int, timings: Path, detail: bool = False) -> None:
         self.lines: list[tuple[float, str]] = []
-        env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "VAULT_BENCH_TIMINGS": str(timings),
-               "VAULT_BENCH_PAGE_FILE": str(out / ".bench-page"), "VAULT_BENCH_DETAIL": "1" if detail else ""}
+        env = {
+            **os.environ,
+            "NO_MKDOCS_2_WARNING": "1",
+            "VAULT_BENCH_TIMINGS": str(timings),
+            "VAULT_BENCH_PAGE_FILE": str(out / ".bench-page"),
+            "VAULT_BENCH_DETAIL": "1" if detail else "",
+        }
         self.mcp_url = f"http://127.0.0.1:{mcp_port}/mcp"
         self.process = subprocess.Popen(
             [str(MKDOCS), "serve", "-f", str(out / "live.yml"), "-a", f"127.0.0.1:{free_port()}", *flags],
-            cwd=out, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            cwd=out,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -276,8 +285,9 @@ def add_tag(text: str, tag: str) -> str:
     return re.sub(r"^tags: \[(.*)\]$", lambda m: f"tags: [{m[1]}, {tag}]", text, count=1, flags=re.MULTILINE)
 
 
-async def measure_run(out: Path, name: str, flags: list[str], saves: int, pages: list[str],
-                      detail: bool = False) -> list[dict]:
+async def measure_run(
+    out: Path, name: str, flags: list[str], saves: int, pages: list[str], detail: bool = False
+) -> list[dict]:
     timings = out / f".bench-timings-{name}.jsonl"
     timings.unlink(missing_ok=True)
     mcp_port = free_port()
@@ -326,9 +336,12 @@ async def measure_run(out: Path, name: str, flags: list[str], saves: int, pages:
                     "plugin": plugin,
                 }
                 label = "warm-up" if number == 0 else f"save {number}"
-                print(f"[{name}] {label}: {page} visible after {result['save_to_visible']:.3f} s, "
-                      f"MkDocs rebuild {result['mkdocs_rebuild']:.2f} s, "
-                      f"plugin {sum_events(result['plugin']) * 1000:.0f} ms", flush=True)
+                print(
+                    f"[{name}] {label}: {page} visible after {result['save_to_visible']:.3f} s, "
+                    f"MkDocs rebuild {result['mkdocs_rebuild']:.2f} s, "
+                    f"plugin {sum_events(result['plugin']) * 1000:.0f} ms",
+                    flush=True,
+                )
                 if number:
                     results.append(result)
         return results
@@ -336,8 +349,16 @@ async def measure_run(out: Path, name: str, flags: list[str], saves: int, pages:
         serve.stop()
 
 
-EVENTS = ("on_config", "on_files", "on_nav", "on_page_markdown", "on_page_content", "on_env", "on_page_context",
-          "on_post_build")
+EVENTS = (
+    "on_config",
+    "on_files",
+    "on_nav",
+    "on_page_markdown",
+    "on_page_content",
+    "on_env",
+    "on_page_context",
+    "on_post_build",
+)
 
 
 def sum_events(record: dict, measure: str = "seconds") -> float:
@@ -382,8 +403,11 @@ def breakdown(record: dict, measure: str = "seconds") -> dict[str, float]:
             "  of which source_version: os.stat (all pages)": source,
             "  of which page_rendered's rest: json.dumps(history), lookups (all pages; the saved page's document"
             " left out)": rendered - fingerprint - source - document,
-            "  of which on_page_content's rest (is_candidate, search_excluded, the plugin's timer)":
-                get("on_page_content") - get("document_fields") - rendered,
+            "  of which on_page_content's rest (is_candidate, search_excluded, the plugin's timer)": get(
+                "on_page_content"
+            )
+            - get("document_fields")
+            - rendered,
         }
     parts |= {
         "authored keys of every page (on_page_markdown)": markdown,
@@ -448,8 +472,9 @@ def cpu_share(record: dict, of: str = "process") -> float:
 
 def nested_calls(record: dict) -> int:
     """Wrapped calls inside the plugin's events in one rebuild: each adds the hook's own cost to the total."""
-    return sum(count for name, count in record["calls"].items()
-               if name not in EVENTS and not name.startswith("saved page"))
+    return sum(
+        count for name, count in record["calls"].items() if name not in EVENTS and not name.startswith("saved page")
+    )
 
 
 def probe_time(docs: Path) -> float:
@@ -468,8 +493,11 @@ def main() -> None:
     parser.add_argument("--saves", type=int, default=3, help="timed saves per run (after one warm-up save)")
     parser.add_argument("--runs", default="serve,dirty", help="comma-separated: serve (plain), dirty (--dirty)")
     parser.add_argument("--out", type=Path, default=BENCH / "out" / "live-site")
-    parser.add_argument("--detail", action="store_true",
-                        help="also time the functions every rendered page calls (adds the hook's own cost to them)")
+    parser.add_argument(
+        "--detail",
+        action="store_true",
+        help="also time the functions every rendered page calls (adds the hook's own cost to them)",
+    )
     args = parser.parse_args()
     args.out = args.out.resolve()
     command_line = "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(__file__, REPO), *sys.argv[1:]])
@@ -507,48 +535,101 @@ def main() -> None:
     rows = [["", *[f"{name} {column}" for name in measured for column in ("wall ms", "CPU ms")]]]
     keys = list(breakdown(measured[chosen[0]][0]["plugin"]))
     for key in keys:
-        values = [median([breakdown(r["plugin"], measure)[key] for r in measured[name]])
-                  for name in measured for measure in ("seconds", "cpu")]
+        values = [
+            median([breakdown(r["plugin"], measure)[key] for r in measured[name]])
+            for name in measured
+            for measure in ("seconds", "cpu")
+        ]
         rows.append([key, *[f"{value:.1f}" for value in values]])
-    rows.append(["(pages MkDocs rendered in the rebuild)", *[
-        str(max(r["plugin"]["calls"].get("on_page_content", 0) for r in measured[name]))
-        for name in measured for _ in (0, 1)]])
-    report += ["plugin time in the rebuild after one save, where it goes (wall: perf_counter; CPU: the calling",
-               "thread's thread_time, which leaves out the writer thread and time spent waiting for it or for git,",
-               "and which other work on the machine inflates less than wall time):", table(rows), ""]
+    rows.append(
+        [
+            "(pages MkDocs rendered in the rebuild)",
+            *[
+                str(max(r["plugin"]["calls"].get("on_page_content", 0) for r in measured[name]))
+                for name in measured
+                for _ in (0, 1)
+            ],
+        ]
+    )
+    report += [
+        "plugin time in the rebuild after one save, where it goes (wall: perf_counter; CPU: the calling",
+        "thread's thread_time, which leaves out the writer thread and time spent waiting for it or for git,",
+        "and which other work on the machine inflates less than wall time):",
+        table(rows),
+        "",
+    ]
     rows = [header]
-    for key, label in [("save_to_detected", "save -> MkDocs notices the change"),
-                       ("save_to_on_config", "save -> the rebuild reaches the plugin's on_config"),
-                       ("on_config_to_commit", "on_config -> index committed (MkDocs renders, plugin indexes)"),
-                       ("save_to_visible", "save -> visible through MCP (wait_for_pending_writes)"),
-                       ("mkdocs_rebuild", "MkDocs rebuild (its own 'Documentation built in')"),
-                       ("save_to_built", "save -> rebuild finished")]:
+    for key, label in [
+        ("save_to_detected", "save -> MkDocs notices the change"),
+        ("save_to_on_config", "save -> the rebuild reaches the plugin's on_config"),
+        ("on_config_to_commit", "on_config -> index committed (MkDocs renders, plugin indexes)"),
+        ("save_to_visible", "save -> visible through MCP (wait_for_pending_writes)"),
+        ("mkdocs_rebuild", "MkDocs rebuild (its own 'Documentation built in')"),
+        ("save_to_built", "save -> rebuild finished"),
+    ]:
         rows.append([label, *[f"{median([r[key] for r in measured[name]]) * 1000:.0f}" for name in measured]])
-    rows.append(["plugin share of the rebuild (wall: its events' time / MkDocs' 'built in')", *[
-        f"{median([sum_events(r['plugin']) / r['mkdocs_rebuild'] for r in measured[name]]) * 100:.1f}%"
-        for name in measured]])
-    rows.append(["process CPU from on_config to the end of on_post_build (all threads)", *[
-        f"{median([r['plugin']['build_cpu']['process'] for r in measured[name]]) * 1000:.0f}" for name in measured]])
-    rows.append(["  of which the main thread (MkDocs rendering, the plugin's events)", *[
-        f"{median([r['plugin']['build_cpu']['main'] for r in measured[name]]) * 1000:.0f}" for name in measured]])
-    rows.append(["plugin CPU share: its events' CPU / the process CPU above", *[
-        f"{median([cpu_share(r['plugin']) for r in measured[name]]) * 100:.1f}%" for name in measured]])
-    rows.append(["plugin CPU share of the main thread: its events' CPU / the main thread's", *[
-        f"{median([cpu_share(r['plugin'], 'main') for r in measured[name]]) * 100:.1f}%" for name in measured]])
+    rows.append(
+        [
+            "plugin share of the rebuild (wall: its events' time / MkDocs' 'built in')",
+            *[
+                f"{median([sum_events(r['plugin']) / r['mkdocs_rebuild'] for r in measured[name]]) * 100:.1f}%"
+                for name in measured
+            ],
+        ]
+    )
+    rows.append(
+        [
+            "process CPU from on_config to the end of on_post_build (all threads)",
+            *[
+                f"{median([r['plugin']['build_cpu']['process'] for r in measured[name]]) * 1000:.0f}"
+                for name in measured
+            ],
+        ]
+    )
+    rows.append(
+        [
+            "  of which the main thread (MkDocs rendering, the plugin's events)",
+            *[f"{median([r['plugin']['build_cpu']['main'] for r in measured[name]]) * 1000:.0f}" for name in measured],
+        ]
+    )
+    rows.append(
+        [
+            "plugin CPU share: its events' CPU / the process CPU above",
+            *[f"{median([cpu_share(r['plugin']) for r in measured[name]]) * 100:.1f}%" for name in measured],
+        ]
+    )
+    rows.append(
+        [
+            "plugin CPU share of the main thread: its events' CPU / the main thread's",
+            *[f"{median([cpu_share(r['plugin'], 'main') for r in measured[name]]) * 100:.1f}%" for name in measured],
+        ]
+    )
     rows.append(["rebuilds per save (max)", *[str(max(r["rebuilds"] for r in measured[name])) for name in measured]])
     report += ["from the save:", table(rows), ""]
-    report.append(f"the file scan a waiting call makes before it trusts the file events (changed_since over "
-                  f"docs/, nothing changed): {probe * 1000:.1f} ms")
-    report.append("the timing hook's own cost, inside the plugin totals above: "
-                  + ", ".join(f"{name} {max(nested_calls(r['plugin']) for r in measured[name])} wrapped calls x "
-                              f"{call_cost * 1e6:.2f} us = "
-                              f"{max(nested_calls(r['plugin']) for r in measured[name]) * call_cost * 1000:.1f} ms"
-                              for name in measured))
-    update = [median([breakdown(r["plugin"])["index update for the page (the four above)"] for r in measured[name]])
-              for name in measured]
-    report.append("target: index update for the page <= 50 ms: "
-                  + ", ".join(f"{name} {value:.1f} ms {'ok' if value <= 50 else 'MISSED'}"
-                              for name, value in zip(measured, update, strict=True)))
+    report.append(
+        f"the file scan a waiting call makes before it trusts the file events (changed_since over "
+        f"docs/, nothing changed): {probe * 1000:.1f} ms"
+    )
+    report.append(
+        "the timing hook's own cost, inside the plugin totals above: "
+        + ", ".join(
+            f"{name} {max(nested_calls(r['plugin']) for r in measured[name])} wrapped calls x "
+            f"{call_cost * 1e6:.2f} us = "
+            f"{max(nested_calls(r['plugin']) for r in measured[name]) * call_cost * 1000:.1f} ms"
+            for name in measured
+        )
+    )
+    update = [
+        median([breakdown(r["plugin"])["index update for the page (the four above)"] for r in measured[name]])
+        for name in measured
+    ]
+    report.append(
+        "target: index update for the page <= 50 ms: "
+        + ", ".join(
+            f"{name} {value:.1f} ms {'ok' if value <= 50 else 'MISSED'}"
+            for name, value in zip(measured, update, strict=True)
+        )
+    )
     text = "\n".join(report) + "\n"
     print("\n" + text)
     write_results("live_update", text)

@@ -50,8 +50,11 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("get_recent", "get_recent", {}),
 ]
 BLOCK = 50
-HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-           "Mcp-Protocol-Version": "2025-06-18"}
+HEADERS = {
+    "Content-Type": "application/json",
+    "Accept": "application/json, text/event-stream",
+    "Mcp-Protocol-Version": "2025-06-18",
+}
 
 
 def free_port() -> int:
@@ -66,8 +69,9 @@ class Connection:
 
     def call(self, tool: str, arguments: dict[str, Any]) -> str | None:
         """None when the call succeeded, else what went wrong."""
-        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                           "params": {"name": tool, "arguments": arguments}})
+        body = json.dumps(
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+        )
         try:
             self.http.request("POST", "/mcp", body, HEADERS)
             response = self.http.getresponse()
@@ -139,9 +143,20 @@ def rss_bytes(pid: int) -> int:
 def start_server(site: Path, workers: int) -> tuple[subprocess.Popen, int]:
     port = free_port()
     server = subprocess.Popen(
-        [str(SERVER_COMMAND), "serve", str(site), "--transport", "http", "--port", str(port),
-         "--workers", str(workers)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            str(SERVER_COMMAND),
+            "serve",
+            str(site),
+            "--transport",
+            "http",
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     assert server.stdout is not None and server.stderr is not None
     line = server.stdout.readline()
@@ -159,8 +174,11 @@ def run(site: Path, workers: int, clients: int, seconds: float, processes: int, 
         results: Any = multiprocessing.Queue()
         shares = [clients // processes + (1 if n < clients % processes else 0) for n in range(processes)]
         started = time.perf_counter()
-        children = [multiprocessing.Process(target=client_process, args=(port, share, seconds, n, results))
-                    for n, share in enumerate(shares) if share]
+        children = [
+            multiprocessing.Process(target=client_process, args=(port, share, seconds, n, results))
+            for n, share in enumerate(shares)
+            if share
+        ]
         for child in children:
             child.start()
         gathered = [results.get(timeout=seconds + 120) for _ in children]
@@ -177,8 +195,16 @@ def run(site: Path, workers: int, clients: int, seconds: float, processes: int, 
         for label, values in by_case.items():
             latencies[label] += values
         errors += failed
-    return {"workers": workers, "elapsed": elapsed, "latencies": latencies, "errors": errors,
-            "single": single_latencies, "in_process": in_process, "rss_before": rss_before, "rss_after": rss_after}
+    return {
+        "workers": workers,
+        "elapsed": elapsed,
+        "latencies": latencies,
+        "errors": errors,
+        "single": single_latencies,
+        "in_process": in_process,
+        "rss_before": rss_before,
+        "rss_after": rss_after,
+    }
 
 
 def single_client(site: Path, port: int, rounds: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
@@ -232,44 +258,86 @@ def main() -> None:
     parser.add_argument("--single", type=int, default=100, help="calls per case of the single-client baseline")
     args = parser.parse_args()
     ensure_site(args.site)
-    runs = [run(args.site, int(n), args.clients, args.duration, args.client_processes, args.single)
-            for n in args.workers.split(",")]
+    runs = [
+        run(args.site, int(n), args.clients, args.duration, args.client_processes, args.single)
+        for n in args.workers.split(",")
+    ]
 
-    rows = [["workers", "calls", "errors", "calls/s", "vs 1 worker", "p50", "p99", "single-client p50",
-             "RSS before", "RSS after"]]
+    rows = [
+        [
+            "workers",
+            "calls",
+            "errors",
+            "calls/s",
+            "vs 1 worker",
+            "p50",
+            "p99",
+            "single-client p50",
+            "RSS before",
+            "RSS after",
+        ]
+    ]
     base = None
     for result in runs:
         everything = [v for values in result["latencies"].values() for v in values]
         single = [v for values in result["single"].values() for v in values]
         rate = len(everything) / result["elapsed"]
         base = base or rate
-        rows.append([str(result["workers"]), str(len(everything)), str(len(result["errors"])), f"{rate:.0f}",
-                     f"{rate / base:.2f}", ms(statistics.median(everything)), ms(percentile(everything, 0.99)),
-                     ms(statistics.median(single)), f"{result['rss_before'] / 2**20:.0f} MB",
-                     f"{result['rss_after'] / 2**20:.0f} MB"])
-    per_case = [["case", "in-process p50", "kept-alive HTTP p50 (1 worker)", "HTTP - in-process",
-                 "p50 under load (last run)", "p99 under load (last run)"]]
+        rows.append(
+            [
+                str(result["workers"]),
+                str(len(everything)),
+                str(len(result["errors"])),
+                f"{rate:.0f}",
+                f"{rate / base:.2f}",
+                ms(statistics.median(everything)),
+                ms(percentile(everything, 0.99)),
+                ms(statistics.median(single)),
+                f"{result['rss_before'] / 2**20:.0f} MB",
+                f"{result['rss_after'] / 2**20:.0f} MB",
+            ]
+        )
+    per_case = [
+        [
+            "case",
+            "in-process p50",
+            "kept-alive HTTP p50 (1 worker)",
+            "HTTP - in-process",
+            "p50 under load (last run)",
+            "p99 under load (last run)",
+        ]
+    ]
     first, last = runs[0], runs[-1]
     for label, _, _ in CASES:
         values = last["latencies"][label]
         http_p50 = statistics.median(first["single"][label])
         in_process_p50 = statistics.median(first["in_process"][label])
-        per_case.append([label, ms(in_process_p50), ms(http_p50), ms(http_p50 - in_process_p50),
-                         ms(statistics.median(values)), ms(percentile(values, 0.99))])
+        per_case.append(
+            [
+                label,
+                ms(in_process_p50),
+                ms(http_p50),
+                ms(http_p50 - in_process_p50),
+                ms(statistics.median(values)),
+                ms(percentile(values, 0.99)),
+            ]
+        )
     first_errors = sorted({error for result in runs for error in result["errors"]})[:5]
     command = " ".join(shlex.quote(part) for part in [".venv/bin/python", "bench/load.py", *sys.argv[1:]])
-    report = "\n".join([
-        f"$ {command}",
-        f"{args.clients} clients x {args.duration:g} s on {args.site} ({os.cpu_count()} CPUs, "
-        f"Python {platform.python_version()}, load average before: {os.getloadavg()[0]:.2f})",
-        "",
-        table(rows),
-        "",
-        table(per_case),
-        "",
-        "errors: " + ("none" if not first_errors else "; ".join(first_errors)),
-        "",
-    ])
+    report = "\n".join(
+        [
+            f"$ {command}",
+            f"{args.clients} clients x {args.duration:g} s on {args.site} ({os.cpu_count()} CPUs, "
+            f"Python {platform.python_version()}, load average before: {os.getloadavg()[0]:.2f})",
+            "",
+            table(rows),
+            "",
+            table(per_case),
+            "",
+            "errors: " + ("none" if not first_errors else "; ".join(first_errors)),
+            "",
+        ]
+    )
     print(report)
     write_results("load", report)
 

@@ -66,11 +66,14 @@ def write_site(pages: int, seed: int) -> Path:
         date = time.strftime("%Y-%m-%d", time.gmtime(day))
         (folder / f"page-{number}.md").write_text(
             f"---\ntags: [{tags[0]}, {tags[1]}]\ndate: {date}\n---\n# Page {number}\n\nRecombined sections.\n",
-            encoding="utf-8")
+            encoding="utf-8",
+        )
     for name, plugins in (("bare", "[]"), ("vault", "\n  - vault-mcp")):
         (root / f"{name}.yml").write_text(
             f"site_name: Plugin at scale\ndocs_dir: docs\nsite_dir: site-{name}\ntheme:\n  name: mkdocs\n"
-            f"plugins: {plugins}\n", encoding="utf-8")
+            f"plugins: {plugins}\n",
+            encoding="utf-8",
+        )
     done.touch()
     return root
 
@@ -93,8 +96,11 @@ def private_kb(pid: int | str) -> int:
         rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
     except OSError:
         return 0
-    return sum(int(value.split()[0]) for key, _, value in (line.partition(":") for line in rollup.splitlines())
-               if key in ("Private_Clean", "Private_Dirty"))
+    return sum(
+        int(value.split()[0])
+        for key, _, value in (line.partition(":") for line in rollup.splitlines())
+        if key in ("Private_Clean", "Private_Dirty")
+    )
 
 
 def children_of_this_process() -> list[str]:
@@ -148,8 +154,7 @@ def replay(root: Path, config_name: str, seed: int) -> dict:
             writer_private = max(writer_private, *(private_kb(pid) for pid in children), 0)
     rendered = memory()
     env = plugins.on_env(config.theme.get_env(), config=config, files=files)
-    writer_peak = max((memory(pid).get("VmHWM", 0) for pid in children if Path(f"/proc/{pid}").exists()),
-                      default=0)
+    writer_peak = max((memory(pid).get("VmHWM", 0) for pid in children if Path(f"/proc/{pid}").exists()), default=0)
     for file in files.documentation_pages():
         if file.page is not None and file.generated_by is not None:  # the stats page: its content from the index
             plugins.on_page_context({}, page=file.page, config=config, nav=nav)  # type: ignore[typeddict-item]
@@ -159,9 +164,16 @@ def replay(root: Path, config_name: str, seed: int) -> dict:
     writer_private = max(writer_private, *(private_kb(pid) for pid in children), 0)
     plugins.on_shutdown()
     del env
-    return {"pages": len(pages), "seconds": seconds, "plugin_seconds": plugin_seconds[0] if plugin_seconds else None,
-            "at_10k": at_10k, "rendered": rendered, "end": memory(), "writer_peak_kb": writer_peak,
-            "writer_private_kb": writer_private}
+    return {
+        "pages": len(pages),
+        "seconds": seconds,
+        "plugin_seconds": plugin_seconds[0] if plugin_seconds else None,
+        "at_10k": at_10k,
+        "rendered": rendered,
+        "end": memory(),
+        "writer_peak_kb": writer_peak,
+        "writer_private_kb": writer_private,
+    }
 
 
 def _parent(pid: str) -> str:
@@ -184,54 +196,83 @@ def main() -> None:
         return
     if not PAGES_PICKLE.is_file():
         raise SystemExit(f"{PAGES_PICKLE} is missing: run bench/plugin_steps.py first (it captures the pages)")
-    rows = [["pages", "replay", "pages/s", "plugin s", "plugin ms/page", "peak RSS MB", "RSS at end of pages MB",
-             "over bare MB", "over bare KB/page", "writer process peak MB", "writer private MB"]]
+    rows = [
+        [
+            "pages",
+            "replay",
+            "pages/s",
+            "plugin s",
+            "plugin ms/page",
+            "peak RSS MB",
+            "RSS at end of pages MB",
+            "over bare MB",
+            "over bare KB/page",
+            "writer process peak MB",
+            "writer private MB",
+        ]
+    ]
     notes = []
     for pages in [int(count) for count in args.pages.split(",")]:
         write_site(pages, args.seed)
         results = {}
         for config_name in ("bare", "vault"):
-            child = subprocess.run([sys.executable, __file__, "--one", str(pages), config_name, "--seed",
-                                    str(args.seed)], capture_output=True, text=True, cwd=BENCH.parent)
+            child = subprocess.run(
+                [sys.executable, __file__, "--one", str(pages), config_name, "--seed", str(args.seed)],
+                capture_output=True,
+                text=True,
+                cwd=BENCH.parent,
+            )
             if child.returncode != 0:
-                raise SystemExit(f"plugin_at_scale: the {config_name} replay of {pages} pages failed:\n"
-                                 f"{child.stderr[-3000:]}")
+                raise SystemExit(
+                    f"plugin_at_scale: the {config_name} replay of {pages} pages failed:\n{child.stderr[-3000:]}"
+                )
             results[config_name] = json.loads(child.stdout.strip().splitlines()[-1])
             print(f"{pages} {config_name}: {results[config_name]}", flush=True)
         bare_rss = results["bare"]["rendered"]["VmRSS"]
         for config_name, result in results.items():
             over = result["rendered"]["VmRSS"] - bare_rss
             plugin = result["plugin_seconds"]
-            rows.append([f"{pages:,}", config_name, f"{result['pages'] / result['seconds']:.0f}",
-                         "-" if plugin is None else f"{plugin:.1f}",
-                         "-" if plugin is None else f"{1000 * plugin / result['pages']:.2f}",
-                         f"{result['end']['VmHWM'] / 1024:.0f}", f"{result['rendered']['VmRSS'] / 1024:.0f}",
-                         "-" if config_name == "bare" else f"{over / 1024:+.0f}",
-                         "-" if config_name == "bare" else f"{over / (result['pages'] / 1000) / 1000:+.2f}",
-                         "-" if not result["writer_peak_kb"] else f"{result['writer_peak_kb'] / 1024:.0f}",
-                         "-" if not result.get("writer_private_kb") else f"{result['writer_private_kb'] / 1024:.0f}"])
-        notes.append(f"{pages:,} pages: the vault replay took {results['vault']['seconds']:.0f} s, the bare one "
-                     f"{results['bare']['seconds']:.0f} s")
-    report = "\n".join([
-        f"site: {OUT.relative_to(BENCH.parent)}/<pages> (sections of bench/out/fastapi/pages.pickle recombined, "
-        f"3-6 a page; 100 folders; tags from {len(TAGS)}; seed {args.seed}); theme mkdocs, no nav",
-        "each replay a fresh process: MkDocs' config, files, nav and page reading, every event through the plugin "
-        "collection; the HTML recombined instead of rendered",
-        "pages/s: from the first page to the end of on_post_build; plugin s: the plugin's closing log line (the "
-        "build's thread in its events, waits for the writer included)",
-        "RSS at end of pages: the build process when every page has been handed over (before on_env); over bare: "
-        "less the bare replay's, per 1,000 pages",
-        "writer process peak: its VmHWM, which for a writer forked from the build (a fork is taken where "
-        "mkdocs_vault_mcp/forked.py allows it) also counts every page of the build's it shares; writer private: the "
-        "most of its own memory (smaps_rollup's Private_Clean + Private_Dirty) read every 1,000 pages and after "
-        "the commit",
-        f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs",
-        "",
-        table(rows),
-        "",
-        *notes,
-        "",
-    ])
+            rows.append(
+                [
+                    f"{pages:,}",
+                    config_name,
+                    f"{result['pages'] / result['seconds']:.0f}",
+                    "-" if plugin is None else f"{plugin:.1f}",
+                    "-" if plugin is None else f"{1000 * plugin / result['pages']:.2f}",
+                    f"{result['end']['VmHWM'] / 1024:.0f}",
+                    f"{result['rendered']['VmRSS'] / 1024:.0f}",
+                    "-" if config_name == "bare" else f"{over / 1024:+.0f}",
+                    "-" if config_name == "bare" else f"{over / (result['pages'] / 1000) / 1000:+.2f}",
+                    "-" if not result["writer_peak_kb"] else f"{result['writer_peak_kb'] / 1024:.0f}",
+                    "-" if not result.get("writer_private_kb") else f"{result['writer_private_kb'] / 1024:.0f}",
+                ]
+            )
+        notes.append(
+            f"{pages:,} pages: the vault replay took {results['vault']['seconds']:.0f} s, the bare one "
+            f"{results['bare']['seconds']:.0f} s"
+        )
+    report = "\n".join(
+        [
+            f"site: {OUT.relative_to(BENCH.parent)}/<pages> (sections of bench/out/fastapi/pages.pickle recombined, "
+            f"3-6 a page; 100 folders; tags from {len(TAGS)}; seed {args.seed}); theme mkdocs, no nav",
+            "each replay a fresh process: MkDocs' config, files, nav and page reading, every event through the plugin "
+            "collection; the HTML recombined instead of rendered",
+            "pages/s: from the first page to the end of on_post_build; plugin s: the plugin's closing log line (the "
+            "build's thread in its events, waits for the writer included)",
+            "RSS at end of pages: the build process when every page has been handed over (before on_env); over bare: "
+            "less the bare replay's, per 1,000 pages",
+            "writer process peak: its VmHWM, which for a writer forked from the build (a fork is taken where "
+            "mkdocs_vault_mcp/forked.py allows it) also counts every page of the build's it shares; writer private: the "
+            "most of its own memory (smaps_rollup's Private_Clean + Private_Dirty) read every 1,000 pages and after "
+            "the commit",
+            f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs",
+            "",
+            table(rows),
+            "",
+            *notes,
+            "",
+        ]
+    )
     print(report)
     write_results(args.name, report)
 

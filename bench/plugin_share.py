@@ -32,8 +32,12 @@ MKDOCS = Path(sys.executable).parent / "mkdocs"
 def build(package: Path, config: Path) -> tuple[float, float, str]:
     environment = {**os.environ, "PYTHONPATH": str(package), "NO_MKDOCS_2_WARNING": "1"}
     log = subprocess.run(
-        [str(MKDOCS), "build", "-f", str(config), "-d", "site-share"], cwd=config.parent, env=environment,
-        check=True, capture_output=True, text=True,
+        [str(MKDOCS), "build", "-f", str(config), "-d", "site-share"],
+        cwd=config.parent,
+        env=environment,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stderr
     plugin = re.search(r"vault-mcp: (Indexed .* in ([\d.]+) seconds)", log)
     total = re.search(r"Documentation built in ([\d.]+) seconds", log)
@@ -45,8 +49,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--package", type=Path, default=ROOT, help="a directory holding mkdocs_vault_mcp")
     parser.add_argument("--runs", type=int, default=1, help="cold and warm builds each")
-    parser.add_argument("--config", type=Path, default=WORK / "mkdocs.yml",
-                        help="the site's mkdocs.yml (bench/out/fastapi/vault.yml: build_overhead.py's copy)")
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=WORK / "mkdocs.yml",
+        help="the site's mkdocs.yml (bench/out/fastapi/vault.yml: build_overhead.py's copy)",
+    )
     args = parser.parse_args()
     config = args.config.resolve()
     if not config.is_file():

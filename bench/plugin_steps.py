@@ -42,7 +42,7 @@ SITE = ROOT / "bench" / "out" / "fastapi"
 PAGES = SITE / "pages.pickle"
 BASELINE = SITE / "pages-baseline.json"
 
-HOOK = '''
+HOOK = """
 import os, pickle
 PAGES = []
 
@@ -54,7 +54,7 @@ def on_page_content(html, page, config, files):
 def on_post_build(config):
     with open(os.environ["VAULT_PAGES_PICKLE"], "wb") as out:
         pickle.dump(PAGES, out)
-'''
+"""
 
 
 def capture() -> float:
@@ -64,9 +64,20 @@ def capture() -> float:
     config = SITE / "capture.yml"
     config.write_text((SITE / "none.yml").read_text() + "hooks:\n  - capture_hook.py\n")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([str(ROOT / ".venv" / "bin" / "mkdocs"), "build", "-q", "-f", str(config), "-d",
-                    str(SITE / "sites" / "capture")], cwd=SITE, check=True,
-                   env={**os.environ, "VAULT_PAGES_PICKLE": str(PAGES), "NO_MKDOCS_2_WARNING": "1"})
+    subprocess.run(
+        [
+            str(ROOT / ".venv" / "bin" / "mkdocs"),
+            "build",
+            "-q",
+            "-f",
+            str(config),
+            "-d",
+            str(SITE / "sites" / "capture"),
+        ],
+        cwd=SITE,
+        check=True,
+        env={**os.environ, "VAULT_PAGES_PICKLE": str(PAGES), "NO_MKDOCS_2_WARNING": "1"},
+    )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     BASELINE.write_text(json.dumps({"cpu": cpu}))
@@ -109,23 +120,53 @@ def replay(pages: list[dict], cache: Path, in_process: bool) -> dict[str, float]
         title = unescape(page["title"] or "")
         url = "/" + page["url"]
         commits = git.history.get(page["src_uri"], []) if git is not None else []
-        digest = page_fingerprint(page["html"], title, url, page["meta"], modified, source,
-                                  (status.st_size, status.st_mtime_ns), "en", None, commits)
+        digest = page_fingerprint(
+            page["html"],
+            title,
+            url,
+            page["meta"],
+            modified,
+            source,
+            (status.st_size, status.st_mtime_ns),
+            "en",
+            None,
+            commits,
+        )
         steps["fingerprint"] += time.thread_time() - mark
         if writer.fingerprints.get(page["src_uri"]) == digest:
             continue
         mark = time.thread_time()
-        writer.put(RenderedPage(
-            path=page["src_uri"], url=url, title=title, meta=page["meta"], markdown=page["markdown"],
-            source_file=page["abs_src_path"], modified=modified, modified_source=source,
-            language="en", fallback_of=None, page_path="/" + page["url"], site_url=None, history=commits,
-            html=page["html"], fingerprint=digest), "auto")
+        writer.put(
+            RenderedPage(
+                path=page["src_uri"],
+                url=url,
+                title=title,
+                meta=page["meta"],
+                markdown=page["markdown"],
+                source_file=page["abs_src_path"],
+                modified=modified,
+                modified_source=source,
+                language="en",
+                fallback_of=None,
+                page_path="/" + page["url"],
+                site_url=None,
+                history=commits,
+                html=page["html"],
+                fingerprint=digest,
+            ),
+            "auto",
+        )
         steps["hand over"] += time.thread_time() - mark
     mark = time.perf_counter()
     writer.keep_only({page["src_uri"] for page in pages})
     site_files = {server_path("/" + page["url"]): page["src_uri"] for page in pages}
-    writer.commit(indexed_fields="auto", site_name="bench", site_url=None, site_files=site_files,
-                  nav={page["src_uri"] for page in pages})
+    writer.commit(
+        indexed_fields="auto",
+        site_name="bench",
+        site_url=None,
+        site_files=site_files,
+        nav={page["src_uri"] for page in pages},
+    )
     steps["commit"] = time.perf_counter() - mark  # wall: the build's thread waits for the writer's queue and commit
     writer.close()
     steps["build thread"] = time.thread_time() - thread_started + steps["commit"]
@@ -154,8 +195,12 @@ def replay_best(pages_file: Path, rounds: int) -> dict[str, dict[str, float]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--package", type=Path, action="append",
-                        help="a directory holding mkdocs_vault_mcp (repeat to compare; default: this checkout)")
+    parser.add_argument(
+        "--package",
+        type=Path,
+        action="append",
+        help="a directory holding mkdocs_vault_mcp (repeat to compare; default: this checkout)",
+    )
     parser.add_argument("--recapture", action="store_true", help="build the bare site again for the baseline")
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)  # a child: one package, JSON out
     args = parser.parse_args()
@@ -177,18 +222,36 @@ def main() -> None:
         f"best of {args.rounds} rounds, CPU seconds and share of the bare build's CPU:",
     ]
     for package in packages:
-        child = subprocess.run([sys.executable, __file__, "--one", "--rounds", str(args.rounds), "--package",
-                                str(package)], check=True, capture_output=True, text=True, cwd=ROOT)
+        child = subprocess.run(
+            [sys.executable, __file__, "--one", "--rounds", str(args.rounds), "--package", str(package)],
+            check=True,
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
         best = json.loads(child.stdout)
         builds = list(best)
-        lines += ["", f"package: {package}", "",
-                  "| step | " + " | ".join(builds) + " |", "| --- |" + " ---: |" * len(builds)]
+        lines += [
+            "",
+            f"package: {package}",
+            "",
+            "| step | " + " | ".join(builds) + " |",
+            "| --- |" + " ---: |" * len(builds),
+        ]
         for step in ("open", "fingerprint", "hand over", "commit", "build thread", "writer", "total"):
-            lines.append(f"| {step} | " + " | ".join(
-                f"{best[build].get(step, 0.0):.3f} s ({100 * best[build].get(step, 0.0) / baseline:.2f}%)"
-                for build in builds) + " |")
-        lines += ["", "build thread: the CPU of MkDocs' own thread, plus its wall-clock wait at the commit: what the",
-                  "plugin adds to a build's wall time on a machine with a core to spare (the writer runs beside it)"]
+            lines.append(
+                f"| {step} | "
+                + " | ".join(
+                    f"{best[build].get(step, 0.0):.3f} s ({100 * best[build].get(step, 0.0) / baseline:.2f}%)"
+                    for build in builds
+                )
+                + " |"
+            )
+        lines += [
+            "",
+            "build thread: the CPU of MkDocs' own thread, plus its wall-clock wait at the commit: what the",
+            "plugin adds to a build's wall time on a machine with a core to spare (the writer runs beside it)",
+        ]
     text = "\n".join(lines) + "\n"
     print(text, end="")
     write_results("plugin_steps", text)

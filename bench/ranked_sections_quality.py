@@ -39,29 +39,38 @@ def main() -> None:
     sections = conn.execute("SELECT count(*) FROM sections").fetchone()[0]
     sets = {name: json.loads(path.read_text())["queries"] for name, path in search_quality.QUERY_SETS}
     package_cap = ranked.RANKED_SECTIONS
-    rows = [["RANKED_SECTIONS", "share of sections", "set", "MRR@10 keyword", "question", "code", "overall",
-             "R@5 overall"]]
+    rows = [
+        ["RANKED_SECTIONS", "share of sections", "set", "MRR@10 keyword", "question", "code", "overall", "R@5 overall"]
+    ]
     try:
         for cap in [package_cap, *(int(c) for c in args.caps.split(","))]:
             ranked.RANKED_SECTIONS = cap
             for name, queries in sets.items():
                 summary = search_quality.summarize(search_quality.evaluate(conn, search_quality.ours, queries), queries)
                 label = f"{cap:,}" + (" (the package's)" if cap == package_cap else "")
-                rows.append([label, f"{min(1, cap / sections):.0%}", name,
-                             *(f"{summary[style][0]:.3f}" for style in ("keyword", "question", "code", "overall")),
-                             f"{summary['overall'][1]:.3f}"])
+                rows.append(
+                    [
+                        label,
+                        f"{min(1, cap / sections):.0%}",
+                        name,
+                        *(f"{summary[style][0]:.3f}" for style in ("keyword", "question", "code", "overall")),
+                        f"{summary['overall'][1]:.3f}",
+                    ]
+                )
     finally:
         ranked.RANKED_SECTIONS = package_cap
         conn.close()
-    report = "\n".join([
-        f"command: {command_line}",
-        f"index: the FastAPI English docs of bench/search_quality.py ({sections:,} sections); the judged queries of"
-        " search_queries.json (tuned on) and search_queries_holdout.json (held out)",
-        "the bound lowered in-process; a share of sections below 100% is where a large site's common words are",
-        "",
-        table(rows),
-        "",
-    ])
+    report = "\n".join(
+        [
+            f"command: {command_line}",
+            f"index: the FastAPI English docs of bench/search_quality.py ({sections:,} sections); the judged queries of"
+            " search_queries.json (tuned on) and search_queries_holdout.json (held out)",
+            "the bound lowered in-process; a share of sections below 100% is where a large site's common words are",
+            "",
+            table(rows),
+            "",
+        ]
+    )
     print(report)
     write_results("ranked_sections_quality", report)
 

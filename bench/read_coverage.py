@@ -34,11 +34,26 @@ CORPORA = ROOT.parent / "shared" / "corpora"
 OUT = ROOT / "bench" / "out" / "read-coverage"
 
 # What a page's chrome would leave in an answer: permalinks, copy buttons, navigation, the theme's footer.
-CHROME = ("¶", "Copy to clipboard", "Skip to content", "md-nav", "md-header", "Back to top",
-          "Made with", "headerlink", "__codelineno")
+CHROME = (
+    "¶",
+    "Copy to clipboard",
+    "Skip to content",
+    "md-nav",
+    "md-header",
+    "Back to top",
+    "Made with",
+    "headerlink",
+    "__codelineno",
+)
 
 FASTAPI_EXTENSIONS = [
-    "abbr", "admonition", "attr_list", "def_list", "footnotes", "md_in_html", "tables",
+    "abbr",
+    "admonition",
+    "attr_list",
+    "def_list",
+    "footnotes",
+    "md_in_html",
+    "tables",
     {"toc": {"permalink": True}},
     "pymdownx.details",
     {"pymdownx.highlight": {"line_spans": "__span"}},
@@ -51,13 +66,23 @@ FASTAPI_EXTENSIONS = [
 ]
 
 MATERIAL_EXTENSIONS = [
-    "abbr", "admonition", "attr_list", "def_list", "footnotes", "md_in_html", "tables",
+    "abbr",
+    "admonition",
+    "attr_list",
+    "def_list",
+    "footnotes",
+    "md_in_html",
+    "tables",
     {"toc": {"permalink": True}},
     {"pymdownx.arithmatex": {"generic": True}},
     {"pymdownx.betterem": {"smart_enable": "all"}},
-    "pymdownx.caret", "pymdownx.details",
+    "pymdownx.caret",
+    "pymdownx.details",
     {"pymdownx.highlight": {"anchor_linenums": True, "line_spans": "__span", "pygments_lang_class": True}},
-    "pymdownx.inlinehilite", "pymdownx.keys", "pymdownx.mark", "pymdownx.smartsymbols",
+    "pymdownx.inlinehilite",
+    "pymdownx.keys",
+    "pymdownx.mark",
+    "pymdownx.smartsymbols",
     {"pymdownx.snippets": {"auto_append": ["includes/mkdocs.md"]}},
     "pymdownx.superfences",
     {"pymdownx.tabbed": {"alternate_style": True, "combine_header_slug": True}},
@@ -70,16 +95,22 @@ def corpus_site(name: str) -> tuple[Path, dict]:
     """Where a corpus' sources are, and the mkdocs.yml settings its site is built with."""
     if name == "material":
         return CORPORA / "material-docs", {
-            "site_name": "Material for MkDocs", "theme": {"name": "material", "custom_dir": "overrides"},
+            "site_name": "Material for MkDocs",
+            "theme": {"name": "material", "custom_dir": "overrides"},
             "plugins": [{"blog": {"authors": False}}, "search", "vault-mcp"],
             "markdown_extensions": MATERIAL_EXTENSIONS,
         }
-    languages = ["en"] if name == "fastapi-en" else sorted(
-        p.name for p in (CORPORA / "fastapi-docs").iterdir() if (p / "docs").is_dir()
+    languages = (
+        ["en"]
+        if name == "fastapi-en"
+        else sorted(p.name for p in (CORPORA / "fastapi-docs").iterdir() if (p / "docs").is_dir())
     )
     return CORPORA / "fastapi-docs", {
-        "site_name": "FastAPI", "theme": {"name": "material"}, "plugins": ["search", "vault-mcp"],
-        "markdown_extensions": FASTAPI_EXTENSIONS, "languages": languages,
+        "site_name": "FastAPI",
+        "theme": {"name": "material"},
+        "plugins": ["search", "vault-mcp"],
+        "markdown_extensions": FASTAPI_EXTENSIONS,
+        "languages": languages,
     }
 
 
@@ -161,32 +192,46 @@ def read_coverage(index: Path) -> dict[str, Any]:
             with_chrome.append(f"{path}: {', '.join(found)}")
     conn.close()
     return {
-        "sections": len(sections), "by_heading": by_heading, "anchored": anchored, "by_anchor": by_anchor,
-        "pages": len(paths), "pages_with_chrome": len(with_chrome), "misses": misses, "chrome": with_chrome,
+        "sections": len(sections),
+        "by_heading": by_heading,
+        "anchored": anchored,
+        "by_anchor": by_anchor,
+        "pages": len(paths),
+        "pages_with_chrome": len(with_chrome),
+        "misses": misses,
+        "chrome": with_chrome,
         "outline_mismatches": outline_mismatches,
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", nargs="+", default=["fastapi", "material"],
-                        choices=["fastapi-en", "fastapi", "material"])
+    parser.add_argument(
+        "--corpus", nargs="+", default=["fastapi", "material"], choices=["fastapi-en", "fastapi", "material"]
+    )
     arguments = parser.parse_args()
     rows = []
     for name in arguments.corpus:
         found = read_coverage(build_corpus(name, OUT / name))
         for line in found["misses"][:10] + found["chrome"][:10]:
             print(f"  {name}: {line}")
-        rows.append([
-            name, str(found["sections"]), f"{found['by_heading']} ({found['by_heading'] / found['sections']:.1%})",
-            str(found["anchored"]), f"{found['by_anchor']} ({found['by_anchor'] / max(1, found['anchored']):.1%})",
-            str(found["pages"]), str(found["pages_with_chrome"]),
-        ])
+        rows.append(
+            [
+                name,
+                str(found["sections"]),
+                f"{found['by_heading']} ({found['by_heading'] / found['sections']:.1%})",
+                str(found["anchored"]),
+                f"{found['by_anchor']} ({found['by_anchor'] / max(1, found['anchored']):.1%})",
+                str(found["pages"]),
+                str(found["pages_with_chrome"]),
+            ]
+        )
     header = ["corpus", "sections", "read by heading", "anchored", "read by anchor", "pages", "pages with chrome"]
     report = (
         "read coverage: every indexed section read back by its heading and by its anchor; every page read whole\n"
         f"command: .venv/bin/python bench/read_coverage.py --corpus {' '.join(arguments.corpus)}\n\n"
-        + table([header, *rows]) + "\n"
+        + table([header, *rows])
+        + "\n"
     )
     print(report)
     write_results("read_coverage", report)

@@ -69,8 +69,12 @@ def build(site: Path, config: str, package: Path | None = None, name: str | None
     wall = time.perf_counter() - start
     if done.returncode != 0:
         sys.exit(f"real_text_build: {' '.join(command)} failed:\n{done.stderr[-3000:]}")
-    record: dict = {"config": config, "wall_s": wall, "load_average_at_end": os.getloadavg()[0],
-                    "package": os.path.relpath(package, REPO) if package else None}
+    record: dict = {
+        "config": config,
+        "wall_s": wall,
+        "load_average_at_end": os.getloadavg()[0],
+        "package": os.path.relpath(package, REPO) if package else None,
+    }
     for line in done.stderr.splitlines():
         name, _, value = line.strip().partition(": ")
         if name in _TIME_FIELDS:
@@ -90,8 +94,21 @@ def build(site: Path, config: str, package: Path | None = None, name: str | None
 
 
 def report(page_counts: list[int], seed: int, command_line: str) -> str:
-    rows = [["pages", "build", "wall s", "CPU s", "pages/s (wall)", "pages/CPU s", "plugin s", "plugin pages/s",
-             "max RSS MB", "RSS over bare MB", "over bare per 1k pages"]]
+    rows = [
+        [
+            "pages",
+            "build",
+            "wall s",
+            "CPU s",
+            "pages/s (wall)",
+            "pages/CPU s",
+            "plugin s",
+            "plugin pages/s",
+            "max RSS MB",
+            "RSS over bare MB",
+            "over bare per 1k pages",
+        ]
+    ]
     notes = []
     for pages in page_counts:
         site = real_text_site.default_out(pages)
@@ -107,30 +124,47 @@ def report(page_counts: list[int], seed: int, command_line: str) -> str:
             rss = record["max_rss_kb"] / 1024
             over = rss - bare_rss if bare_rss is not None and not config.startswith("bare") else None
             plugin = record.get("plugin_s")
-            rows.append([f"{pages:,}", config, f"{record['wall_s']:.0f}", f"{cpu:.0f}",
-                         f"{pages / record['wall_s']:.0f}",
-                         f"{pages / cpu:.0f}", f"{plugin:.1f}" if plugin else "-",
-                         f"{pages / plugin:.0f}" if plugin else "-", f"{rss:.0f}",
-                         f"{over:+.0f}" if over is not None else "-",
-                         f"{over / pages * 1000:+.1f}" if over is not None else "-"])
-            notes.append(f"  {pages:,} {config}: load average {record['load_average_at_end']:.2f} at the end"
-                         + (f"; {record['indexed_pages']:,} pages, {record['indexed_sections']:,} sections indexed,"
-                            f" index {record['index_mb']:.0f} MB, {record['indexed_terms']:,} distinct indexed terms"
-                            " (stems, fts5vocab)" if "indexed_terms" in record else ""))
-    return "\n".join([
-        f"command: {command_line}",
-        "site: bench/real_text_site.py (the corpora's real sections recombined), seed "
-        f"{seed}; minimal theme; cold builds (no site_dir, no cache), one `mkdocs build` subprocess each under"
-        " /usr/bin/time -v",
-        f"machine: Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}, {os.cpu_count()} CPUs"
-        " shared with other work: read CPU seconds and the plugin's own seconds, wall times swing with the load",
-        "plugin s = the plugin's own seconds from its closing log line; RSS = /usr/bin/time's maximum resident set",
-        "",
-        table(rows),
-        "",
-        *notes,
-        "",
-    ])
+            rows.append(
+                [
+                    f"{pages:,}",
+                    config,
+                    f"{record['wall_s']:.0f}",
+                    f"{cpu:.0f}",
+                    f"{pages / record['wall_s']:.0f}",
+                    f"{pages / cpu:.0f}",
+                    f"{plugin:.1f}" if plugin else "-",
+                    f"{pages / plugin:.0f}" if plugin else "-",
+                    f"{rss:.0f}",
+                    f"{over:+.0f}" if over is not None else "-",
+                    f"{over / pages * 1000:+.1f}" if over is not None else "-",
+                ]
+            )
+            notes.append(
+                f"  {pages:,} {config}: load average {record['load_average_at_end']:.2f} at the end"
+                + (
+                    f"; {record['indexed_pages']:,} pages, {record['indexed_sections']:,} sections indexed,"
+                    f" index {record['index_mb']:.0f} MB, {record['indexed_terms']:,} distinct indexed terms"
+                    " (stems, fts5vocab)"
+                    if "indexed_terms" in record
+                    else ""
+                )
+            )
+    return "\n".join(
+        [
+            f"command: {command_line}",
+            "site: bench/real_text_site.py (the corpora's real sections recombined), seed "
+            f"{seed}; minimal theme; cold builds (no site_dir, no cache), one `mkdocs build` subprocess each under"
+            " /usr/bin/time -v",
+            f"machine: Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}, {os.cpu_count()} CPUs"
+            " shared with other work: read CPU seconds and the plugin's own seconds, wall times swing with the load",
+            "plugin s = the plugin's own seconds from its closing log line; RSS = /usr/bin/time's maximum resident set",
+            "",
+            table(rows),
+            "",
+            *notes,
+            "",
+        ]
+    )
 
 
 def main() -> None:
@@ -139,9 +173,13 @@ def main() -> None:
     parser.add_argument("--configs", default="bare,vault", help="builds to run: bare, vault (default both)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--report-only", action="store_true", help="build nothing: report the builds recorded")
-    parser.add_argument("--package", type=Path, help="a folder holding another mkdocs_vault_mcp to build with (e.g."
-                        " `git archive COMMIT mkdocs_vault_mcp | tar -x -C DIR`); its builds are recorded as"
-                        " <config>-<--label>")
+    parser.add_argument(
+        "--package",
+        type=Path,
+        help="a folder holding another mkdocs_vault_mcp to build with (e.g."
+        " `git archive COMMIT mkdocs_vault_mcp | tar -x -C DIR`); its builds are recorded as"
+        " <config>-<--label>",
+    )
     parser.add_argument("--label", default="before", help="the name of --package's builds (default before)")
     args = parser.parse_args()
     page_counts = [int(p) for p in args.pages.split(",")]

@@ -45,8 +45,10 @@ def main() -> None:
     command_line = "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(__file__, REPO), *sys.argv[1:]])
     source = real_text_site.default_out(args.pages) / "site-vault" / "vault-mcp" / "index.sqlite"
     if not source.exists():
-        sys.exit(f"real_text_copies: no index at {source}; run bench/real_text_build.py --pages {args.pages}"
-                 " --configs vault first")
+        sys.exit(
+            f"real_text_copies: no index at {source}; run bench/real_text_build.py --pages {args.pages}"
+            " --configs vault first"
+        )
     out = BENCH / "out" / f"real-text-copies-{args.pages * args.copies}"
     out.mkdir(parents=True, exist_ok=True)
     target = out / "index.sqlite"
@@ -67,14 +69,20 @@ def main() -> None:
             "INSERT INTO documents (id, path, folder, url, title, summary, meta, headings, modified, modified_source,"
             f" fingerprint, language, fallback_of) SELECT id + ?, {copied_path('path', copy)}, folder,"
             f" substr(url, 1, length(url) - 1) || '-{copy}/', title, summary, meta, headings, modified,"
-            " modified_source, fingerprint, language, fallback_of FROM source.documents", [copy * documents])
+            " modified_source, fingerprint, language, fallback_of FROM source.documents",
+            [copy * documents],
+        )
         conn.execute(
             "INSERT INTO sections (id, document_id, position, level, anchor, heading, start, path, title, headings,"
             f" summary, body) SELECT id + ?, document_id + ?, position, level, anchor, heading, start,"
             f" {copied_path('path', copy)}, title, headings, summary, body FROM source.sections",
-            [copy * sections, copy * documents])
-        conn.execute("INSERT INTO field_values (field, value, document_id) SELECT field, value, document_id + ?"
-                     " FROM source.field_values", [copy * documents])
+            [copy * sections, copy * documents],
+        )
+        conn.execute(
+            "INSERT INTO field_values (field, value, document_id) SELECT field, value, document_id + ?"
+            " FROM source.field_values",
+            [copy * documents],
+        )
     # Search reads the count (its 40%-of-sections cut-off for common words); the copied one is the source's.
     conn.execute("UPDATE info SET value = (SELECT count(*) FROM sections) WHERE key = 'section_count'")
     conn.execute("COMMIT")
@@ -84,8 +92,10 @@ def main() -> None:
     conn = sqlite3.connect(target)
     counts = [conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("documents", "sections")]
     conn.close()
-    print(f"command: {command_line}\nwrote {os.path.relpath(target, REPO)}: {counts[0]:,} documents, {counts[1]:,}"
-          f" sections, {target.stat().st_size / 1e6:.0f} MB in {seconds:.0f} s")
+    print(
+        f"command: {command_line}\nwrote {os.path.relpath(target, REPO)}: {counts[0]:,} documents, {counts[1]:,}"
+        f" sections, {target.stat().st_size / 1e6:.0f} MB in {seconds:.0f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -51,8 +51,13 @@ from mkdocs_vault_mcp.index.search_plan import CODE_HINT as _CODE_HINT  # noqa: 
 from mkdocs_vault_mcp.index.search_plan import STOP_WORDS  # noqa: E402
 from report import table, write_results  # noqa: E402
 
-QUESTION_FORMS = ("how do I use {}?", "how can I set up {}?", "what is {}?", "how does {} work?",
-                  "what should I know about {}?")
+QUESTION_FORMS = (
+    "how do I use {}?",
+    "how can I set up {}?",
+    "what is {}?",
+    "how does {} work?",
+    "what should I know about {}?",
+)
 _CODE_SPAN = re.compile(r"`([^`\n]{3,40})`")
 # A code name as an agent would paste it: an identifier, dotted or called, perhaps with `=value`; no paths, no
 # file names, no bare numbers.
@@ -77,8 +82,13 @@ def draw_queries(count: int, seed: int) -> dict[str, list[str]]:
     rng = random.Random(seed)
     chunks = english_chunks()
     headings = sorted({heading for heading, _ in chunks if len(heading_words(heading)) >= 1})
-    phrases = sorted({re.sub(r"[`*]", "", heading).strip().lower() for heading in headings
-                      if len(heading_words(heading)) >= 2 and len(heading.split()) <= 8})
+    phrases = sorted(
+        {
+            re.sub(r"[`*]", "", heading).strip().lower()
+            for heading in headings
+            if len(heading_words(heading)) >= 2 and len(heading.split()) <= 8
+        }
+    )
     names = set()
     for _, text in chunks:
         for span in _CODE_SPAN.findall(text):
@@ -89,7 +99,7 @@ def draw_queries(count: int, seed: int) -> dict[str, list[str]]:
     for heading in rng.sample(headings, count):
         words = heading_words(heading)
         start = rng.randrange(len(words))
-        keywords.append(" ".join(words[start:start + rng.randint(1, 3)]))
+        keywords.append(" ".join(words[start : start + rng.randint(1, 3)]))
     questions = [rng.choice(QUESTION_FORMS).format(phrase) for phrase in rng.sample(phrases, count)]
     return {"keyword": keywords, "code": rng.sample(sorted(names), count), "question": questions}
 
@@ -122,16 +132,23 @@ def main() -> None:
     parser.add_argument("--words", type=int, default=25, help="commonest indexed words searched alone (default 25)")
     parser.add_argument("--calls", type=int, default=15, help="timed calls of each count/aggregate case")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--cold", action="store_true", help="forget search's kept match counts before each timed"
-                        " call (the first search of each word on a fresh index version)")
-    parser.add_argument("--index", type=Path, help="another index to read (bench/real_text_copies.py's); default:"
-                        " the --pages build's")
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="forget search's kept match counts before each timed"
+        " call (the first search of each word on a fresh index version)",
+    )
+    parser.add_argument(
+        "--index", type=Path, help="another index to read (bench/real_text_copies.py's); default: the --pages build's"
+    )
     args = parser.parse_args()
     command_line = "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(__file__, REPO), *sys.argv[1:]])
     index = args.index or real_text_site.default_out(args.pages) / "site-vault" / "vault-mcp" / "index.sqlite"
     if not index.exists():
-        sys.exit(f"real_text_search: no index at {index}; run bench/real_text_build.py --pages {args.pages}"
-                 " --configs vault first")
+        sys.exit(
+            f"real_text_search: no index at {index}; run bench/real_text_build.py --pages {args.pages}"
+            " --configs vault first"
+        )
     load_at_start = os.getloadavg()[0]
     queries = draw_queries(args.queries, args.seed)
     conn = open_read_only(index)
@@ -157,37 +174,101 @@ def main() -> None:
             cpu_samples[item].append(cpu)
     base = statistics.median(baseline)
 
-    rows = [["case", "n", "p50 ms", "p95 ms", "max ms", "p50/baseline", "p95/baseline", "CPU p50 ms", "CPU p95 ms",
-             "target", "verdict (wall / CPU)"]]
-    rows.append(["SELECT 1 (baseline)", str(len(baseline)), f"{base:.4f}", f"{percentile(baseline, .95):.4f}",
-                 f"{max(baseline):.3f}", "1", "1", "-", "-", "-", ""])
+    rows = [
+        [
+            "case",
+            "n",
+            "p50 ms",
+            "p95 ms",
+            "max ms",
+            "p50/baseline",
+            "p95/baseline",
+            "CPU p50 ms",
+            "CPU p95 ms",
+            "target",
+            "verdict (wall / CPU)",
+        ]
+    ]
+    rows.append(
+        [
+            "SELECT 1 (baseline)",
+            str(len(baseline)),
+            f"{base:.4f}",
+            f"{percentile(baseline, 0.95):.4f}",
+            f"{max(baseline):.3f}",
+            "1",
+            "1",
+            "-",
+            "-",
+            "-",
+            "",
+        ]
+    )
     for kind in queries:
         values = [v for (k, _), listed in samples.items() if k == kind for v in listed]
         cpus = [v for (k, _), listed in cpu_samples.items() if k == kind for v in listed]
-        p95, cpu95 = percentile(values, .95), percentile(cpus, .95)
-        rows.append([f"search: {kind} queries", str(len(values)), f"{statistics.median(values):.2f}", f"{p95:.2f}",
-                     f"{max(values):.1f}", f"{statistics.median(values) / base:,.0f}", f"{p95 / base:,.0f}",
-                     f"{statistics.median(cpus):.2f}", f"{cpu95:.2f}", "p95 <= 50 ms",
-                     f"{'ok' if p95 <= 50 else 'MISSED'} / {'ok' if cpu95 <= 50 else 'MISSED'}"])
+        p95, cpu95 = percentile(values, 0.95), percentile(cpus, 0.95)
+        rows.append(
+            [
+                f"search: {kind} queries",
+                str(len(values)),
+                f"{statistics.median(values):.2f}",
+                f"{p95:.2f}",
+                f"{max(values):.1f}",
+                f"{statistics.median(values) / base:,.0f}",
+                f"{p95 / base:,.0f}",
+                f"{statistics.median(cpus):.2f}",
+                f"{cpu95:.2f}",
+                "p95 <= 50 ms",
+                f"{'ok' if p95 <= 50 else 'MISSED'} / {'ok' if cpu95 <= 50 else 'MISSED'}",
+            ]
+        )
     counts = dict(words)
     worst = max((item for item in every if item[0] == "single word"), key=lambda item: max(samples[item]))
     worst_cpu = max((item for item in every if item[0] == "single word"), key=lambda item: max(cpu_samples[item]))
-    word_rows = [["single word (sections holding it)", "p50 ms", "max ms", "max/baseline", "CPU max ms", "target",
-                  "verdict (wall / CPU)"]]
+    word_rows = [
+        [
+            "single word (sections holding it)",
+            "p50 ms",
+            "max ms",
+            "max/baseline",
+            "CPU max ms",
+            "target",
+            "verdict (wall / CPU)",
+        ]
+    ]
     for term, held in words:
         values, cpus = samples[("single word", term)], cpu_samples[("single word", term)]
-        word_rows.append([f"{term!r} ({held:,})", f"{statistics.median(values):.1f}", f"{max(values):.1f}",
-                          f"{max(values) / base:,.0f}", f"{max(cpus):.1f}", "<= 200 ms",
-                          f"{'ok' if max(values) <= 200 else 'MISSED'} / {'ok' if max(cpus) <= 200 else 'MISSED'}"])
-    slowest = {kind: sorted(((max(v), q) for (k, q), v in samples.items() if k == kind), reverse=True)[:3]
-               for kind in queries}
+        word_rows.append(
+            [
+                f"{term!r} ({held:,})",
+                f"{statistics.median(values):.1f}",
+                f"{max(values):.1f}",
+                f"{max(values) / base:,.0f}",
+                f"{max(cpus):.1f}",
+                "<= 200 ms",
+                f"{'ok' if max(values) <= 200 else 'MISSED'} / {'ok' if max(cpus) <= 200 else 'MISSED'}",
+            ]
+        )
+    slowest = {
+        kind: sorted(((max(v), q) for (k, q), v in samples.items() if k == kind), reverse=True)[:3] for kind in queries
+    }
 
     workload = pick_filters(conn)
     cases = filter_cases(workload)
     for case in cases:
         case.run(conn)
-    filter_rows = [["count / aggregate (large_site.py's cases)", "p50 ms", "p95 ms", "p50/baseline", "CPU p50 ms",
-                    "target", "verdict (wall / CPU)"]]
+    filter_rows = [
+        [
+            "count / aggregate (large_site.py's cases)",
+            "p50 ms",
+            "p95 ms",
+            "p50/baseline",
+            "CPU p50 ms",
+            "target",
+            "verdict (wall / CPU)",
+        ]
+    ]
     case_samples: dict[str, list[tuple[float, float]]] = {case.label: [] for case in cases}
     for _ in range(args.calls):
         for case in cases:
@@ -195,32 +276,48 @@ def main() -> None:
     for case in cases:
         values = [wall for wall, _ in case_samples[case.label]]
         p50, cpu50 = statistics.median(values), statistics.median(cpu for _, cpu in case_samples[case.label])
-        filter_rows.append([case.label, f"{p50:.2f}", f"{percentile(values, .95):.2f}", f"{p50 / base:,.0f}",
-                            f"{cpu50:.2f}", f"p50 <= {case.target_ms:g} ms" if case.target_ms else "-",
-                            f"{'ok' if p50 <= case.target_ms else 'MISSED'} /"
-                            f" {'ok' if cpu50 <= case.target_ms else 'MISSED'}"
-                            if case.target_ms else ""])
+        filter_rows.append(
+            [
+                case.label,
+                f"{p50:.2f}",
+                f"{percentile(values, 0.95):.2f}",
+                f"{p50 / base:,.0f}",
+                f"{cpu50:.2f}",
+                f"p50 <= {case.target_ms:g} ms" if case.target_ms else "-",
+                f"{'ok' if p50 <= case.target_ms else 'MISSED'} / {'ok' if cpu50 <= case.target_ms else 'MISSED'}"
+                if case.target_ms
+                else "",
+            ]
+        )
     conn.close()
 
     examples = {kind: ", ".join(repr(q) for q in listed[:4]) for kind, listed in queries.items()}
     lines = [
         f"command: {command_line}",
         f"index: {os.path.relpath(index, REPO)} ({documents:,} documents, {sections:,} sections; "
-        + ("copies of a real build's rows by bench/real_text_copies.py)" if args.index else
-           "a real `mkdocs build` of bench/real_text_site.py's site by bench/real_text_build.py)"),
+        + (
+            "copies of a real build's rows by bench/real_text_copies.py)"
+            if args.index
+            else "a real `mkdocs build` of bench/real_text_site.py's site by bench/real_text_build.py)"
+        ),
         f"machine: Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}, {os.cpu_count()} CPUs;"
         f" load average {load_at_start:.2f} at the start, {os.getloadavg()[0]:.2f} at the end (above {os.cpu_count()},"
         " the wall times carry other work's waits: read the CPU columns, this thread's CPU time per call)",
         f"queries: {args.queries} of each kind drawn with seed {args.seed} from the English headings and code spans;"
         f" {args.rounds} timed calls each, round robin, after one untimed; search() with no filters, limit 10; "
-        + ("search's kept match counts forgotten before each timed call (--cold)" if args.cold else
-           "search's match counts kept from call to call, as a server keeps them (warm; --cold forgets them)"),
+        + (
+            "search's kept match counts forgotten before each timed call (--cold)"
+            if args.cold
+            else "search's match counts kept from call to call, as a server keeps them (warm; --cold forgets them)"
+        ),
         *(f"  {kind}: {text}, ..." for kind, text in examples.items()),
         "",
         table(rows),
         "",
-        *(f"slowest {kind}: " + ", ".join(f"{q!r} {ms:.0f} ms" for ms, q in listed)
-          for kind, listed in slowest.items()),
+        *(
+            f"slowest {kind}: " + ", ".join(f"{q!r} {ms:.0f} ms" for ms, q in listed)
+            for kind, listed in slowest.items()
+        ),
         "",
         f"the {len(words)} indexed terms that the most sections hold (stems, from fts5vocab), each searched alone;"
         f" worst: {worst[1]!r} ({counts[worst[1]]:,} sections) {max(samples[worst]):.1f} ms wall;"

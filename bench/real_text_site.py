@@ -105,8 +105,11 @@ def cut(text: str) -> tuple[str, str, list[tuple[str, str]]]:
 
 def read_pool() -> dict[str, list[SourcePage]]:
     """Every source page by language; `material` is Material for MkDocs' docs (English)."""
-    roots = {folder.name: folder / "docs" for folder in sorted((CORPORA / "fastapi-docs").iterdir())
-             if (folder / "docs").is_dir()}
+    roots = {
+        folder.name: folder / "docs"
+        for folder in sorted((CORPORA / "fastapi-docs").iterdir())
+        if (folder / "docs").is_dir()
+    }
     roots["material"] = CORPORA / "material-docs" / "docs"
     pool: dict[str, list[SourcePage]] = {}
     for language, root in roots.items():
@@ -147,15 +150,25 @@ def yaml_string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)  # a JSON string is a YAML string
 
 
-def page_text(rng: random.Random, source: SourcePage, chunks: list[tuple[str, str]], tags: list[str],
-              tag_cumulative: list[float]) -> str:
+def page_text(
+    rng: random.Random, source: SourcePage, chunks: list[tuple[str, str]], tags: list[str], tag_cumulative: list[float]
+) -> str:
     title = f"{source.title}: {chunks[0][0]}" if chunks[0][0] != source.title else source.title
     chosen = list(dict.fromkeys(rng.choices(tags, cum_weights=tag_cumulative, k=rng.randint(1, 5))))
     categories = list(dict.fromkeys(rng.choices(CATEGORIES, k=rng.randint(1, 2))))
     updated = (FIRST_DAY + dt.timedelta(seconds=rng.randrange(SPAN_SECONDS))).astimezone(rng.choice(OFFSETS))
-    head = ["---", f"title: {yaml_string(title)}", f"tags: [{', '.join(chosen)}]",
-            f"categories: [{', '.join(categories)}]", f"updated: {updated.isoformat()}", "---", "",
-            f"# {title}", "", source.intro]
+    head = [
+        "---",
+        f"title: {yaml_string(title)}",
+        f"tags: [{', '.join(chosen)}]",
+        f"categories: [{', '.join(categories)}]",
+        f"updated: {updated.isoformat()}",
+        "---",
+        "",
+        f"# {title}",
+        "",
+        source.intro,
+    ]
     return "\n".join(head) + "\n" + "\n".join(chunk for _, chunk in chunks)
 
 
@@ -233,7 +246,11 @@ def generate(pages: int, out: Path, seed: int) -> dict:
     (out / "mkdocs.yml").write_text(MKDOCS_YML.format(pages=pages, plugins=PLUGIN))
     (out / "mkdocs-bare.yml").write_text(MKDOCS_YML.format(pages=pages, plugins="[]"))
     facts = {
-        "pages": pages, "seed": seed, "leaf_folders": len(made), "tags": len(tags), "markdown_bytes": size,
+        "pages": pages,
+        "seed": seed,
+        "leaf_folders": len(made),
+        "tags": len(tags),
+        "markdown_bytes": size,
         "top_level_sections": sections,
         "pool_pages": sum(len(p) for p in pool.values()),
         "pool_chunks": sum(len(c) for c in chunk_pools.values()),
@@ -270,23 +287,25 @@ def main() -> None:
     start = time.perf_counter()
     facts = generate(args.pages, out, args.seed)
     seconds = time.perf_counter() - start
-    report = "\n".join([
-        f"command: {command_line()}",
-        f"site: {os.path.relpath(out, REPO)}/docs, mkdocs.yml (vault-mcp) and mkdocs-bare.yml (no plugin) beside it",
-        "",
-        f"pages              {facts['pages']}",
-        f"pool               {facts['pool_pages']} source pages, {facts['pool_chunks']} level-2 chunks,"
-        f" {facts['pool_distinct_words']} distinct words (casefolded \\w+ runs), 14 languages",
-        "source pages       " + ", ".join(f"{language} {count}" for language, count in facts["languages"].items()),
-        f"sections written   {facts['top_level_sections']} (intro + 1-2 chunks a page, chunks keep their ### parts)",
-        f"leaf folders       {facts['leaf_folders']} (<language>/<source folders>/part-<n>, <= {PAGES_PER_LEAF} pages)",
-        f"tag vocabulary     {facts['tags']} commonest English heading words (1-5 per page, Zipf-like),"
-        f" categories {len(CATEGORIES)} (1-2 per page)",
-        f"updated dates      {FIRST_DAY.date()} + 5 years, offsets UTC/+02:00/-07:00/+09:00",
-        f"Markdown           {facts['markdown_bytes'] / 1e6:.1f} MB",
-        f"generated in       {seconds:.1f} s",
-        "",
-    ])
+    report = "\n".join(
+        [
+            f"command: {command_line()}",
+            f"site: {os.path.relpath(out, REPO)}/docs, mkdocs.yml (vault-mcp) and mkdocs-bare.yml (no plugin) beside it",
+            "",
+            f"pages              {facts['pages']}",
+            f"pool               {facts['pool_pages']} source pages, {facts['pool_chunks']} level-2 chunks,"
+            f" {facts['pool_distinct_words']} distinct words (casefolded \\w+ runs), 14 languages",
+            "source pages       " + ", ".join(f"{language} {count}" for language, count in facts["languages"].items()),
+            f"sections written   {facts['top_level_sections']} (intro + 1-2 chunks a page, chunks keep their ### parts)",
+            f"leaf folders       {facts['leaf_folders']} (<language>/<source folders>/part-<n>, <= {PAGES_PER_LEAF} pages)",
+            f"tag vocabulary     {facts['tags']} commonest English heading words (1-5 per page, Zipf-like),"
+            f" categories {len(CATEGORIES)} (1-2 per page)",
+            f"updated dates      {FIRST_DAY.date()} + 5 years, offsets UTC/+02:00/-07:00/+09:00",
+            f"Markdown           {facts['markdown_bytes'] / 1e6:.1f} MB",
+            f"generated in       {seconds:.1f} s",
+            "",
+        ]
+    )
     print(report)
     write_results("real_text_site", report)
 

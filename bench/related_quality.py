@@ -75,13 +75,32 @@ def main() -> None:
     for depth in DEPTHS:
         chance = depth / (pages - 1)
         mean = statistics.mean(recall[depth])
-        rows.append([f"{depth}", str(len(recall[depth])), f"{mean:.3f}", f"{chance:.3f}", f"{mean / chance:.1f}x",
-                     f"{statistics.mean(any_hit[depth]):.3f}"])
+        rows.append(
+            [
+                f"{depth}",
+                str(len(recall[depth])),
+                f"{mean:.3f}",
+                f"{chance:.3f}",
+                f"{mean / chance:.1f}x",
+                f"{statistics.mean(any_hit[depth]):.3f}",
+            ]
+        )
     report = (
         "related pages on the judged queries with two or more relevant pages (FastAPI English docs, "
         f"{pages} pages)\ncommand: .venv/bin/python bench/related_quality.py\n\n"
-        + table([["neighbours", "relevant pages asked", "recall of the other relevant pages", "chance", "lift",
-                  "share with at least one"], *rows])
+        + table(
+            [
+                [
+                    "neighbours",
+                    "relevant pages asked",
+                    "recall of the other relevant pages",
+                    "chance",
+                    "lift",
+                    "share with at least one",
+                ],
+                *rows,
+            ]
+        )
         + f"\n\nper call: median {statistics.median(times) * 1000:.1f} ms, max {max(times) * 1000:.1f} ms"
         " (in-process, the query alone)\n"
     )

@@ -26,14 +26,27 @@ from related_quality import DEPTHS, ask_neighbours, judged_queries  # noqa: E402
 from report import table, write_results  # noqa: E402
 from search_quality import OUT  # noqa: E402
 
-INDEXES = {"tf-idf (no vectors)": OUT / "fastapi-en" / "site" / "vault-mcp" / "index.sqlite",
-           "tf-idf + vectors, fused": OUT / "fastapi-en-semantic" / "site" / "vault-mcp" / "index.sqlite"}
+INDEXES = {
+    "tf-idf (no vectors)": OUT / "fastapi-en" / "site" / "vault-mcp" / "index.sqlite",
+    "tf-idf + vectors, fused": OUT / "fastapi-en-semantic" / "site" / "vault-mcp" / "index.sqlite",
+}
 
 
 def main() -> None:
     queries = judged_queries()
-    rows = [["neighbours from", "neighbours", "relevant pages asked", "recall of the other relevant pages", "chance",
-             "lift", "share with at least one", "median ms", "max ms"]]
+    rows = [
+        [
+            "neighbours from",
+            "neighbours",
+            "relevant pages asked",
+            "recall of the other relevant pages",
+            "chance",
+            "lift",
+            "share with at least one",
+            "median ms",
+            "max ms",
+        ]
+    ]
     for name, index in INDEXES.items():
         if not index.is_file():
             raise SystemExit(f"{index} is missing: run bench/semantic_quality.py first")
@@ -45,12 +58,25 @@ def main() -> None:
         for depth in DEPTHS:
             chance = depth / (pages - 1)
             mean = statistics.mean(recall[depth])
-            rows.append([name, f"{depth}", str(len(recall[depth])), f"{mean:.3f}", f"{chance:.3f}",
-                         f"{mean / chance:.1f}x", f"{statistics.mean(any_hit[depth]):.3f}",
-                         f"{statistics.median(times) * 1000:.1f}", f"{max(times) * 1000:.1f}"])
-    report = ("related pages on the judged queries with two or more relevant pages (FastAPI English docs), from the"
-              " index without vectors and the index with them\ncommand: .venv/bin/python bench/related_semantic.py\n\n"
-              + table(rows) + "\n")
+            rows.append(
+                [
+                    name,
+                    f"{depth}",
+                    str(len(recall[depth])),
+                    f"{mean:.3f}",
+                    f"{chance:.3f}",
+                    f"{mean / chance:.1f}x",
+                    f"{statistics.mean(any_hit[depth]):.3f}",
+                    f"{statistics.median(times) * 1000:.1f}",
+                    f"{max(times) * 1000:.1f}",
+                ]
+            )
+    report = (
+        "related pages on the judged queries with two or more relevant pages (FastAPI English docs), from the"
+        " index without vectors and the index with them\ncommand: .venv/bin/python bench/related_semantic.py\n\n"
+        + table(rows)
+        + "\n"
+    )
     print(report)
     write_results("related_semantic", report)
 

@@ -53,86 +53,92 @@ SPEED, QUALITY = "speed", "quality"
 KINDS = (SPEED, QUALITY)
 # One entry per script that `bench/run.py` runs: its results go under bench/results/<kind>/.
 BENCHMARKS: dict[str, Benchmark] = {
-    "abandoned_sessions": Benchmark(SPEED, "The server's resident memory after 200 warm-up `initialize` calls,"
-                                           " read before the abandoned ones."),
-    "build_instructions": Benchmark(SPEED, "The `none` build: the site's own configuration without vault-mcp,"
-                                           " counted in the same run."),
+    "abandoned_sessions": Benchmark(
+        SPEED, "The server's resident memory after 200 warm-up `initialize` calls, read before the abandoned ones."
+    ),
+    "build_instructions": Benchmark(
+        SPEED, "The `none` build: the site's own configuration without vault-mcp, counted in the same run."
+    ),
     "build_overhead": Benchmark(SPEED, "The `none` build (no plugins) of the same corpus, in the same rounds."),
-    "build_overhead_instructions": Benchmark(SPEED, "The `none` build (no plugins) of the same corpus, counted in"
-                                                    " the same run."),
-    "cjk_bigrams": Benchmark(QUALITY, "Overlapping bigrams (Lucene's CJK analyzer) on the same queries, ranked"
-                                      " alike."),
-    "cjk_index_cost": Benchmark(SPEED, "The same sections inserted into FTS5 as they are, without CJK"
-                                       " separation."),
+    "build_overhead_instructions": Benchmark(
+        SPEED, "The `none` build (no plugins) of the same corpus, counted in the same run."
+    ),
+    "cjk_bigrams": Benchmark(QUALITY, "Overlapping bigrams (Lucene's CJK analyzer) on the same queries, ranked alike."),
+    "cjk_index_cost": Benchmark(SPEED, "The same sections inserted into FTS5 as they are, without CJK separation."),
     "cjk_search_quality": Benchmark(QUALITY, None),
     "generate_site": Benchmark(SPEED, None),
-    "git_history_read": Benchmark(SPEED, "The cold read (no kept history) of the same repository, in the same"
-                                         " run."),
+    "git_history_read": Benchmark(SPEED, "The cold read (no kept history) of the same repository, in the same run."),
     "hostile_index": Benchmark(SPEED, "A plain page of the same size (paragraphs of words), in the same run."),
-    "index_built_site": Benchmark(SPEED, "A fresh `mkdocs build -q` of the same site (search only), in the same"
-                                         " round."),
+    "index_built_site": Benchmark(
+        SPEED, "A fresh `mkdocs build -q` of the same site (search only), in the same round."
+    ),
     "inspector_strict": Benchmark(QUALITY, None),
     "languages_one_site": Benchmark(QUALITY, None),
-    "large_site": Benchmark(SPEED, "`SELECT count(*) FROM documents` on the same connection, in the same"
-                                   " rounds."),
+    "large_site": Benchmark(SPEED, "`SELECT count(*) FROM documents` on the same connection, in the same rounds."),
     "link_check": Benchmark(QUALITY, "MkDocs' own link warnings for the same build."),
     "link_check_browser": Benchmark(QUALITY, "What a browser reaches, following every link of the same site."),
-    "link_commit_cost": Benchmark(SPEED, "The same commit after one saved page without links, in the same"
-                                         " run."),
-    "live_update": Benchmark(SPEED, "The rebuild of `mkdocs serve` after the same save: the plugin's share of"
-                                    " its main thread."),
-    "load": Benchmark(SPEED, "One client alone, over one kept-alive connection and in-process, before the"
-                             " load."),
-    "plugin_at_scale": Benchmark(SPEED, "A bare replay (no plugin) of the same pages, each replay a fresh"
-                                        " process."),
-    "plugin_share": Benchmark(SPEED, "The whole build it is part of: the plugin's closing log line against the"
-                                     " build's wall time."),
+    "link_commit_cost": Benchmark(SPEED, "The same commit after one saved page without links, in the same run."),
+    "live_update": Benchmark(
+        SPEED, "The rebuild of `mkdocs serve` after the same save: the plugin's share of its main thread."
+    ),
+    "load": Benchmark(SPEED, "One client alone, over one kept-alive connection and in-process, before the load."),
+    "plugin_at_scale": Benchmark(SPEED, "A bare replay (no plugin) of the same pages, each replay a fresh process."),
+    "plugin_share": Benchmark(
+        SPEED, "The whole build it is part of: the plugin's closing log line against the build's wall time."
+    ),
     "plugin_steps": Benchmark(SPEED, "The bare build's CPU seconds (no plugins, the same corpus)."),
-    "ranked_sections_quality": Benchmark(QUALITY, "The same queries at the package's own bound, in the same"
-                                                  " run."),
+    "ranked_sections_quality": Benchmark(QUALITY, "The same queries at the package's own bound, in the same run."),
     "read_coverage": Benchmark(QUALITY, None),
     "real_text_build": Benchmark(SPEED, "The bare build (no plugin) of the same site."),
     "real_text_copies": Benchmark(SPEED, None),
     "real_text_search": Benchmark(SPEED, "`SELECT 1` on the same connection, in the same rounds."),
-    "real_text_search_ab": Benchmark(SPEED, "Another commit's package (`--against`), interleaved query by query"
-                                            " in the same process."),
+    "real_text_search_ab": Benchmark(
+        SPEED, "Another commit's package (`--against`), interleaved query by query in the same process."
+    ),
     "real_text_site": Benchmark(SPEED, None),
-    "related_quality": Benchmark(QUALITY, "Chance: the share of the other relevant pages among as many pages"
-                                          " drawn at random."),
-    "related_semantic": Benchmark(QUALITY, "Related pages from tf-idf neighbours alone (the index without"
-                                           " vectors), in the same run."),
+    "related_quality": Benchmark(
+        QUALITY, "Chance: the share of the other relevant pages among as many pages drawn at random."
+    ),
+    "related_semantic": Benchmark(
+        QUALITY, "Related pages from tf-idf neighbours alone (the index without vectors), in the same run."
+    ),
     "search_latency": Benchmark(SPEED, "MCP `ping` over the same transport, in the same rounds."),
     "search_profile": Benchmark(SPEED, None),
-    "search_quality": Benchmark(QUALITY, "Plain FTS5 `bm25()` over the same sections, the query's words ORed"
-                                         " (and ANDed)."),
-    "semantic_at_scale": Benchmark(SPEED, "Keyword search alone on the same index, query by query in the same"
-                                          " pass."),
-    "semantic_quality": Benchmark(QUALITY, "The keyword ranking alone (the index without vectors), in the same"
-                                           " run."),
-    "side_by_side": Benchmark(SPEED, "markdown-vault-mcp's nearest tools on the same corpus, and each server's"
-                                     " own `ping`, in the same rounds."),
+    "search_quality": Benchmark(
+        QUALITY, "Plain FTS5 `bm25()` over the same sections, the query's words ORed (and ANDed)."
+    ),
+    "semantic_at_scale": Benchmark(SPEED, "Keyword search alone on the same index, query by query in the same pass."),
+    "semantic_quality": Benchmark(QUALITY, "The keyword ranking alone (the index without vectors), in the same run."),
+    "side_by_side": Benchmark(
+        SPEED,
+        "markdown-vault-mcp's nearest tools on the same corpus, and each server's own `ping`, in the same rounds.",
+    ),
     "small_site_steps": Benchmark(SPEED, "The same site's bare build (no plugin), in the same rounds."),
-    "small_sites": Benchmark(SPEED, "The same site's own build without vault-mcp (`none`), in the same round;"
-                                    " the bare build run twice is the noise floor."),
-    "stats_page_time": Benchmark(SPEED, "The whole build of the FastAPI corpus the snapshot and stats page are"
-                                        " part of."),
+    "small_sites": Benchmark(
+        SPEED,
+        "The same site's own build without vault-mcp (`none`), in the same round;"
+        " the bare build run twice is the noise floor.",
+    ),
+    "stats_page_time": Benchmark(
+        SPEED, "The whole build of the FastAPI corpus the snapshot and stats page are part of."
+    ),
     "stemming": Benchmark(QUALITY, "The index's own `porter` tokenizer on the same sections and queries."),
     "tool_latency": Benchmark(SPEED, "MCP `ping` over the same transport, in the same rounds."),
-    "tools_list_size": Benchmark(SPEED, "No baseline run: character counts, set against the budgets the"
-                                         " report names."),
-    "url_mode_latency": Benchmark(SPEED, "The same site served from its folder, call by call in the same"
-                                         " rounds."),
-    "writer_interference": Benchmark(SPEED, "The same trials with the background process stopped, pair by"
-                                            " pair."),
+    "tools_list_size": Benchmark(SPEED, "No baseline run: character counts, set against the budgets the report names."),
+    "url_mode_latency": Benchmark(SPEED, "The same site served from its folder, call by call in the same rounds."),
+    "writer_interference": Benchmark(SPEED, "The same trials with the background process stopped, pair by pair."),
 }
 
 
 def table(rows: list[list[str]]) -> str:
     """Rows of cells as aligned columns: the first left-aligned, the rest right-aligned, a rule under the header."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
-                       for i, (cell, w) in enumerate(zip(row, widths, strict=True)))
-             for row in rows]
+    lines = [
+        "  ".join(
+            cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        )
+        for row in rows
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
@@ -162,6 +168,7 @@ def _git(*arguments: str) -> str:
 def describe(folder: Path) -> str:
     """The commit a checkout (a site's copy, another commit of this project) has checked out and how many commits
     its history holds (what git reads)."""
+
     def git(*arguments: str) -> str:
         done = subprocess.run(["git", "-C", str(folder), *arguments], capture_output=True, text=True)
         return done.stdout.strip() if done.returncode == 0 else "?"
@@ -192,8 +199,10 @@ def machine_note() -> str:
         mcp = f", mcp {version('mcp')}"
     except Exception:  # a script run outside the project's venv still gets its header
         mcp = ""
-    return (f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()},"
-            f" SQLite {sqlite3.sqlite_version}{mcp}")
+    return (
+        f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()},"
+        f" SQLite {sqlite3.sqlite_version}{mcp}"
+    )
 
 
 # The commit when the script started (report is imported at its start): a run takes minutes, and a commit
@@ -219,8 +228,9 @@ def results_path(kind: str, name: str) -> Path:
     return RESULTS / kind / f"{name}.json"
 
 
-def results_record(name: str, report: str, command: str | None = None, *,
-                   baseline: str | None = None) -> dict[str, Any]:
+def results_record(
+    name: str, report: str, command: str | None = None, *, baseline: str | None = None
+) -> dict[str, Any]:
     """The fields of a results file written now (see FIELDS), in order."""
     command = command or command_line()
     script = script_of(command)
@@ -228,8 +238,16 @@ def results_record(name: str, report: str, command: str | None = None, *,
     commit = commit_note(f"bench/{script}.py" if script else None)
     if STARTED_AT and not commit.startswith(STARTED_AT):
         commit = f"{STARTED_AT} when the run started; at its end {commit}"
-    return {"name": name, "command": command, "commit": commit, "date": now, "machine": machine_note(),
-            "load": round(os.getloadavg()[0], 2), "baseline": baseline, "report": report.rstrip("\n") + "\n"}
+    return {
+        "name": name,
+        "command": command,
+        "commit": commit,
+        "date": now,
+        "machine": machine_note(),
+        "load": round(os.getloadavg()[0], 2),
+        "baseline": baseline,
+        "report": report.rstrip("\n") + "\n",
+    }
 
 
 def dump_results(record: dict[str, Any]) -> str:
@@ -237,8 +255,9 @@ def dump_results(record: dict[str, Any]) -> str:
     return json.dumps({key: record.get(key) for key in FIELDS}, indent=2, ensure_ascii=False) + "\n"
 
 
-def write_results(name: str, report: str, command: str | None = None, *, kind: str | None = None,
-                  baseline: str | None = None) -> Path:
+def write_results(
+    name: str, report: str, command: str | None = None, *, kind: str | None = None, baseline: str | None = None
+) -> Path:
     """Write `bench/results/<kind>/<name>.json`: the report with its command, commit, date, machine, load and
     baseline.
 

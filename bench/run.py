@@ -31,14 +31,16 @@ def purpose(script: Path) -> str:
     docstring = ast.get_docstring(ast.parse(script.read_text(encoding="utf-8"))) or ""
     paragraph = " ".join(docstring.split("\n\n")[0].split())
     sentence = paragraph.split(". ")[0].rstrip(".")
-    return sentence if len(sentence) <= PURPOSE_WIDTH else sentence[:PURPOSE_WIDTH - 3].rstrip() + "..."
+    return sentence if len(sentence) <= PURPOSE_WIDTH else sentence[: PURPOSE_WIDTH - 3].rstrip() + "..."
 
 
 def listing() -> str:
     """One line per benchmark: its name, its kind and what it answers."""
     width = max(map(len, BENCHMARKS))
-    return "\n".join(f"{name:<{width}}  {entry.kind:<7}  {purpose(BENCH / f'{name}.py')}"
-                     for name, entry in sorted(BENCHMARKS.items()))
+    return "\n".join(
+        f"{name:<{width}}  {entry.kind:<7}  {purpose(BENCH / f'{name}.py')}"
+        for name, entry in sorted(BENCHMARKS.items())
+    )
 
 
 def run(name: str, arguments: list[str]) -> None:
@@ -51,8 +53,10 @@ def run(name: str, arguments: list[str]) -> None:
 def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else argv
     if not arguments or arguments[0] in ("-h", "--help"):
-        print(__doc__.strip().splitlines()[0] + "\n\nusage: .venv/bin/python bench/run.py (--list | NAME [options...])"
-              "\n\n" + listing())
+        print(
+            __doc__.strip().splitlines()[0] + "\n\nusage: .venv/bin/python bench/run.py (--list | NAME [options...])"
+            "\n\n" + listing()
+        )
         return 0 if arguments else 2
     if arguments[0] == "--list":
         print(listing())
@@ -60,8 +64,12 @@ def main(argv: list[str] | None = None) -> int:
     name = arguments[0].removeprefix("bench/").removesuffix(".py")
     if name not in BENCHMARKS:
         near = difflib.get_close_matches(name, BENCHMARKS, n=3)
-        print(f"bench/run.py: no benchmark {name!r}" + (f"; did you mean {', '.join(near)}?" if near else "")
-              + " (--list lists them)", file=sys.stderr)
+        print(
+            f"bench/run.py: no benchmark {name!r}"
+            + (f"; did you mean {', '.join(near)}?" if near else "")
+            + " (--list lists them)",
+            file=sys.stderr,
+        )
         return 2
     run(name, arguments[1:])
     return 0

@@ -64,8 +64,7 @@ def was_relaxed(conn, query: str, limit: int = 10) -> bool:
     return ranking._page_count(conn, plan.strict, compile_filters(conn, Filters()), limit) < limit
 
 
-async def measure_stdio(site: Path, queries: list[dict], calls: int, warmup: int
-                        ) -> dict[str, dict[str, list[float]]]:
+async def measure_stdio(site: Path, queries: list[dict], calls: int, warmup: int) -> dict[str, dict[str, list[float]]]:
     """protocol -> (BASELINE or query id) -> samples in ms; the ping goes to the 2025-11-25 session."""
     params = mcp.StdioServerParameters(command=str(SERVER_COMMAND), args=["serve", str(site)])
     samples: dict[str, dict[str, list[float]]] = {
@@ -77,8 +76,10 @@ async def measure_stdio(site: Path, queries: list[dict], calls: int, warmup: int
         warnings.simplefilter("ignore")  # "ping is removed as of 2026-07-28": it is sent to the 2025-11-25 session
         async with mcp.Client(params, mode="legacy") as legacy, mcp.Client(params) as modern:
             if legacy.protocol_version != LEGACY or modern.protocol_version != MODERN:
-                raise SystemExit(f"search_latency: negotiated {legacy.protocol_version} and "
-                                 f"{modern.protocol_version}, expected {LEGACY} and {MODERN}")
+                raise SystemExit(
+                    f"search_latency: negotiated {legacy.protocol_version} and "
+                    f"{modern.protocol_version}, expected {LEGACY} and {MODERN}"
+                )
             for round_ in range(warmup + calls):
                 start = clock()
                 await legacy.send_ping()
@@ -90,8 +91,9 @@ async def measure_stdio(site: Path, queries: list[dict], calls: int, warmup: int
                         result = await client.call_tool("search", {"query": item["query"]})
                         elapsed = (clock() - start) / 1e6
                         if result.is_error or not result.structured_content["result"]:
-                            raise SystemExit(f"search_latency: {item['query']!r} failed or found nothing"
-                                             f" ({protocol}): {result}")
+                            raise SystemExit(
+                                f"search_latency: {item['query']!r} failed or found nothing ({protocol}): {result}"
+                            )
                         if round_ >= warmup:
                             samples[protocol][item["id"]].append(elapsed)
     return samples

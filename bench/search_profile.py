@@ -32,8 +32,9 @@ from real_text_search import draw_queries  # noqa: E402
 class TimedCursor:
     """A cursor whose statement is timed from execute to the last row fetched."""
 
-    def __init__(self, log: list[tuple[str, str, float, int]], caller: str, sql: str, cursor: sqlite3.Cursor,
-                 spent: float) -> None:
+    def __init__(
+        self, log: list[tuple[str, str, float, int]], caller: str, sql: str, cursor: sqlite3.Cursor, spent: float
+    ) -> None:
         self.log, self.caller, self.sql, self.cursor, self.spent = log, caller, sql, cursor, spent
 
     def _done(self, started: float, rows: int) -> None:
@@ -63,14 +64,16 @@ class TimedConnection:
         self.log: list[tuple[str, str, float, int]] = []
 
     def execute(self, sql: str, params: Any = ()) -> TimedCursor:
-        frames = [frame for frame in traceback.extract_stack()[:-1] if frame.filename.endswith(("search.py",
-                                                                                             "filters.py"))]
+        frames = [
+            frame for frame in traceback.extract_stack()[:-1] if frame.filename.endswith(("search.py", "filters.py"))
+        ]
         caller = frames[-1].name if frames else "?"
         started = time.thread_time()
         cursor = self.conn.execute(sql, params)
-        match = next((param for param in params if isinstance(param, str) and param[:1] in "\"({"), "")
-        return TimedCursor(self.log, caller, f"{sql} -- {match}" if match else sql, cursor,
-                           time.thread_time() - started)
+        match = next((param for param in params if isinstance(param, str) and param[:1] in '"({'), "")
+        return TimedCursor(
+            self.log, caller, f"{sql} -- {match}" if match else sql, cursor, time.thread_time() - started
+        )
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.conn, name)
@@ -99,8 +102,10 @@ def main() -> None:
         searching.search(timed, query, Filters())  # type: ignore[arg-type]
         total = time.thread_time() - started
         in_sql = sum(spent for _, _, spent, _ in timed.log)
-        print(f"\n{query!r}: {total * 1000:.1f} ms CPU, {len(timed.log)} statements {in_sql * 1000:.1f} ms,"
-              f" Python {(total - in_sql) * 1000:.1f} ms")
+        print(
+            f"\n{query!r}: {total * 1000:.1f} ms CPU, {len(timed.log)} statements {in_sql * 1000:.1f} ms,"
+            f" Python {(total - in_sql) * 1000:.1f} ms"
+        )
         for caller, sql, spent, rows in timed.log:
             if spent * 1000 >= 0.3:
                 print(f"  {spent * 1000:7.1f} ms {rows:6d} rows  {caller:22s} {' '.join(sql.split())[-200:]}")

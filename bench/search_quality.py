@@ -78,9 +78,20 @@ plugins:
 """
 
 # Modules that only read the index: changing them does not change what a build writes.
-READ_ONLY_MODULES = {"index/search.py", "index/search_plan.py", "index/search_counts.py", "index/search_rank.py",
-                     "index/search_marks.py", "index/queries.py", "index/filters.py", "index/link_queries.py",
-                     "index/related.py", "server.py", "live.py", "cli.py"}
+READ_ONLY_MODULES = {
+    "index/search.py",
+    "index/search_plan.py",
+    "index/search_counts.py",
+    "index/search_rank.py",
+    "index/search_marks.py",
+    "index/queries.py",
+    "index/filters.py",
+    "index/link_queries.py",
+    "index/related.py",
+    "server.py",
+    "live.py",
+    "cli.py",
+}
 
 
 def inputs_digest(languages: list[str]) -> str:
@@ -239,8 +250,9 @@ def table(results: dict[str, dict[str, dict[str, tuple]]]) -> str:
     for number, row in enumerate(rows):
         if number > 1 and row[0] != rows[number - 1][0]:
             lines.append("")
-        lines.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w)
-                               for i, (c, w) in enumerate(zip(row, widths, strict=True))))
+        lines.append(
+            "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True)))
+        )
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
@@ -282,9 +294,7 @@ def main() -> None:
         set_name: {name: summarize(per_query, query_sets[set_name]) for name, per_query in per_system.items()}
         for set_name, per_system in scored.items()
     }
-    sets = "; ".join(
-        f"{name}: {len(query_sets[name])} queries ({path.name})" for name, path in QUERY_SETS
-    )
+    sets = "; ".join(f"{name}: {len(query_sets[name])} queries ({path.name})" for name, path in QUERY_SETS)
     header = (
         f"Search quality over the FastAPI English docs, {documents} pages, {sections} sections.\n"
         f"Query sets, judged by reading the pages. {sets}.\n"
@@ -295,7 +305,8 @@ def main() -> None:
         "  OR bm25  = the fair baseline: the query's words minus stop words, ORed; plain bm25(), no column weights\n"
         "  AND bm25 = the query as FTS5 MATCH (literal words ANDed when malformed); plain bm25(), no column weights\n"
         "Targets: MRR@10 >= 0.85 keyword and code, >= 0.70 question; no query with zero results.\n"
-        f"command: .venv/bin/python bench/search_quality.py {' '.join(sys.argv[1:])}".rstrip() + "\n"
+        f"command: .venv/bin/python bench/search_quality.py {' '.join(sys.argv[1:])}".rstrip()
+        + "\n"
     )
     report = header + "\n" + table(results) + "\n"
     for set_name, queries in query_sets.items():

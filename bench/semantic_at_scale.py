@@ -64,17 +64,22 @@ def make_index(copies: int) -> None:
                 "INSERT INTO documents (path, folder, url, title, summary, meta, headings, modified, modified_source,"
                 " fingerprint, language, fallback_of) SELECT ? || path, ? || folder, url, title, summary, meta,"
                 " headings, modified, modified_source, fingerprint, language, fallback_of FROM documents WHERE id = ?",
-                [f"copy{copy}/", f"copy{copy}/", document_id]).lastrowid
+                [f"copy{copy}/", f"copy{copy}/", document_id],
+            ).lastrowid
             sections = conn.execute("SELECT id FROM sections WHERE document_id = ? ORDER BY id", [document_id])
             for (section_id,) in sections.fetchall():
                 new_section = conn.execute(
                     f"INSERT INTO sections (document_id, {SECTION_COLUMNS}) SELECT ?, {SECTION_COLUMNS}"
-                    " FROM sections WHERE id = ?", [new_id, section_id]).lastrowid
+                    " FROM sections WHERE id = ?",
+                    [new_id, section_id],
+                ).lastrowid
                 vector = np.frombuffer(vectors[section_id], dtype=np.float16).astype(np.float32)
                 vector = vector + np.asarray(generator.normal(0, 0.02, vector.shape), dtype=np.float32)
                 vector /= np.linalg.norm(vector)
-                conn.execute("INSERT INTO section_vectors (section_id, vector) VALUES (?, ?)",
-                             [new_section, vector.astype(np.float16).tobytes()])
+                conn.execute(
+                    "INSERT INTO section_vectors (section_id, vector) VALUES (?, ?)",
+                    [new_section, vector.astype(np.float16).tobytes()],
+                )
     count = conn.execute("SELECT count(*) FROM sections").fetchone()[0]
     conn.execute("UPDATE info SET value = ? WHERE key = 'section_count'", [str(count)])
     conn.execute("UPDATE info SET value = ? WHERE key = 'built_at'", [str(time.time_ns() // 1000)])
@@ -117,9 +122,9 @@ def main() -> None:
         f" originals, made in {made:.0f} s), {len(found.sections):,} section vectors (float32 in memory:"
         f" {found.matrix.nbytes / 1e6:.0f} MB)\n"
         f"{len(queries)} judged queries, alternated, after a warm-up pass; each query embedded once in the pass.\n\n"
-        f"keywords alone (search.search):              p50 {statistics.median(plain):.1f} ms, p90 {p(plain, .9):.1f}\n"
+        f"keywords alone (search.search):              p50 {statistics.median(plain):.1f} ms, p90 {p(plain, 0.9):.1f}\n"
         f"keywords + meaning (semantic.search_answer): p50 {statistics.median(hybrid):.1f} ms,"
-        f" p90 {p(hybrid, .9):.1f}\n"
+        f" p90 {p(hybrid, 0.9):.1f}\n"
         f"p50 difference: {statistics.median(hybrid) - statistics.median(plain):+.1f} ms\n"
     )
     print(report)

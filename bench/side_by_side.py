@@ -52,14 +52,23 @@ READ_PAGE = "en/tutorial/path-params.md"
 # (label, our tool and arguments, the peer's nearest tool and arguments). The peer has no count tool:
 # the nearest way to learn how many pages a folder holds is listing it.
 CASES: list[tuple[str, str, dict[str, Any], str, dict[str, Any]]] = [
-    ("search keyword `dependencies`",
-     "search", {"query": "dependencies"}, "search", {"query": "dependencies"}),
-    ("search `path parameters` in folder en",
-     "search", {"query": "path parameters", "folder": "en"}, "search", {"query": "path parameters", "folder": "en"}),
+    ("search keyword `dependencies`", "search", {"query": "dependencies"}, "search", {"query": "dependencies"}),
+    (
+        "search `path parameters` in folder en",
+        "search",
+        {"query": "path parameters", "folder": "en"},
+        "search",
+        {"query": "path parameters", "folder": "en"},
+    ),
     ("stats", "stats", {}, "stats", {}),
     ("get_recent, 20 rows", "get_recent", {"limit": 20}, "get_recent", {"limit": 20}),
-    ("list folder en (155 rows)",
-     "query_documents", {"folder": "en", "limit": 200}, "list_documents", {"folder": "en"}),
+    (
+        "list folder en (155 rows)",
+        "query_documents",
+        {"folder": "en", "limit": 200},
+        "list_documents",
+        {"folder": "en"},
+    ),
     (f"read {READ_PAGE}", "read", {"path": READ_PAGE}, "read", {"path": READ_PAGE}),
     ("count folder en", "count_documents", {"folder": "en"}, "list_documents", {"folder": "en"}),
 ]
@@ -141,8 +150,12 @@ async def peer_indexed(peer: mcp.Client) -> int:
     for _ in range(600):
         status = (await peer.call_tool("get_index_status", {})).structured_content or {}
         indexed = int(status.get("documents_indexed", 0))
-        if (status.get("status") == "queryable" and not status.get("in_flight") and not status.get("queue_depth")
-                and indexed >= pages):
+        if (
+            status.get("status") == "queryable"
+            and not status.get("in_flight")
+            and not status.get("queue_depth")
+            and indexed >= pages
+        ):
             return indexed
         await asyncio.sleep(1)
     raise SystemExit(f"side_by_side: the peer did not index the corpus' {pages} pages in 10 minutes")
@@ -206,8 +219,9 @@ class Measured:
 SIDES = ("ours", "peer")
 
 
-async def measure(ours: mcp.StdioServerParameters, peer: mcp.StdioServerParameters, calls: int, warmup: int,
-                  errlog: Any) -> Measured:
+async def measure(
+    ours: mcp.StdioServerParameters, peer: mcp.StdioServerParameters, calls: int, warmup: int, errlog: Any
+) -> Measured:
     """Round robin over both servers: wall time of each call, and the CPU that each call cost the server
     process and this client process (read outside the timed span)."""
     measured = Measured()
@@ -232,23 +246,33 @@ async def measure(ours: mcp.StdioServerParameters, peer: mcp.StdioServerParamete
                         start = clock()
                         await session.send_ping()
                         elapsed = (clock() - start) / 1e6
-                        timed.append((side, PING, elapsed, process_cpu(pid) - server_before,
-                                      time.process_time() - client_before))
+                        timed.append(
+                            (side, PING, elapsed, process_cpu(pid) - server_before, time.process_time() - client_before)
+                        )
                         for case in CASES:
                             tool, arguments = cast(str, case[tool_at]), cast(dict[str, Any], case[arguments_at])
                             server_before, client_before = process_cpu(pid), time.process_time()
                             start = clock()
                             result = await session.call_tool(tool, arguments)
                             elapsed = (clock() - start) / 1e6
-                            timed.append((side, case[0], elapsed, process_cpu(pid) - server_before,
-                                          time.process_time() - client_before))
+                            timed.append(
+                                (
+                                    side,
+                                    case[0],
+                                    elapsed,
+                                    process_cpu(pid) - server_before,
+                                    time.process_time() - client_before,
+                                )
+                            )
                             if result.is_error:
                                 raise SystemExit(f"side_by_side: {side} {tool} {arguments} failed: {result.content}")
                             if case[0] not in measured.sizes[side]:
                                 measured.sizes[side][case[0]] = (answer_size(result), rows_in(result))
                             elif rows_in(result) != measured.sizes[side][case[0]][1]:
-                                raise SystemExit(f"side_by_side: {side} {tool} {arguments} changed its row count"
-                                                 " between calls (an index still being built?)")
+                                raise SystemExit(
+                                    f"side_by_side: {side} {tool} {arguments} changed its row count"
+                                    " between calls (an index still being built?)"
+                                )
                     if round_ >= warmup:
                         for side, label, elapsed, server, client_side in timed:
                             measured.samples[side][label].append(elapsed)
@@ -273,8 +297,15 @@ SPLIT_CALLS = 100
 
 
 def json_type(value: Any) -> str:
-    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object",
-            type(None): "null"}[type(value)]
+    return {
+        bool: "boolean",
+        int: "integer",
+        float: "number",
+        str: "string",
+        list: "array",
+        dict: "object",
+        type(None): "null",
+    }[type(value)]
 
 
 def rows_typed(schema: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
@@ -337,6 +368,7 @@ async def where_time_goes(index: Path) -> list[list[str]]:
 
     from mkdocs_vault_mcp.index.publish import open_read_only
     from mkdocs_vault_mcp.server import IndexReader, create_server
+
     def p50_of(function: Any) -> float:
         function()
         samples = []
@@ -346,13 +378,23 @@ async def where_time_goes(index: Path) -> list[list[str]]:
             samples.append((time.process_time_ns() - start) / 1e6)
         return statistics.median(samples)
 
-    rows = [["our call, in-process (CPU ms)", "p50", "without client check", "client check alone",
-             "check, rows named", "check, rows typed", "sql alone"]]
+    rows = [
+        [
+            "our call, in-process (CPU ms)",
+            "p50",
+            "without client check",
+            "client check alone",
+            "check, rows named",
+            "check, rows typed",
+            "sql alone",
+        ]
+    ]
     conn = open_read_only(index)
     checked = ClientSession.validate_tool_result
     async with mcp.Client(create_server(IndexReader(index)), mode="legacy") as session:
         schemas = {tool.name: tool.output_schema for tool in (await session.list_tools()).tools}
         for label, tool, arguments, _, _ in CASES:
+
             async def call_p50(tool: str = tool, arguments: dict[str, Any] = arguments) -> float:
                 samples = []
                 for round_ in range(10 + SPLIT_CALLS):
@@ -384,10 +426,17 @@ async def where_time_goes(index: Path) -> list[list[str]]:
                 raise SystemExit(f"side_by_side: a variant of the schema of {tool} rejects its own answer")
             query = sql_alone(tool, arguments)
             sql = f"{p50_of(lambda query=query: query(conn)):.2f}" if query else "-"
-            rows.append([f"{label} ({tool})", f"{whole:.2f}", f"{without:.2f}",
-                         f"{p50_of(lambda full=full, answer=answer: list(full.iter_errors(answer))):.2f}",
-                         f"{p50_of(lambda named=named, answer=answer: list(named.iter_errors(answer))):.2f}",
-                         f"{p50_of(lambda typed=typed, answer=answer: list(typed.iter_errors(answer))):.2f}", sql])
+            rows.append(
+                [
+                    f"{label} ({tool})",
+                    f"{whole:.2f}",
+                    f"{without:.2f}",
+                    f"{p50_of(lambda full=full, answer=answer: list(full.iter_errors(answer))):.2f}",
+                    f"{p50_of(lambda named=named, answer=answer: list(named.iter_errors(answer))):.2f}",
+                    f"{p50_of(lambda typed=typed, answer=answer: list(typed.iter_errors(answer))):.2f}",
+                    sql,
+                ]
+            )
     conn.close()
     return rows
 
@@ -424,29 +473,68 @@ def main() -> None:
     if after != before:
         sys.exit(f"side_by_side: the corpus changed during the run ({before} -> {after})")
 
-    p50 = {side: {label: statistics.median(values) for label, values in by_label.items()}
-           for side, by_label in samples.items()}
-    rows = [["call", "our tool", "peer's tool", "ours p50 ms", "p95", "peer p50 ms", "p95", "ours/peer",
-             "ours/our ping", "peer/peer ping", "ours chars (rows)", "peer chars (rows)"]]
+    p50 = {
+        side: {label: statistics.median(values) for label, values in by_label.items()}
+        for side, by_label in samples.items()
+    }
+    rows = [
+        [
+            "call",
+            "our tool",
+            "peer's tool",
+            "ours p50 ms",
+            "p95",
+            "peer p50 ms",
+            "p95",
+            "ours/peer",
+            "ours/our ping",
+            "peer/peer ping",
+            "ours chars (rows)",
+            "peer chars (rows)",
+        ]
+    ]
 
     def size_cell(side: str, label: str) -> str:
         chars, count = sizes[side][label]
         return f"{chars:,}" + (f" ({count})" if count is not None else "")
 
-    rows.append([PING, "ping", "ping", f"{p50['ours'][PING]:.2f}", f"{percentile(samples['ours'][PING], 0.95):.2f}",
-                 f"{p50['peer'][PING]:.2f}", f"{percentile(samples['peer'][PING], 0.95):.2f}",
-                 f"{p50['ours'][PING] / p50['peer'][PING]:.2f}", "1.00", "1.00", "", ""])
+    rows.append(
+        [
+            PING,
+            "ping",
+            "ping",
+            f"{p50['ours'][PING]:.2f}",
+            f"{percentile(samples['ours'][PING], 0.95):.2f}",
+            f"{p50['peer'][PING]:.2f}",
+            f"{percentile(samples['peer'][PING], 0.95):.2f}",
+            f"{p50['ours'][PING] / p50['peer'][PING]:.2f}",
+            "1.00",
+            "1.00",
+            "",
+            "",
+        ]
+    )
     slower = []
     for label, our_tool, _, peer_tool, _ in CASES:
         ratio = p50["ours"][label] / p50["peer"][label]
         if ratio > 1:
             slower.append(f"{label}: ours {ratio:.2f}x the peer's {peer_tool}")
-        rows.append([label, our_tool, peer_tool,
-                     f"{p50['ours'][label]:.2f}", f"{percentile(samples['ours'][label], 0.95):.2f}",
-                     f"{p50['peer'][label]:.2f}", f"{percentile(samples['peer'][label], 0.95):.2f}",
-                     f"{ratio:.2f}", f"{p50['ours'][label] / p50['ours'][PING]:.2f}",
-                     f"{p50['peer'][label] / p50['peer'][PING]:.2f}",
-                     size_cell("ours", label), size_cell("peer", label)])
+        rows.append(
+            [
+                label,
+                our_tool,
+                peer_tool,
+                f"{p50['ours'][label]:.2f}",
+                f"{percentile(samples['ours'][label], 0.95):.2f}",
+                f"{p50['peer'][label]:.2f}",
+                f"{percentile(samples['peer'][label], 0.95):.2f}",
+                f"{ratio:.2f}",
+                f"{p50['ours'][label] / p50['ours'][PING]:.2f}",
+                f"{p50['peer'][label] / p50['peer'][PING]:.2f}",
+                size_cell("ours", label),
+                size_cell("peer", label),
+            ]
+        )
     cpu_rows = [["call", "ours: server", "client", "both", "peer: server", "client", "both", "ours/peer"]]
     for label in (PING, *(c[0] for c in CASES)):
         ours_cpu, peer_cpu = (
@@ -455,61 +543,71 @@ def main() -> None:
         )
         cells = (*ours_cpu, sum(ours_cpu), *peer_cpu, sum(peer_cpu))
         cpu_rows.append([label, *(f"{value:.2f}" for value in cells), f"{sum(ours_cpu) / sum(peer_cpu):.2f}"])
-    between = {side: (measured.server_total[side] - sum(measured.server_cpu[side].values())) / args.calls * 1e3
-               for side in SIDES}
+    between = {
+        side: (measured.server_total[side] - sum(measured.server_cpu[side].values())) / args.calls * 1e3
+        for side in SIDES
+    }
     first = {side: statistics.median(s for s, _ in values) for side, values in starts.items()}
-    first_rows = [["start-up to first answer (spawn -> first search result)", "ours s", "peer s", "ours/peer"],
-                  [f"median of {args.starts} starts each, alternating", f"{first['ours']:.2f}", f"{first['peer']:.2f}",
-                   f"{first['ours'] / first['peer']:.2f}"],
-                  ["min", f"{min(s for s, _ in starts['ours']):.2f}", f"{min(s for s, _ in starts['peer']):.2f}", ""],
-                  ["max", f"{max(s for s, _ in starts['ours']):.2f}", f"{max(s for s, _ in starts['peer']):.2f}", ""]]
+    first_rows = [
+        ["start-up to first answer (spawn -> first search result)", "ours s", "peer s", "ours/peer"],
+        [
+            f"median of {args.starts} starts each, alternating",
+            f"{first['ours']:.2f}",
+            f"{first['peer']:.2f}",
+            f"{first['ours'] / first['peer']:.2f}",
+        ],
+        ["min", f"{min(s for s, _ in starts['ours']):.2f}", f"{min(s for s, _ in starts['peer']):.2f}", ""],
+        ["max", f"{max(s for s, _ in starts['ours']):.2f}", f"{max(s for s, _ in starts['peer']):.2f}", ""],
+    ]
     from importlib.metadata import version
 
-    report = "\n".join([
-        f"corpus: {os.path.relpath(CORPUS, BENCH.parent)} (1,643 Markdown pages, 13 languages; digest {before},"
-        " unchanged after the run)",
-        f"ours: mkdocs-vault-mcp serve {os.path.relpath(DEFAULT_SITE, BENCH.parent)} (the index the plugin built"
-        " from those files)",
-        f"peer: {PEER_PACKAGE} {args.peer_version} (bench-only venv), read-only, no file watcher, no embeddings"
-        f" provider; its own index of the same folder ({peer_pages} notes)",
-        f"client: mcp {version('mcp')} mcp.Client over stdio, one session per server, protocol 2025-11-25"
-        f" (ping exists only there); {args.calls} timed rounds after {args.warmup} warm-up rounds; each round"
-        " pings then calls every case on one server, then on the other (each first every other round)",
-        "ratio: ours/peer is our p50 over the peer's p50 in the same rounds (below 1: ours faster);"
-        " x/ping is each server's p50 over its own ping p50",
-        "chars: the answer's CallToolResult as JSON (content and structured content), first call; rows where it"
-        " lists rows",
-        f"load average {load_during:.1f} after the rounds (other work on the machine inflates every number;"
-        " the ratios less so)",
-        "",
-        table(rows),
-        "",
-        table(first_rows),
-        "",
-        "ours slower than the peer's nearest tool: " + ("; ".join(slower) if slower else "none"),
-        "",
-        "CPU per call in the same rounds (ms, mean over the timed calls): the server process (every thread),"
-        f" read from /proc/PID/stat in clock ticks of {1e3 / TICKS:g} ms, so a mean over {args.calls} calls is"
-        " good to some 0.1 ms; and this client process (mcp.Client: the JSON-RPC message read, the result's"
-        " pydantic model, the output-schema check). Unlike wall time, CPU is not inflated by other work on the"
-        " machine. A server's CPU between calls (work after an answer was sent) is counted in no row: per round,"
-        f" ours {between['ours']:.2f} ms, the peer's {between['peer']:.2f} ms",
-        "",
-        table(cpu_rows),
-        "",
-        f"where our time goes: each of our cases in-process (mcp.Client on create_server, no transport),"
-        f" {SPLIT_CALLS} calls each, p50 of the process's CPU time per call (client, server and reader thread"
-        " together; unlike wall time, not inflated by other work on the machine); 'client check' is the SDK client's"
-        " jsonschema check of the answer against"
-        " the tool's published output schema (mcp.ClientSession.validate_tool_result, switched off for the"
-        " second column); 'rows named' is the same check with an item schema giving each `result` row's fields"
-        " (`type` and `required`, one subschema per row, as published before the rows were named in the"
-        " description only); 'rows typed' is the same check with the schema of each `result` row typing every field"
-        " the rows have (`{\"type\": \"string\"}` and so on, as a schema that describes each field's type"
-        " would), what the check would cost if the rows were published typed",
-        "",
-        table(split),
-    ])
+    report = "\n".join(
+        [
+            f"corpus: {os.path.relpath(CORPUS, BENCH.parent)} (1,643 Markdown pages, 13 languages; digest {before},"
+            " unchanged after the run)",
+            f"ours: mkdocs-vault-mcp serve {os.path.relpath(DEFAULT_SITE, BENCH.parent)} (the index the plugin built"
+            " from those files)",
+            f"peer: {PEER_PACKAGE} {args.peer_version} (bench-only venv), read-only, no file watcher, no embeddings"
+            f" provider; its own index of the same folder ({peer_pages} notes)",
+            f"client: mcp {version('mcp')} mcp.Client over stdio, one session per server, protocol 2025-11-25"
+            f" (ping exists only there); {args.calls} timed rounds after {args.warmup} warm-up rounds; each round"
+            " pings then calls every case on one server, then on the other (each first every other round)",
+            "ratio: ours/peer is our p50 over the peer's p50 in the same rounds (below 1: ours faster);"
+            " x/ping is each server's p50 over its own ping p50",
+            "chars: the answer's CallToolResult as JSON (content and structured content), first call; rows where it"
+            " lists rows",
+            f"load average {load_during:.1f} after the rounds (other work on the machine inflates every number;"
+            " the ratios less so)",
+            "",
+            table(rows),
+            "",
+            table(first_rows),
+            "",
+            "ours slower than the peer's nearest tool: " + ("; ".join(slower) if slower else "none"),
+            "",
+            "CPU per call in the same rounds (ms, mean over the timed calls): the server process (every thread),"
+            f" read from /proc/PID/stat in clock ticks of {1e3 / TICKS:g} ms, so a mean over {args.calls} calls is"
+            " good to some 0.1 ms; and this client process (mcp.Client: the JSON-RPC message read, the result's"
+            " pydantic model, the output-schema check). Unlike wall time, CPU is not inflated by other work on the"
+            " machine. A server's CPU between calls (work after an answer was sent) is counted in no row: per round,"
+            f" ours {between['ours']:.2f} ms, the peer's {between['peer']:.2f} ms",
+            "",
+            table(cpu_rows),
+            "",
+            f"where our time goes: each of our cases in-process (mcp.Client on create_server, no transport),"
+            f" {SPLIT_CALLS} calls each, p50 of the process's CPU time per call (client, server and reader thread"
+            " together; unlike wall time, not inflated by other work on the machine); 'client check' is the SDK client's"
+            " jsonschema check of the answer against"
+            " the tool's published output schema (mcp.ClientSession.validate_tool_result, switched off for the"
+            " second column); 'rows named' is the same check with an item schema giving each `result` row's fields"
+            " (`type` and `required`, one subschema per row, as published before the rows were named in the"
+            " description only); 'rows typed' is the same check with the schema of each `result` row typing every field"
+            ' the rows have (`{"type": "string"}` and so on, as a schema that describes each field\'s type'
+            " would), what the check would cost if the rows were published typed",
+            "",
+            table(split),
+        ]
+    )
     print(report)
     path = write_results("side_by_side", report)
     print(f"written to {os.path.relpath(path, BENCH.parent)}")

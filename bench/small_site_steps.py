@@ -136,18 +136,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--site", action="append", required=True, help="NAME=PATH/mkdocs.yml")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--on-path", action="append", default=[], metavar="NAME",
-                        help="put this site's folder on PYTHONPATH")
+    parser.add_argument(
+        "--on-path", action="append", default=[], metavar="NAME", help="put this site's folder on PYTHONPATH"
+    )
     parser.add_argument("--name", default="small_site_steps", help="the results file's name")
     args = parser.parse_args()
     # Each build runs in its site's folder: a relative PYTHONPATH (another checkout to measure) would name nothing
     # there, and the venv's own package would be measured instead, silently.
     if os.environ.get("PYTHONPATH"):
         os.environ["PYTHONPATH"] = os.pathsep.join(map(os.path.abspath, os.environ["PYTHONPATH"].split(os.pathsep)))
-    lines = [f"load average before: {os.getloadavg()[0]:.1f}", "",
-             "| site | build | import | events | events wall | shutdown wall | stats page | writer | git "
-             "| git children | build CPU | on the build's thread |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines = [
+        f"load average before: {os.getloadavg()[0]:.1f}",
+        "",
+        "| site | build | import | events | events wall | shutdown wall | stats page | writer | git "
+        "| git children | build CPU | on the build's thread |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     origins, bare_builds = [], []
     for spec in args.site:
         name, _, path = spec.partition("=")
@@ -170,8 +174,14 @@ def main() -> None:
                     one_build, config_file = (BARE_BUILD, config) if kind == "bare" else (ONE_BUILD, vault)
                     # -P: the site's folder is the working directory, and a repository's own package there
                     # (MkDocs' docs hold `mkdocs/`) must not shadow the venv's, as it does not for `mkdocs build`
-                    done = subprocess.run([sys.executable, "-P", "-c", one_build, str(config_file), str(site_dir)],
-                                          cwd=config.parent, env=env, capture_output=True, text=True, check=True)
+                    done = subprocess.run(
+                        [sys.executable, "-P", "-c", one_build, str(config_file), str(site_dir)],
+                        cwd=config.parent,
+                        env=env,
+                        capture_output=True,
+                        text=True,
+                        check=True,
+                    )
                     if round_number:
                         measured = json.loads(done.stdout.strip().splitlines()[-1])
                         kept = best.setdefault(kind, measured)
@@ -182,18 +192,29 @@ def main() -> None:
         bare = best.pop("bare")["build"]
         for kind, cpu in best.items():
             own = cpu["import"] + cpu["events"] + cpu["stats page"]
-            lines.append(f"| {name} | {kind} | " + " | ".join(f"{cpu[column]:.3f} s" for column in COLUMNS)
-                         + f" | {own:.3f} s ({100 * own / bare:.1f}%) |")
+            lines.append(
+                f"| {name} | {kind} | "
+                + " | ".join(f"{cpu[column]:.3f} s" for column in COLUMNS)
+                + f" | {own:.3f} s ({100 * own / bare:.1f}%) |"
+            )
             print(lines[-1], flush=True)
         bare_builds.append(f"{name} {bare:.3f} s")
-    where = subprocess.run([sys.executable, "-c", "import mkdocs_vault_mcp; print(mkdocs_vault_mcp.__file__)"],
-                           capture_output=True, text=True, cwd="/").stdout.strip()
+    where = subprocess.run(
+        [sys.executable, "-c", "import mkdocs_vault_mcp; print(mkdocs_vault_mcp.__file__)"],
+        capture_output=True,
+        text=True,
+        cwd="/",
+    ).stdout.strip()
     package = Path(where).parent.parent
-    lines += ["", f"sites: {'; '.join(origins)}; plugin {package} at {describe(package).split()[0]}", "",
-              f"load average after: {os.getloadavg()[0]:.1f}; CPU seconds, the best of {args.rounds} rounds for each "
-              "column (`events wall`, `shutdown wall`: wall seconds); `git` counts only a package that reads git on a "
-              "thread of its own; `on the build's thread`: import + events + stats page, and its share of the bare "
-              f"build's CPU (the best of the same rounds: {', '.join(bare_builds)})"]
+    lines += [
+        "",
+        f"sites: {'; '.join(origins)}; plugin {package} at {describe(package).split()[0]}",
+        "",
+        f"load average after: {os.getloadavg()[0]:.1f}; CPU seconds, the best of {args.rounds} rounds for each "
+        "column (`events wall`, `shutdown wall`: wall seconds); `git` counts only a package that reads git on a "
+        "thread of its own; `on the build's thread`: import + events + stats page, and its share of the bare "
+        f"build's CPU (the best of the same rounds: {', '.join(bare_builds)})",
+    ]
     text = "\n".join(lines) + "\n"
     print(text, end="")
     write_results(args.name, text)

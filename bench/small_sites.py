@@ -99,8 +99,13 @@ def build(mkdocs: Path, config: Path, site_dir: Path, env: dict[str, str]) -> tu
     shutil.rmtree(site_dir, ignore_errors=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run([str(mkdocs), "build", "-f", str(config), "-d", str(site_dir)], cwd=config.parent,
-                          env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [str(mkdocs), "build", "-f", str(config), "-d", str(site_dir)],
+        cwd=config.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
@@ -114,8 +119,9 @@ def build(mkdocs: Path, config: Path, site_dir: Path, env: dict[str, str]) -> tu
 def plugin_package(mkdocs: Path, env: dict[str, str] | None = None) -> str:
     """Which copy of the plugin the builds import (PYTHONPATH may choose another than the venv's), at which commit."""
     where = "import mkdocs_vault_mcp; print(mkdocs_vault_mcp.__file__)"
-    done = subprocess.run([str(mkdocs.with_name("python")), "-c", where], capture_output=True, text=True, cwd="/",
-                          env=env)
+    done = subprocess.run(
+        [str(mkdocs.with_name("python")), "-c", where], capture_output=True, text=True, cwd="/", env=env
+    )
     folder = Path(done.stdout.strip()).parent.parent
     return f"{os.path.relpath(folder, REPO)} at {describe(folder).split()[0]}"
 
@@ -170,12 +176,14 @@ def main() -> None:
     parser.add_argument("--site", action="append", required=True, help="NAME=PATH/mkdocs.yml")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--venv", type=Path, default=REPO / ".venv", help="the venv whose mkdocs builds the sites")
-    parser.add_argument("--on-path", action="append", default=[], metavar="NAME",
-                        help="put this site's folder on PYTHONPATH")
+    parser.add_argument(
+        "--on-path", action="append", default=[], metavar="NAME", help="put this site's folder on PYTHONPATH"
+    )
     parser.add_argument("--name", default="small_sites", help="the results file's name")
     parser.add_argument("--baseline", type=Path, help="a checkout whose plugin is built too, in the same rounds")
-    parser.add_argument("--metronome", action="store_true",
-                        help="also the wall ratios divided by the CPUs' speed while each build ran")
+    parser.add_argument(
+        "--metronome", action="store_true", help="also the wall ratios divided by the CPUs' speed while each build ran"
+    )
     parser.add_argument("--cpu", type=int, help="run every build on this CPU alone")
     args = parser.parse_args()
     if args.cpu is not None:
@@ -188,10 +196,13 @@ def main() -> None:
     mkdocs = args.venv.resolve() / "bin" / "mkdocs"
     origins = []
     corrected_columns = " cold wall, drift-corrected | warm wall, drift-corrected |" if args.metronome else ""
-    lines = [f"load average before: {os.getloadavg()[0]:.1f}", "",
-             "| site | pages | none wall | cold wall | warm wall | cold CPU | warm CPU | plugin cold | plugin warm |"
-             + corrected_columns,
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" + " ---: |" * (2 * args.metronome)]
+    lines = [
+        f"load average before: {os.getloadavg()[0]:.1f}",
+        "",
+        "| site | pages | none wall | cold wall | warm wall | cold CPU | warm CPU | plugin cold | plugin warm |"
+        + corrected_columns,
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" + " ---: |" * (2 * args.metronome),
+    ]
     beats = REPO / "bench" / "out" / "small-sites" / args.name / "metronome.txt"
     beats.parent.mkdir(parents=True, exist_ok=True)
     metronome = start_metronome(beats) if args.metronome else None
@@ -212,8 +223,12 @@ def main() -> None:
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(config.parent), env.get("PYTHONPATH")]))
         origins.append(f"{name}: {describe(config.parent)}")
         try:
-            units = [["none"], ["vault-cold", "vault-warm"], ["none-again"],
-                     *([["base-cold", "base-warm"]] if base_path else [])]
+            units = [
+                ["none"],
+                ["vault-cold", "vault-warm"],
+                ["none-again"],
+                *([["base-cold", "base-warm"]] if base_path else []),
+            ]
             for round_number in range(args.runs + 1):  # round 0 is the untimed warm-up
                 # A build runs a little slower or faster for what ran just before it (caches, the CPUs' clock):
                 # run in a fixed order, that bias falls on the same configurations in every round.
@@ -223,11 +238,16 @@ def main() -> None:
                         shutil.rmtree(cache, ignore_errors=True)
                     kind_env = env
                     if kind.startswith("base-") and base_path:  # before the site's own folder (--on-path)
-                        kind_env = {**env, "PYTHONPATH": os.pathsep.join(
-                            filter(None, [base_path["PYTHONPATH"], env.get("PYTHONPATH")]))}
+                        kind_env = {
+                            **env,
+                            "PYTHONPATH": os.pathsep.join(
+                                filter(None, [base_path["PYTHONPATH"], env.get("PYTHONPATH")])
+                            ),
+                        }
                     started = time.monotonic()
-                    wall, cpu, plugin_seconds = build(mkdocs, config if kind.startswith("none") else vault, out / kind,
-                                                      kind_env)
+                    wall, cpu, plugin_seconds = build(
+                        mkdocs, config if kind.startswith("none") else vault, out / kind, kind_env
+                    )
                     corrected = wall / beat_seconds(beats, started, time.monotonic()) if metronome else None
                     if round_number:
                         samples[kind].append((wall, cpu, plugin_seconds, corrected))
@@ -248,35 +268,58 @@ def main() -> None:
                 f"| {100 * (ratio(samples, f'{prefix}-cold', 1) - 1):+.1f}% "
                 f"| {100 * (ratio(samples, f'{prefix}-warm', 1) - 1):+.1f}% "
                 f"| {plugin(samples, f'{prefix}-cold')} | {plugin(samples, f'{prefix}-warm')} |"
-                + (f" {100 * (ratio(samples, f'{prefix}-cold', 3) - 1):+.1f}% "
-                   f"| {100 * (ratio(samples, f'{prefix}-warm', 3) - 1):+.1f}% |" if metronome else ""))
+                + (
+                    f" {100 * (ratio(samples, f'{prefix}-cold', 3) - 1):+.1f}% "
+                    f"| {100 * (ratio(samples, f'{prefix}-warm', 3) - 1):+.1f}% |"
+                    if metronome
+                    else ""
+                )
+            )
             print(lines[-1], flush=True)
             for measure, column in measures:
-                spreads.append(f"{label}, {measure}: bare again {spread(samples, 'none-again', column)}; "
-                               f"cold {spread(samples, f'{prefix}-cold', column)}; "
-                               f"warm {spread(samples, f'{prefix}-warm', column)}")
-                intervals.append(f"{label}, {measure}: bare again {interval(samples, 'none-again', column)}; "
-                                 f"cold {interval(samples, f'{prefix}-cold', column)}; "
-                                 f"warm {interval(samples, f'{prefix}-warm', column)}")
-            bests.append(f"{label}: bare again {best(samples, 'none-again', 0)} wall, "
-                         f"{best(samples, 'none-again', 1)} CPU; cold {best(samples, f'{prefix}-cold', 0)} wall, "
-                         f"{best(samples, f'{prefix}-cold', 1)} CPU; warm {best(samples, f'{prefix}-warm', 0)} wall, "
-                         f"{best(samples, f'{prefix}-warm', 1)} CPU")
+                spreads.append(
+                    f"{label}, {measure}: bare again {spread(samples, 'none-again', column)}; "
+                    f"cold {spread(samples, f'{prefix}-cold', column)}; "
+                    f"warm {spread(samples, f'{prefix}-warm', column)}"
+                )
+                intervals.append(
+                    f"{label}, {measure}: bare again {interval(samples, 'none-again', column)}; "
+                    f"cold {interval(samples, f'{prefix}-cold', column)}; "
+                    f"warm {interval(samples, f'{prefix}-warm', column)}"
+                )
+            bests.append(
+                f"{label}: bare again {best(samples, 'none-again', 0)} wall, "
+                f"{best(samples, 'none-again', 1)} CPU; cold {best(samples, f'{prefix}-cold', 0)} wall, "
+                f"{best(samples, f'{prefix}-cold', 1)} CPU; warm {best(samples, f'{prefix}-warm', 0)} wall, "
+                f"{best(samples, f'{prefix}-warm', 1)} CPU"
+            )
         vault.unlink()
     built = f"built with {os.path.relpath(mkdocs, REPO)}, plugin {plugin_package(mkdocs)}"
     if args.cpu is not None:
         built += f"; every build on CPU {args.cpu} alone"
     if base_path:
         built += f"; baseline rows: plugin {plugin_package(mkdocs, {**os.environ, **base_path})}"
-    lines += ["", "quartiles of each ratio over the rounds (lower / median / upper); `bare again`: the bare build "
-              "run twice in a round, the second against the first, what two identical builds read here:", "", *spreads]
-    lines += ["", "each median ratio and its 90% bootstrap interval (where the median of rounds like these falls "
-              "9 times in 10):", "", *intervals]
+    lines += [
+        "",
+        "quartiles of each ratio over the rounds (lower / median / upper); `bare again`: the bare build "
+        "run twice in a round, the second against the first, what two identical builds read here:",
+        "",
+        *spreads,
+    ]
+    lines += [
+        "",
+        "each median ratio and its 90% bootstrap interval (where the median of rounds like these falls 9 times in 10):",
+        "",
+        *intervals,
+    ]
     lines += ["", f"best of {args.runs}: each kind's fastest build over the fastest bare build:", "", *bests]
     lines += ["", f"sites: {'; '.join(origins)}; {built}"]
-    lines += ["", f"load average after: {os.getloadavg()[0]:.1f}; medians of {args.runs} rounds; ratios to the same "
-              "round's build without vault-mcp; plugin: its own seconds (closing log line), and as a share of the "
-              "median build without it"]
+    lines += [
+        "",
+        f"load average after: {os.getloadavg()[0]:.1f}; medians of {args.runs} rounds; ratios to the same "
+        "round's build without vault-mcp; plugin: its own seconds (closing log line), and as a share of the "
+        "median build without it",
+    ]
     text = "\n".join(lines) + "\n"
     print(text, end="")
     write_results(args.name, text)

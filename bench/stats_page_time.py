@@ -64,7 +64,8 @@ def instrument() -> None:
     stats_page.add_files = timed("add_files", stats_page.add_files)
     stats_page.add_to_nav = timed("add_to_nav", stats_page.add_to_nav)
     plugin.VaultMcpPlugin.on_page_context = timed(  # type: ignore[method-assign]
-        "on_page_context (all pages)", plugin.VaultMcpPlugin.on_page_context)
+        "on_page_context (all pages)", plugin.VaultMcpPlugin.on_page_context
+    )
     answers.index_stats = timed("index_stats", answers.index_stats)  # with build_snapshot, by the writer
     # A part of on_page_context, reported apart (not added to the total a second time).
     stats_page.render = timed("part: render", stats_page.render)

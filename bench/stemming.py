@@ -53,8 +53,12 @@ def main() -> None:
     for language in args.languages:
         site = build(language, ROOT, False, CONFIG, CORPORA, MKDOCS, OUT)
         index = open_read_only(site / "vault-mcp" / "index.sqlite")
-        sections = [(path, cjk.join(body)) for path, body in index.execute(
-            "SELECT d.path, s.body FROM sections s JOIN documents d ON d.id = s.document_id")]
+        sections = [
+            (path, cjk.join(body))
+            for path, body in index.execute(
+                "SELECT d.path, s.body FROM sections s JOIN documents d ON d.id = s.document_id"
+            )
+        ]
         titles = dict(index.execute("SELECT path, title FROM documents"))
         index.close()
         stemmer = Stemmer.Stemmer(SNOWBALL[language])
@@ -76,9 +80,11 @@ def main() -> None:
                 if not words:
                     continue
                 match = " OR ".join(f'"{word}"' for word in dict.fromkeys(words))
-                found = list(dict.fromkeys(
-                    row[0] for row in conn.execute("SELECT path FROM t WHERE t MATCH ? ORDER BY bm25(t)", [match])
-                ))
+                found = list(
+                    dict.fromkeys(
+                        row[0] for row in conn.execute("SELECT path FROM t WHERE t MATCH ? ORDER BY bm25(t)", [match])
+                    )
+                )
                 ranks.append(reciprocal_rank(found, {path}))
             scores[arm] = (sum(ranks) / len(ranks), sum(1 for r in ranks if r == 1.0), len(ranks))
         (p_mrr, p_top, n), (s_mrr, s_top, _) = scores["porter"], scores["snowball"]
@@ -86,7 +92,9 @@ def main() -> None:
     report = (
         "Stemming: known-item search, each page's title against the section bodies of its language's FastAPI docs.\n"
         f"command: .venv/bin/python bench/stemming.py {' '.join(sys.argv[1:])}".rstrip()
-        + "\n\n" + "\n".join(lines) + "\n"
+        + "\n\n"
+        + "\n".join(lines)
+        + "\n"
     )
     write_results(RESULTS.stem, report)
     print(report)

@@ -88,11 +88,19 @@ def pick_cases(index: Path) -> list[tuple[str, str, dict[str, Any]]]:
     ]
     if field_value:
         field, value, top, _ = field_value
-        cases.append((f"count_documents folder={top} filters={{{field}: {value}}}", "count_documents",
-                      {"folder": top, "filters": {field: value}}))
+        cases.append(
+            (
+                f"count_documents folder={top} filters={{{field}: {value}}}",
+                "count_documents",
+                {"folder": top, "filters": {field: value}},
+            )
+        )
     cases += [
-        ("count_documents folder=en modified_after", "count_documents",
-         {"folder": "en", "modified_after": "2020-01-01T00:00:00Z"}),
+        (
+            "count_documents folder=en modified_after",
+            "count_documents",
+            {"folder": "en", "modified_after": "2020-01-01T00:00:00Z"},
+        ),
         ("count_documents query=dependencies", "count_documents", {"query": "dependencies"}),
         ("get_recent {} (limit 20)", "get_recent", {}),
         ("get_recent folder=en/tutorial", "get_recent", {"folder": "en/tutorial"}),
@@ -137,8 +145,9 @@ PING = "ping (baseline)"
 LEGACY, MODERN = "2025-11-25", "2026-07-28"
 
 
-async def measure_sessions(site: Path, cases: list[tuple[str, str, dict[str, Any]]], calls: int, warmup: int
-                           ) -> dict[str, dict[str, list[float]]]:
+async def measure_sessions(
+    site: Path, cases: list[tuple[str, str, dict[str, Any]]], calls: int, warmup: int
+) -> dict[str, dict[str, list[float]]]:
     """Both sessions, round robin over ping and the cases; returns protocol -> label -> samples (ms).
 
     Ping exists only under the initialize handshake (2025-11-25); the 2026-07-28 session's rows are divided
@@ -154,8 +163,10 @@ async def measure_sessions(site: Path, cases: list[tuple[str, str, dict[str, Any
         warnings.simplefilter("ignore")  # "ping is removed as of 2026-07-28": it is sent to the 2025-11-25 session
         async with mcp.Client(params, mode="legacy") as legacy, mcp.Client(params) as modern:
             if legacy.protocol_version != LEGACY or modern.protocol_version != MODERN:
-                raise SystemExit(f"tool_latency: negotiated {legacy.protocol_version} and {modern.protocol_version},"
-                                 f" expected {LEGACY} and {MODERN}")
+                raise SystemExit(
+                    f"tool_latency: negotiated {legacy.protocol_version} and {modern.protocol_version},"
+                    f" expected {LEGACY} and {MODERN}"
+                )
             for round_ in range(warmup + calls):
                 timed: list[tuple[str, str, float]] = []
                 start = clock()
@@ -213,12 +224,12 @@ def run_seconds(command: list[str]) -> float:
 def imported_seconds(already: str, modules: str) -> float:
     """Median seconds, timed inside a fresh interpreter, to import `modules` after `already`."""
     code = (f"import {already}\n" if already else "") + (
-        "import time\nstart = time.perf_counter()\n"
-        f"import {modules}\n"
-        "print(time.perf_counter() - start)"
+        f"import time\nstart = time.perf_counter()\nimport {modules}\nprint(time.perf_counter() - start)"
     )
-    runs = [float(subprocess.run([str(PYTHON), "-c", code], capture_output=True, text=True, check=True).stdout)
-            for _ in range(7)]
+    runs = [
+        float(subprocess.run([str(PYTHON), "-c", code], capture_output=True, text=True, check=True).stdout)
+        for _ in range(7)
+    ]
     return statistics.median(runs)
 
 
@@ -226,7 +237,9 @@ def import_profile() -> tuple[float, list[tuple[float, str]]]:
     """Import seconds of the server's modules (-X importtime, self times summed per top-level package)."""
     done = subprocess.run(
         [str(PYTHON), "-X", "importtime", "-c", "import mkdocs_vault_mcp.cli, mkdocs_vault_mcp.server"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     packages: dict[str, float] = {}
     for line in done.stderr.splitlines():
@@ -245,10 +258,15 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=200, help="timed calls per case (default 200)")
     parser.add_argument("--warmup", type=int, default=20, help="untimed calls per case first (default 20)")
     parser.add_argument("--starts", type=int, default=10, help="server starts for time to first answer")
-    parser.add_argument("--server", type=Path, default=SERVER_COMMAND,
-                        help="the mkdocs-vault-mcp command to measure (another checkout's, for a before/after)")
-    parser.add_argument("--out", type=Path, default=RESULTS / "speed" / "tool_latency.json",
-                        help="where the report goes")
+    parser.add_argument(
+        "--server",
+        type=Path,
+        default=SERVER_COMMAND,
+        help="the mkdocs-vault-mcp command to measure (another checkout's, for a before/after)",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=RESULTS / "speed" / "tool_latency.json", help="where the report goes"
+    )
     args = parser.parse_args()
     SERVER_COMMAND = args.server.absolute()
     command_line = "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(__file__, REPO), *sys.argv[1:]])
@@ -265,8 +283,20 @@ def main() -> None:
     direct = measure_direct(index, cases, args.calls)
     ping = statistics.median(samples[LEGACY][PING])
 
-    rows = [["case (stdio)", f"p50 ms {LEGACY}", "p95 ms", "p50/ping", f"p50 ms {MODERN}", "p95 ms", "p50/ping",
-             "sql p50 ms", "target p50/ping", "verdict"]]
+    rows = [
+        [
+            "case (stdio)",
+            f"p50 ms {LEGACY}",
+            "p95 ms",
+            "p50/ping",
+            f"p50 ms {MODERN}",
+            "p95 ms",
+            "p50/ping",
+            "sql p50 ms",
+            "target p50/ping",
+            "verdict",
+        ]
+    ]
     for label in [PING, *(label for label, _, _ in cases)]:
         cells = [label]
         for protocol in (LEGACY, MODERN):
@@ -277,8 +307,11 @@ def main() -> None:
             else:
                 cells += ["-", "-", "-"]
         target = target_for(label)
-        ratios = [statistics.median(samples[protocol][label]) / ping for protocol in (LEGACY, MODERN)
-                  if label in samples[protocol]]
+        ratios = [
+            statistics.median(samples[protocol][label]) / ping
+            for protocol in (LEGACY, MODERN)
+            if label in samples[protocol]
+        ]
         cells += [
             f"{direct[label]:.3f}" if label in direct else "-",
             f"<= {target:g}" if target else "-",
@@ -308,27 +341,29 @@ def main() -> None:
         *[f"    {seconds * 1000:7.1f} ms  {name}" for seconds, name in ranked[:12]],
     ]
 
-    report = "\n".join([
-        f"command: {command_line}",
-        f"index: {os.path.relpath(index, REPO)} ({pages} pages, {index.stat().st_size / 1e6:.1f} MB)",
-        f"client: mcp.Client over stdio -> {os.path.relpath(SERVER_COMMAND, REPO)} serve SITE_DIR; "
-        f"{args.calls} timed rounds after {args.warmup} warm-up rounds; two sessions, each its own server process:"
-        f" {LEGACY} (initialize handshake) and {MODERN} (mcp.Client's default)",
-        f"each round: ping ({LEGACY}), every case in {LEGACY}, every case in {MODERN}",
-        f"baseline: MCP ping, {LEGACY} session (it does not exist in {MODERN}); every p50/ping divides by its p50,"
-        f" {ping:.3f} ms",
-        f"verdict: small answers (stats, counts without a full-text query) within {SMALL_ANSWER_TARGET}x ping in both"
-        " sessions",
-        "sql p50: the same query function called in-process on a read-only connection (no MCP, no JSON)",
-        f"machine: Python {platform.python_version()}, {os.cpu_count()} CPUs, mcp {mcp_version()};"
-        f" load average {load_during:.1f} after the sessions, {os.getloadavg()[0]:.1f} at the end"
-        " (other work on the machine inflates every number; the ratios to ping less so)",
-        "",
-        table(rows),
-        "",
-        *first,
-        "",
-    ])
+    report = "\n".join(
+        [
+            f"command: {command_line}",
+            f"index: {os.path.relpath(index, REPO)} ({pages} pages, {index.stat().st_size / 1e6:.1f} MB)",
+            f"client: mcp.Client over stdio -> {os.path.relpath(SERVER_COMMAND, REPO)} serve SITE_DIR; "
+            f"{args.calls} timed rounds after {args.warmup} warm-up rounds; two sessions, each its own server process:"
+            f" {LEGACY} (initialize handshake) and {MODERN} (mcp.Client's default)",
+            f"each round: ping ({LEGACY}), every case in {LEGACY}, every case in {MODERN}",
+            f"baseline: MCP ping, {LEGACY} session (it does not exist in {MODERN}); every p50/ping divides by its p50,"
+            f" {ping:.3f} ms",
+            f"verdict: small answers (stats, counts without a full-text query) within {SMALL_ANSWER_TARGET}x ping in both"
+            " sessions",
+            "sql p50: the same query function called in-process on a read-only connection (no MCP, no JSON)",
+            f"machine: Python {platform.python_version()}, {os.cpu_count()} CPUs, mcp {mcp_version()};"
+            f" load average {load_during:.1f} after the sessions, {os.getloadavg()[0]:.1f} at the end"
+            " (other work on the machine inflates every number; the ratios to ping less so)",
+            "",
+            table(rows),
+            "",
+            *first,
+            "",
+        ]
+    )
     print(report)
     if args.out == RESULTS / "speed" / "tool_latency.json":
         write_results("tool_latency", report)

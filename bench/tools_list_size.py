@@ -49,8 +49,10 @@ def report(listed: dict, wire: int) -> str:
     ]
     for name, tool in tools.items():
         size = len(json.dumps(tool))
-        verdict = "" if name in ORIGINAL else f"   added later, budget {ADDED_BUDGET:,}: " + (
-            "ok" if size <= ADDED_BUDGET else "MISSED"
+        verdict = (
+            ""
+            if name in ORIGINAL
+            else f"   added later, budget {ADDED_BUDGET:,}: " + ("ok" if size <= ADDED_BUDGET else "MISSED")
         )
         lines.append(
             f"{name:24} {size:7,} {len(tool['description']):12,} {len(json.dumps(tool['inputSchema'])):12,} "

@@ -79,14 +79,15 @@ def block(kind: str | None, name: str, first: int | None, read: Reader = working
     try:
         values = read_results(text)
     except ValueError as error:
-        raise SystemExit(f"write_benchmarks: {path} is not a results file ({error});"
-                         " write it with report.write_results") from error
+        raise SystemExit(
+            f"write_benchmarks: {path} is not a results file ({error}); write it with report.write_results"
+        ) from error
     lines = str(values["report"]).rstrip("\n").splitlines()
     shown = lines if first is None else lines[:first]
     source = f"`{path}`"  # not a link: the docs site does not publish bench/
     commit = str(values["commit"])
     hash_ = re.match(r"[0-9a-f]{7,40}\b", commit)
-    measured = f", measured at commit `{hash_[0]}`{commit[hash_.end():]}" if hash_ else f"; commit {commit}"
+    measured = f", measured at commit `{hash_[0]}`{commit[hash_.end() :]}" if hash_ else f"; commit {commit}"
     facts = [f"From {source}{measured}"]
     if values["date"]:
         facts.append(f"on {values['date']}")
@@ -96,13 +97,17 @@ def block(kind: str | None, name: str, first: int | None, read: Reader = working
         head += f" Machine: {values['machine']}{load}."
     if values["baseline"]:
         head += f"\nBaseline: {values['baseline']}"
-    rest = (f"\n\n(First {len(shown)} of its {len(lines)} lines; the rest is in the file.)"
-            if len(shown) < len(lines) else "")
-    return (f"{head}\nCommand: `{values['command']}`\n\n```text\n" + "\n".join(shown) + "\n```" + rest + "\n")
+    rest = (
+        f"\n\n(First {len(shown)} of its {len(lines)} lines; the rest is in the file.)"
+        if len(shown) < len(lines)
+        else ""
+    )
+    return f"{head}\nCommand: `{values['command']}`\n\n```text\n" + "\n".join(shown) + "\n```" + rest + "\n"
 
 
 def generate(text: str, read: Reader = working_tree) -> str:
     """The page's text with every marked block written anew from its results file."""
+
     def replace(match: re.Match[str]) -> str:
         first = int(match["first"]) if match["first"] else None
         return match["open"] + block(match["kind"], match["name"], first, read) + match["close"]
@@ -112,8 +117,11 @@ def generate(text: str, read: Reader = working_tree) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true",
-                        help="write nothing; exit 1 (with a diff) if the page differs from what would be written")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 (with a diff) if the page differs from what would be written",
+    )
     parser.add_argument("--rev", help="with --check: read the files as committed at this git revision")
     args = parser.parse_args()
     if args.rev and not args.check:
@@ -125,22 +133,31 @@ def main() -> None:
     wanted = generate(current, read)
     size = len(wanted.encode("utf-8"))
     if size > PAGE_LIMIT:
-        raise SystemExit(f"write_benchmarks: {PAGE_NAME} would be {size:,} bytes, over {PAGE_LIMIT:,}; show fewer"
-                         " lines of a long report (first=N) or fewer reports")
+        raise SystemExit(
+            f"write_benchmarks: {PAGE_NAME} would be {size:,} bytes, over {PAGE_LIMIT:,}; show fewer"
+            " lines of a long report (first=N) or fewer reports"
+        )
     names = [match["name"] for match in MARKER.finditer(current)]
     unused = sorted(f"{p.parent.name}/{p.stem}" for p in RESULTS.glob("*/*.json") if p.stem not in names)
     if args.check:
         if wanted != current:
-            sys.stdout.writelines(difflib.unified_diff(current.splitlines(True), wanted.splitlines(True),
-                                                       PAGE_NAME, f"{PAGE_NAME} as generated"))
-            raise SystemExit(f"write_benchmarks: {PAGE_NAME} is not what bench/write_benchmarks.py writes;"
-                             " run it and commit the result")
+            sys.stdout.writelines(
+                difflib.unified_diff(
+                    current.splitlines(True), wanted.splitlines(True), PAGE_NAME, f"{PAGE_NAME} as generated"
+                )
+            )
+            raise SystemExit(
+                f"write_benchmarks: {PAGE_NAME} is not what bench/write_benchmarks.py writes;"
+                " run it and commit the result"
+            )
         print(f"{PAGE_NAME} is up to date with bench/results/ ({len(names)} blocks, {size:,} bytes)")
         return
     if wanted != current:
         PAGE.write_text(wanted, encoding="utf-8")
-    print(f"{PAGE_NAME}: {len(names)} blocks, {size:,} bytes from bench/results/"
-          + (f"; results files not shown: {', '.join(unused)}" if unused else ""))
+    print(
+        f"{PAGE_NAME}: {len(names)} blocks, {size:,} bytes from bench/results/"
+        + (f"; results files not shown: {', '.join(unused)}" if unused else "")
+    )
 
 
 if __name__ == "__main__":

@@ -88,7 +88,7 @@ def paired_trials(code: str, foreground: Callable[[], tuple[float, float]], tria
         pairs = []
         for trial in range(trials):
             measured = {}
-            for running in ((True, False) if trial % 2 else (False, True)):
+            for running in (True, False) if trial % 2 else (False, True):
                 background.send_signal(signal.SIGCONT if running else signal.SIGSTOP)
                 time.sleep(0.2)  # the background back at full speed, or off the CPU
                 measured[running] = foreground()
@@ -127,16 +127,21 @@ def main() -> None:
             error = statistics.stdev(ratios) / len(ratios) ** 0.5
             cells += [f"{statistics.median(ratios):.3f}", f"{statistics.mean(ratios):.3f} ± {error:.3f}"]
         rows.append(cells)
-    text = "\n".join([
-        f"foreground: {described}, wall and thread CPU",
-        f"trials: {args.trials} pairs per background, background running vs stopped (SIGCONT / SIGSTOP), "
-        "order swapped every pair",
-        f"machine: {os.cpu_count()} CPUs, load average at the end {os.getloadavg()[0]:.1f}",
-        "",
-        table(rows),
-        "",
-        f"ratio: {victim} with the background running over the same work with it stopped",
-    ]) + "\n"
+    text = (
+        "\n".join(
+            [
+                f"foreground: {described}, wall and thread CPU",
+                f"trials: {args.trials} pairs per background, background running vs stopped (SIGCONT / SIGSTOP), "
+                "order swapped every pair",
+                f"machine: {os.cpu_count()} CPUs, load average at the end {os.getloadavg()[0]:.1f}",
+                "",
+                table(rows),
+                "",
+                f"ratio: {victim} with the background running over the same work with it stopped",
+            ]
+        )
+        + "\n"
+    )
     print(text, end="")
     write_results("writer_interference_beat" if args.foreground == "beat" else "writer_interference", text)
 

@@ -77,8 +77,10 @@ def options() -> list[tuple[str, c.BaseConfigOption[Any], str, Any]]:
     for name, option in VaultMcpConfig._schema:
         doc = docs.get(name)
         if not doc:
-            raise SystemExit(f"generate: the option {name} has no docstring in mkdocs_vault_mcp/config.py; write one"
-                             " under it (what it does, then a last paragraph 'Example: VALUE')")
+            raise SystemExit(
+                f"generate: the option {name} has no docstring in mkdocs_vault_mcp/config.py; write one"
+                " under it (what it does, then a last paragraph 'Example: VALUE')"
+            )
         text, _, example = doc.rpartition("\n\nExample: ")
         if not text:
             raise SystemExit(f"generate: the docstring of {name} ends without 'Example: VALUE' (a YAML value)")
@@ -242,20 +244,32 @@ def schema_file() -> str:
 
 # One example a tool, on example-site: the arguments, and a line that says what the call asks.
 EXAMPLES: dict[str, tuple[str, dict[str, Any]]] = {
-    "count_documents": ("How many guide pages changed since March 2024?",
-                        {"folder": "guide", "modified_after": "2024-03-01T00:00:00Z"}),
-    "aggregate_documents": ("The blog's posts per category, the three largest.",
-                            {"by": "tag", "field": "categories", "folder": "blog", "limit": 3}),
+    "count_documents": (
+        "How many guide pages changed since March 2024?",
+        {"folder": "guide", "modified_after": "2024-03-01T00:00:00Z"},
+    ),
+    "aggregate_documents": (
+        "The blog's posts per category, the three largest.",
+        {"by": "tag", "field": "categories", "folder": "blog", "limit": 3},
+    ),
     "get_recent": ("The two pages changed last.", {"limit": 2}),
-    "query_documents": ("The sensor pages by title, two at a time.",
-                        {"folder": "guide/sensors", "sort": "title", "limit": 2}),
-    "search": ("A question, as an agent asks it.",
-               {"query": "how do I calibrate the wind vane?", "limit": 2, "sections_per_page": 1}),
-    "read": ("One section of a page, in a piece of 300 characters.",
-             {"path": "guide/calibration.md", "section": "Apply the offset", "max_chars": 300}),
+    "query_documents": (
+        "The sensor pages by title, two at a time.",
+        {"folder": "guide/sensors", "sort": "title", "limit": 2},
+    ),
+    "search": (
+        "A question, as an agent asks it.",
+        {"query": "how do I calibrate the wind vane?", "limit": 2, "sections_per_page": 1},
+    ),
+    "read": (
+        "One section of a page, in a piece of 300 characters.",
+        {"path": "guide/calibration.md", "section": "Apply the offset", "max_chars": 300},
+    ),
     "stats": ("What the index holds (call it first).", {}),
-    "links": ("Which pages link to the calibration page?",
-              {"show": "backlinks", "target": "guide/calibration.md", "limit": 2}),
+    "links": (
+        "Which pages link to the calibration page?",
+        {"show": "backlinks", "target": "guide/calibration.md", "limit": 2},
+    ),
 }
 # The tool whose parameters explain the shared filters; the others' tables point to it.
 FIRST_TOOL = "count_documents"
@@ -271,8 +285,12 @@ def build_example_site(root: Path) -> Path:
     shutil.copytree(REPO / "example-site", site, ignore=shutil.ignore_patterns(".cache", "site"))
     for path in site.rglob("*"):
         os.utime(path, (EXAMPLE_FILES_TIME, EXAMPLE_FILES_TIME))
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(site / "mkdocs.yml")],
-                          capture_output=True, text=True, cwd=root)
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(site / "mkdocs.yml")],
+        capture_output=True,
+        text=True,
+        cwd=root,
+    )
     if done.returncode != 0:
         raise SystemExit(f"generate: mkdocs build of example-site failed:\n{done.stderr[-3000:]}")
     return site / "site" / "vault-mcp" / "index.sqlite"
@@ -330,8 +348,9 @@ def compact(value: Any, indent: str = "") -> str:
         return flat
     inner = indent + "  "
     if isinstance(value, dict):
-        members = [f"{inner}{json.dumps(key, ensure_ascii=False)}: {compact(item, inner)}"
-                   for key, item in value.items()]
+        members = [
+            f"{inner}{json.dumps(key, ensure_ascii=False)}: {compact(item, inner)}" for key, item in value.items()
+        ]
         return "{\n" + ",\n".join(members) + "\n" + indent + "}"
     return "[\n" + ",\n".join(inner + compact(item, inner) for item in value) + "\n" + indent + "]"
 
@@ -368,8 +387,11 @@ def tools_page(index: Path) -> str:
         required = set(tool.rules.get("required", ()))
         out += ["", f"## `{name}`", "", f"**{tool.title}.** {paragraphs(tool.description)}", ""]
         out += ["| argument | type | what it does |", "| --- | --- | --- |"]
-        shared = [argument for argument, rule in tool.rules["properties"].items()
-                  if name != FIRST_TOOL and rule is FILTERS_EXPLAINED.get(argument)]
+        shared = [
+            argument
+            for argument, rule in tool.rules["properties"].items()
+            if name != FIRST_TOOL and rule is FILTERS_EXPLAINED.get(argument)
+        ]
         for argument, rule in tool.rules["properties"].items():
             if argument in shared:
                 continue
@@ -380,8 +402,11 @@ def tools_page(index: Path) -> str:
             out.append(f"| {names} | | the shared filters, as [`{FIRST_TOOL}`](#{FIRST_TOOL}) explains them |")
         fields = tool.output_schema.get("properties", {})
         out += ["", "The answer's fields: " + ", ".join(f"`{field}`" for field in fields) + "."]
-        descriptions = [f"`{field}`: {schema['description']}" for field, schema in fields.items()
-                        if isinstance(schema, dict) and schema.get("description")]
+        descriptions = [
+            f"`{field}`: {schema['description']}"
+            for field, schema in fields.items()
+            if isinstance(schema, dict) and schema.get("description")
+        ]
         if descriptions:
             out += [" ".join(descriptions)]
         purpose, arguments = EXAMPLES[name]
@@ -405,15 +430,19 @@ def generated() -> dict[Path, Callable[[], str]]:
         with tempfile.TemporaryDirectory(prefix="vault-mcp-docs-") as root:
             return tools_page(build_example_site(Path(root)))
 
-    return {PAGES / "configuration.md": configuration_page, DOCS / "schema.json": schema_file,
-            PAGES / "tools.md": tools}
+    return {
+        PAGES / "configuration.md": configuration_page,
+        DOCS / "schema.json": schema_file,
+        PAGES / "tools.md": tools,
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 with a diff if a page differs")
-    parser.add_argument("--only", choices=("configuration", "schema", "tools"), action="append",
-                        help="only this page (repeatable)")
+    parser.add_argument(
+        "--only", choices=("configuration", "schema", "tools"), action="append", help="only this page (repeatable)"
+    )
     args = parser.parse_args()
     stale = []
     for path, make in generated().items():
@@ -425,15 +454,17 @@ def main() -> None:
             continue
         name = str(path.relative_to(REPO))
         if args.check:
-            sys.stdout.writelines(difflib.unified_diff(current.splitlines(True), wanted.splitlines(True),
-                                                       name, f"{name} as generated"))
+            sys.stdout.writelines(
+                difflib.unified_diff(current.splitlines(True), wanted.splitlines(True), name, f"{name} as generated")
+            )
             stale.append(name)
         else:
             path.write_text(wanted, encoding="utf-8")
             print(f"wrote {name}")
     if stale:
-        raise SystemExit(f"generate: {', '.join(stale)} differ from what the code declares; run `{COMMAND}`"
-                         " and commit the result")
+        raise SystemExit(
+            f"generate: {', '.join(stale)} differ from what the code declares; run `{COMMAND}` and commit the result"
+        )
 
 
 if __name__ == "__main__":

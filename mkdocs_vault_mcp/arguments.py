@@ -25,8 +25,10 @@ SCHEMA_WORDS = {"type", "anyOf", "enum", "minimum", "maximum", "additionalProper
 JSON_TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "string": (lambda value: isinstance(value, str), "a string"),
     "integer": (
-        lambda value: (isinstance(value, int) and not isinstance(value, bool))
-        or (isinstance(value, float) and value.is_integer()),
+        lambda value: (
+            (isinstance(value, int) and not isinstance(value, bool))
+            or (isinstance(value, float) and value.is_integer())
+        ),
         "an integer",
     ),
     "number": (lambda value: isinstance(value, (int, float)) and not isinstance(value, bool), "a number"),

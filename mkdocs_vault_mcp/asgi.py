@@ -96,8 +96,9 @@ def create_app(
     secret = setting("token", token)
     keep_sessions = stateful if stateful is not None else str(setting("stateful", None) or "").lower() in TRUE
 
-    index_file, remote = site_index(site, setting("cache_dir", cache_dir), setting("max_size", max_size),
-                                    setting("refresh", refresh))
+    index_file, remote = site_index(
+        site, setting("cache_dir", cache_dir), setting("max_size", max_size), setting("refresh", refresh)
+    )
     reader = IndexReader(index_file, describe=remote.describe if remote else None)
     # Bound to every address, as in a container: a loopback Host is accepted only on a loopback connection.
     host = "0.0.0.0"
@@ -153,8 +154,16 @@ def with_cors(app: Any, origins: list[str]) -> Any:
         app,
         allow_origins=origins,
         allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
-        allow_headers=["Authorization", "Content-Type", "Accept", "Last-Event-ID", "Mcp-Session-Id",
-                       "Mcp-Protocol-Version", "Mcp-Method", "Mcp-Name"],
+        allow_headers=[
+            "Authorization",
+            "Content-Type",
+            "Accept",
+            "Last-Event-ID",
+            "Mcp-Session-Id",
+            "Mcp-Protocol-Version",
+            "Mcp-Method",
+            "Mcp-Name",
+        ],
         expose_headers=["Mcp-Session-Id", "WWW-Authenticate"],
         max_age=3600,
     )
@@ -178,8 +187,15 @@ class WithHealth:
         except Exception as error:  # whatever keeps the index from answering makes the replica unready
             status, body = 503, {"status": "unavailable", "problem": str(error)}
         data = json.dumps(body).encode()
-        await send({"type": "http.response.start", "status": status, "headers": [
-            (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
-            (b"cache-control", b"no-store"),
-        ]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(data)).encode()),
+                    (b"cache-control", b"no-store"),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": data if scope["method"] != "HEAD" else b""})

@@ -18,12 +18,21 @@ from .documents import page_content, split_sections, visible_text
 # text when what it looks for is never closed: else each `<` of a page without `>` is scanned to the end again,
 # quadratic time in the page's size.
 CONTENT_ELEMENTS = (
-    ('Material for MkDocs or Zensical: <article class="md-content__inner md-typeset">',
-     re.compile(r'<article\b[^<>]*\bclass="md-content__inner md-typeset"[^<>]*>'), "article"),
-    ('a Material or Zensical blog index: <header class="md-typeset">',
-     re.compile(r'<div class="md-content__inner">\s*<header\b[^<>]*\bclass="md-typeset"[^<>]*>'), "header"),
-    ('the readthedocs theme: <div class="section" itemprop="articleBody">',
-     re.compile(r'<div\b[^<>]*\bitemprop="articleBody"[^<>]*>'), "div"),
+    (
+        'Material for MkDocs or Zensical: <article class="md-content__inner md-typeset">',
+        re.compile(r'<article\b[^<>]*\bclass="md-content__inner md-typeset"[^<>]*>'),
+        "article",
+    ),
+    (
+        'a Material or Zensical blog index: <header class="md-typeset">',
+        re.compile(r'<div class="md-content__inner">\s*<header\b[^<>]*\bclass="md-typeset"[^<>]*>'),
+        "header",
+    ),
+    (
+        'the readthedocs theme: <div class="section" itemprop="articleBody">',
+        re.compile(r'<div\b[^<>]*\bitemprop="articleBody"[^<>]*>'),
+        "div",
+    ),
     ('the mkdocs theme: <div role="main">', re.compile(r'<div\b[^<>]*\brole="main"[^<>]*>'), "div"),
 )
 LOOKED_FOR = "; ".join(name for name, _, _ in CONTENT_ELEMENTS)
@@ -53,11 +62,11 @@ def element_inner(page_html: str, start: re.Match[str], tag: str) -> str:
     """The HTML inside the element whose start tag `start` matched, up to its own end tag."""
     masked = _masked(page_html)
     depth = 1
-    for match in re.finditer(rf"<(/?){tag}\b[^<>]*>", masked[start.end():], re.I):
+    for match in re.finditer(rf"<(/?){tag}\b[^<>]*>", masked[start.end() :], re.I):
         depth += -1 if match.group(1) else 1
         if depth == 0:
-            return page_html[start.end(): start.end() + match.start()]
-    return page_html[start.end():]
+            return page_html[start.end() : start.end() + match.start()]
+    return page_html[start.end() :]
 
 
 def _stripped(text: str, start: int, end: int) -> tuple[int, int]:
@@ -108,9 +117,9 @@ def without_theme_parts(content: str) -> tuple[str, str | None]:
     # Material and Zensical write <h1>{{ page.title }}</h1> (no id: MkDocs' toc gives every heading one) when
     # page.content has no <h1.
     bare = _BARE_H1.match(content)
-    if bare is not None and "<h1" not in content[bare.end():]:
+    if bare is not None and "<h1" not in content[bare.end() :]:
         theme_title = html.unescape(visible_text(bare.group(1)))
-        content = content[bare.end():].strip()
+        content = content[bare.end() :].strip()
     return content, theme_title
 
 
@@ -131,8 +140,9 @@ def guess_site_name(titles: list[str]) -> str | None:
     return counts.most_common(1)[0][0] if counts else None
 
 
-def page_title(title_text: str, site_name: str, url: str, meta: dict[str, Any], theme_title: str | None,
-               content: str) -> str:
+def page_title(
+    title_text: str, site_name: str, url: str, meta: dict[str, Any], theme_title: str | None, content: str
+) -> str:
     suffix = f" - {site_name}"
     if title_text.endswith(suffix) and title_text != suffix:
         return title_text[: -len(suffix)]

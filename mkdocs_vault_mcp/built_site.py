@@ -112,8 +112,9 @@ class BuiltSite:
         return self.config.options
 
 
-def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Path | None = None,
-               cache_dir: Path | None = None) -> IndexRun:
+def index_site(
+    site_dir: Path, *, docs_dir: Path | None = None, config_file: Path | None = None, cache_dir: Path | None = None
+) -> IndexRun:
     """Index the built site in `site_dir` into its `vault-mcp/` folder, through the working index in `cache_dir`."""
     started = time.perf_counter()
     check_site_dir(site_dir)
@@ -128,18 +129,29 @@ def index_site(site_dir: Path, *, docs_dir: Path | None = None, config_file: Pat
     try:
         kept, changed, page_paths = index_pages(writer, site)
         removed = writer.keep_only(kept)
-        writer.commit(indexed_fields=site.options.indexed_fields, site_name=site.site_name, site_url=config.site_url,
-                      site_files=site_files(site_dir, site.base_path, page_paths),
-                      nav=nav_pages(config, set(site.sources) if docs_dir is not None else set(page_paths.values())),
-                      version_base=site.base_path if config.versioned else None)
-        published = publish_into_site(writer.path, site_dir, site.options.tag_fields, site.options.stats_page,
-                                      site.site_name)
+        writer.commit(
+            indexed_fields=site.options.indexed_fields,
+            site_name=site.site_name,
+            site_url=config.site_url,
+            site_files=site_files(site_dir, site.base_path, page_paths),
+            nav=nav_pages(config, set(site.sources) if docs_dir is not None else set(page_paths.values())),
+            version_base=site.base_path if config.versioned else None,
+        )
+        published = publish_into_site(
+            writer.path, site_dir, site.options.tag_fields, site.options.stats_page, site.site_name
+        )
     finally:
         writer.close()
     return IndexRun(
-        documents=published.stats["document_count"], sections=published.stats["section_count"], changed=changed,
-        unchanged=len(kept) - changed, removed=removed, seconds=time.perf_counter() - started,
-        index=published.index, skipped=skipped, stats_page=published.stats_page,
+        documents=published.stats["document_count"],
+        sections=published.stats["section_count"],
+        changed=changed,
+        unchanged=len(kept) - changed,
+        removed=removed,
+        seconds=time.perf_counter() - started,
+        index=published.index,
+        skipped=skipped,
+        stats_page=published.stats_page,
     )
 
 
@@ -202,11 +214,25 @@ def read_site(site_dir: Path, docs_dir: Path | None, config: SiteConfig, pages: 
     if site_name is None:
         site_name = guess_site_name(list(titles.values())) or site_dir.resolve().name
     sources = read_sources(docs_dir) if docs_dir is not None else {}
-    matched = match_sources([read.page for read in pages.values()], sources, config.use_directory_urls) \
-        if docs_dir is not None else {}
+    matched = (
+        match_sources([read.page for read in pages.values()], sources, config.use_directory_urls)
+        if docs_dir is not None
+        else {}
+    )
     git = read_git_times(str(docs_dir)) if docs_dir is not None and config.options.modified != "mtime" else None
-    return BuiltSite(site_dir, docs_dir, config, pages, site_name, titles, sources, matched, git,
-                     page_folders(pages), site_base_path(config.site_url))
+    return BuiltSite(
+        site_dir,
+        docs_dir,
+        config,
+        pages,
+        site_name,
+        titles,
+        sources,
+        matched,
+        git,
+        page_folders(pages),
+        site_base_path(config.site_url),
+    )
 
 
 def working_index_folder(site_dir: Path, config: SiteConfig, cache_dir: Path | None) -> Path:
@@ -222,14 +248,18 @@ def working_index_folder(site_dir: Path, config: SiteConfig, cache_dir: Path | N
 
 def indexing_options_json(options: VaultMcpConfig, docs_dir: Path | None, site_dir: Path, cache_dir: Path) -> str:
     """What the index was made with: when it changes, every page is indexed again."""
-    return json.dumps({key: options[key] for key in INDEXING_OPTIONS} | {
-        "command": "index",
-        # Relative to the working index's folder: the index is published, with no absolute path of this machine.
-        "docs_dir": relative_location(docs_dir, cache_dir) if docs_dir else None,
-        "site_dir": relative_location(site_dir, cache_dir),
-        # links resolved against each page's own address: an index whose links were not is made anew
-        "links": "page address",
-    }, sort_keys=True)
+    return json.dumps(
+        {key: options[key] for key in INDEXING_OPTIONS}
+        | {
+            "command": "index",
+            # Relative to the working index's folder: the index is published, with no absolute path of this machine.
+            "docs_dir": relative_location(docs_dir, cache_dir) if docs_dir else None,
+            "site_dir": relative_location(site_dir, cache_dir),
+            # links resolved against each page's own address: an index whose links were not is made anew
+            "links": "page address",
+        },
+        sort_keys=True,
+    )
 
 
 # -- indexing --------------------------------------------------------------------------------------------
@@ -264,8 +294,10 @@ def indexed_path(site: BuiltSite, path: str, source: Source | None, kept: set[st
     if site.docs_dir is not None and source is None and not site.options.include_generated:
         return False  # no Markdown file: a page a plugin generated (blog archive, category, tags index)
     if len(path) > TEXT_CHARS:
-        log.warning(f"vault-mcp: the page {path[:60]}… has a path of {len(path):,} characters, which no tool "
-                    f"can be given (the limit is {TEXT_CHARS:,}); not indexed")
+        log.warning(
+            f"vault-mcp: the page {path[:60]}… has a path of {len(path):,} characters, which no tool "
+            f"can be given (the limit is {TEXT_CHARS:,}); not indexed"
+        )
         return False
     if path in kept:
         log.warning(f"vault-mcp: {address} is the page {path} again; indexed once")
@@ -273,38 +305,54 @@ def indexed_path(site: BuiltSite, path: str, source: Source | None, kept: set[st
     return not excluded_by(path, site.options.exclude)
 
 
-def rendered_page(site: BuiltSite, url: str, read: PageRead, source: Source | None, path: str
-                  ) -> RenderedPage | None:
+def rendered_page(site: BuiltSite, url: str, read: PageRead, source: Source | None, path: str) -> RenderedPage | None:
     """The page model of one page, as the plugin would make it; None when its front matter asks search to leave
     it out."""
     meta = source.meta if source is not None else {}
     if source is not None and source.problem is not None:
-        log.warning(f"vault-mcp: Front matter of '{path}' is not valid YAML ({source.problem}); "
-                    "the page is indexed without it")
+        log.warning(
+            f"vault-mcp: Front matter of '{path}' is not valid YAML ({source.problem}); the page is indexed without it"
+        )
     if site.options.respect_search_exclude and search_excluded(meta):
         return None
     config = site.config
     title = (config.nav_titles.get(path) if source is not None else None) or page_title(
-        site.titles[url], site.site_name, url, meta, read.theme_title, read.content)
+        site.titles[url], site.site_name, url, meta, read.theme_title, read.content
+    )
     document_url = join_url(config.site_url, url) if config.site_url else (read.page.loc or join_url(None, url))
     markdown = source.text if source is not None else ""
     language = page_language(read.html, config.language)
     modified, modified_source, fingerprinted = page_modified(site, path, source, read.page, meta)
     digest = page_fingerprint(
-        read.content, title, document_url, meta, fingerprinted, modified_source, markdown, language)
+        read.content, title, document_url, meta, fingerprinted, modified_source, markdown, language
+    )
     history = site.git.history.get(path, []) if site.git is not None and source is not None else []
-    return RenderedPage(path=path, url=document_url, title=title, html=read.content, meta=meta, markdown=markdown,
-                        modified=modified, modified_source=modified_source, fingerprint=digest, language=language,
-                        page_path=site.base_path + url, site_url=config.site_url, history=history)
+    return RenderedPage(
+        path=path,
+        url=document_url,
+        title=title,
+        html=read.content,
+        meta=meta,
+        markdown=markdown,
+        modified=modified,
+        modified_source=modified_source,
+        fingerprint=digest,
+        language=language,
+        page_path=site.base_path + url,
+        site_url=config.site_url,
+        history=history,
+    )
 
 
-def page_modified(site: BuiltSite, path: str, source: Source | None, page: SitePage, meta: dict[str, Any]
-                  ) -> tuple[dt.datetime, str, dt.datetime | None]:
+def page_modified(
+    site: BuiltSite, path: str, source: Source | None, page: SitePage, meta: dict[str, Any]
+) -> tuple[dt.datetime, str, dt.datetime | None]:
     """The page's modification time, where it comes from, and the time its fingerprint holds: from the source
     as the plugin takes it, else the sitemap's `<lastmod>`, else the HTML file's time."""
     if source is not None:
         modified, modified_source = modified_instant(
-            path, str(source.file), site.options.modified, site.git, meta, site.options.modified_meta)
+            path, str(source.file), site.options.modified, site.git, meta, site.options.modified_meta
+        )
         return modified, modified_source, modified
     if page.lastmod is not None:
         return page.lastmod, "sitemap", page.lastmod

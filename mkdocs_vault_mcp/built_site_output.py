@@ -35,16 +35,19 @@ class Published:
     stats_page: Path | None  # the stats page written, if any
 
 
-def publish_into_site(working_index: Path, site_dir: Path, tag_fields: list[str], stats_option: str | bool,
-                      site_name: str) -> Published:
+def publish_into_site(
+    working_index: Path, site_dir: Path, tag_fields: list[str], stats_option: str | bool, site_name: str
+) -> Published:
     """Publish the committed working index, its snapshot and the stats page into `site_dir/vault-mcp/`."""
     with contextlib.closing(open_read_only(working_index)) as conn:
         stats = queries.index_stats(conn)
         snapshot = build_snapshot(conn, tag_fields, stats)
     out = site_dir / "vault-mcp"
     if leads_outside(site_dir.resolve(), out):
-        raise SiteError(f"{out} is a symbolic link that leads outside the site folder; remove it (this command "
-                        "writes the index there)")
+        raise SiteError(
+            f"{out} is a symbolic link that leads outside the site folder; remove it (this command "
+            "writes the index there)"
+        )
     # What failed is named by the file of the site it was writing (a copy's error names the working index).
     written: Path | None = out / "index.sqlite"
     try:
@@ -54,13 +57,16 @@ def publish_into_site(working_index: Path, site_dir: Path, tag_fields: list[str]
         written = None  # the stats page: its error names its file
         stats_file = write_stats_page(site_dir, stats_option, snapshot, dict(stats), site_name)
     except OSError as error:
-        raise SiteError(f"could not write {written or error.filename or site_dir} ({error.strerror or error}); "
-                        "SITE_DIR must be writable, on a disk with room") from None
+        raise SiteError(
+            f"could not write {written or error.filename or site_dir} ({error.strerror or error}); "
+            "SITE_DIR must be writable, on a disk with room"
+        ) from None
     return Published(out / "index.sqlite", stats, stats_file)
 
 
-def write_stats_page(site_dir: Path, option: str | bool, snapshot: dict[str, Any], stats: dict[str, Any],
-                     site_name: str) -> Path | None:
+def write_stats_page(
+    site_dir: Path, option: str | bool, snapshot: dict[str, Any], stats: dict[str, Any], site_name: str
+) -> Path | None:
     """The stats page where the `stats_page` option puts it; never over a page the site already has (such as
     the plugin's own)."""
     if option is False:

@@ -114,8 +114,11 @@ def match_sources(pages: list[SitePage], sources: dict[str, Source], directory_u
     slugs: dict[str, set[str]] = {}
     for path, source in sources.items():
         if path not in matched_paths:
-            slugs[path] = {slug(str(source.meta.get("slug") or "")), slug(str(source.meta.get("title") or "")),
-                           slug(first_heading(source.text) or "")}
+            slugs[path] = {
+                slug(str(source.meta.get("slug") or "")),
+                slug(str(source.meta.get("title") or "")),
+                slug(first_heading(source.text) or ""),
+            }
             for name in slugs[path]:
                 by_slug.setdefault(name, set()).add(path)
     for page in pages:

@@ -13,33 +13,11 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .remote_index import CACHE_ENV, DEFAULT_MAX_MB, DEFAULT_REFRESH_SECONDS, DownloadRefused, RemoteIndex, is_url
+from .command_line import DEFAULT_HOST, DEFAULT_PATH, DEFAULT_PORT, command_line
+from .remote_index import DownloadRefused, RemoteIndex, is_url
 
-DEFAULT_PORT = 8765  # not 8000: that is `mkdocs serve`'s
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PATH = "/mcp"
 USAGE_ERROR = 2  # as argparse exits on a bad command line
 WORKERS_FAILED = 3  # serve --workers: the worker processes kept ending, and the server stopped
-
-EXAMPLES = f"""\
-examples:
-  build a site with the plugin, then let an agent that starts servers (stdio) use it:
-    mkdocs build
-    mkdocs-vault-mcp serve site/
-
-  serve it over Streamable HTTP on this machine (http://127.0.0.1:{DEFAULT_PORT}/mcp):
-    mkdocs-vault-mcp serve site/ --transport http
-
-  serve a deployed copy to the network, with a bearer token and the name clients call it by:
-    export VAULT_MCP_TOKEN=...
-    mkdocs-vault-mcp serve /srv/docs --transport http --host 0.0.0.0 \\
-        --allow-host docs.example.com --token-env VAULT_MCP_TOKEN
-
-  index a site built without the plugin (Zensical, a plain MkDocs build), then serve it:
-    mkdocs-vault-mcp index site/ --config mkdocs.yml
-    mkdocs-vault-mcp serve site/
-
-`python -m mkdocs_vault_mcp` runs the same command."""
 
 
 class UsageError(Exception):
@@ -59,8 +37,10 @@ def index_path(target: str) -> Path:
     )
 
 
-REBUILD = ("rebuild the site with this version: `mkdocs build` for a site with the vault-mcp plugin, or "
-           "`mkdocs-vault-mcp index SITE_DIR` for one built without it")
+REBUILD = (
+    "rebuild the site with this version: `mkdocs build` for a site with the vault-mcp plugin, or "
+    "`mkdocs-vault-mcp index SITE_DIR` for one built without it"
+)
 
 
 def check_index(path: Path) -> None:
@@ -84,34 +64,6 @@ def check_index(path: Path) -> None:
         ) from None
 
 
-def port_number(text: str) -> int:
-    if not text.isdigit() or not 0 < int(text) < 65536:
-        raise argparse.ArgumentTypeError(f"expected a TCP port from 1 to 65535, got {text!r}")
-    return int(text)
-
-
-def worker_count(text: str) -> int:
-    if not text.isdigit() or not 1 <= int(text) <= 64:
-        raise argparse.ArgumentTypeError(f"expected a number of processes from 1 to 64, got {text!r}")
-    return int(text)
-
-
-def seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value <= 86_400 * 30:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds from 0 to 2592000, got {text!r}")
-    return value
-
-
-def megabytes(text: str) -> int:
-    if not text.isdigit() or not 1 <= int(text) <= 1_000_000:
-        raise argparse.ArgumentTypeError(f"expected a size in MB from 1 to 1000000, got {text!r}")
-    return int(text)
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = command_line()
     args = parser.parse_args(argv)
@@ -129,82 +81,25 @@ def main(argv: list[str] | None = None) -> None:
         pass
 
 
-def command_line() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mkdocs-vault-mcp", description=__doc__, epilog=EXAMPLES,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="serve the MCP tools from a built site's index (read-only)",
-                                description="Serve the MCP tools from a built site's index (read-only).",
-                                epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_serve_arguments(serve)
-    index = commands.add_parser(
-        "index", help="index a site already built (by Zensical, MkDocs or ProperDocs without the plugin)",
-        description="Index a site already built (by Zensical, MkDocs or ProperDocs without the plugin) into "
-        "SITE_DIR/vault-mcp/index.sqlite, for `mkdocs-vault-mcp serve SITE_DIR`."
-    )
-    add_index_arguments(index)
-    return parser
-
-
-def add_serve_arguments(serve: argparse.ArgumentParser) -> None:
-    serve.add_argument("site", metavar="SITE_DIR", help="built site folder, the path of an index.sqlite, or a deployed "
-                       "site's URL (https://docs.example.com/) or its index's URL, downloaded into a cache folder")
-    serve.add_argument("--transport", choices=("stdio", "http"), default="stdio",
-                       help="stdio: the client starts this command and talks over its standard input and output "
-                       "(default); http: listen for Streamable HTTP clients at --host, --port and --path")
-    # None when not given: they apply to --transport http only, and a stdio run that gets them says so.
-    serve.add_argument("--host", help=f"HTTP: the address to listen on (default {DEFAULT_HOST}, this machine only; "
-                       "0.0.0.0 for every address, with --allow-host and --token-env)")
-    serve.add_argument("--port", type=port_number, help=f"HTTP: the port to listen on (default {DEFAULT_PORT})")
-    serve.add_argument("--path", help=f"HTTP: the endpoint's path (default {DEFAULT_PATH})")
-    serve.add_argument(
-        "--allow-host",
-        action="append",
-        default=[],
-        metavar="HOST[:PORT]",
-        help="a Host header to accept besides loopback names, when binding beyond loopback (repeatable)",
-    )
-    serve.add_argument(
-        "--token-env",
-        metavar="NAME",
-        help="require a bearer token over HTTP: the one in environment variable NAME (never on the command line)",
-    )
-    serve.add_argument(
-        "--workers", type=worker_count, default=1, help="HTTP: serve from this many processes (default 1)"
-    )
-    serve.add_argument(
-        "--stateful-sessions",
-        action="store_true",
-        help="HTTP: keep MCP sessions between requests (default: stateless; one process only)",
-    )
-    serve.add_argument("--refresh", type=seconds, default=DEFAULT_REFRESH_SECONDS, metavar="SECONDS",
-                       help=f"a site's URL: ask it for a new index this often (default {DEFAULT_REFRESH_SECONDS}; 0: "
-                       "only at start)")
-    serve.add_argument("--cache", metavar="DIR", help=f"a site's URL: the cache folder (default: the user's cache "
-                       f"folder, or the environment variable {CACHE_ENV})")
-    serve.add_argument("--max-size", type=megabytes, default=DEFAULT_MAX_MB, metavar="MB",
-                       help=f"a site's URL: refuse a larger index (default {DEFAULT_MAX_MB} MB)")
-
-
-def add_index_arguments(index: argparse.ArgumentParser) -> None:
-    index.add_argument("site", metavar="SITE_DIR", help="the built site folder; gets vault-mcp/index.sqlite")
-    index.add_argument("--docs-dir", metavar="DOCS", help="the Markdown sources: front matter, git times, paths")
-    index.add_argument("--config", metavar="MKDOCS_YML", help="mkdocs.yml: site_name, site_url, nav titles, "
-                       "the vault-mcp plugin's options (and docs_dir, unless --docs-dir is given)")
-    index.add_argument("--cache-dir", metavar="DIR", help="where the working index lives between runs (default: "
-                       "the plugin's cache_dir beside mkdocs.yml, else .cache/plugin/vault-mcp beside SITE_DIR)")
-
-
 def check_serve_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Refuse (as argparse does, exit status 2) options that do not go together; fill in the HTTP defaults."""
-    http_only = [option for option, value in (("--host", args.host), ("--port", args.port),
-                                              ("--path", args.path), ("--allow-host", args.allow_host)) if value]
+    http_only = [
+        option
+        for option, value in (
+            ("--host", args.host),
+            ("--port", args.port),
+            ("--path", args.path),
+            ("--allow-host", args.allow_host),
+        )
+        if value
+    ]
     if args.transport != "http" and http_only:
         several = len(http_only) > 1
-        parser.error(f"{', '.join(http_only)} {'apply' if several else 'applies'} to --transport http only; add "
-                     f"--transport http to serve over HTTP, or leave {'them' if several else 'it'} out to serve "
-                     "over stdio")
+        parser.error(
+            f"{', '.join(http_only)} {'apply' if several else 'applies'} to --transport http only; add "
+            f"--transport http to serve over HTTP, or leave {'them' if several else 'it'} out to serve "
+            "over stdio"
+        )
     args.host = DEFAULT_HOST if args.host is None else args.host
     args.port = DEFAULT_PORT if args.port is None else args.port
     args.path = DEFAULT_PATH if args.path is None else args.path
@@ -215,8 +110,10 @@ def check_serve_options(parser: argparse.ArgumentParser, args: argparse.Namespac
 
         lacking = unavailable()
         if lacking:
-            parser.error(f"--workers {args.workers} needs {lacking}, which this platform lacks (as Windows does); "
-                         "serve with --workers 1, or run one server per port behind a load balancer")
+            parser.error(
+                f"--workers {args.workers} needs {lacking}, which this platform lacks (as Windows does); "
+                "serve with --workers 1, or run one server per port behind a load balancer"
+            )
     if args.workers != 1 and args.stateful_sessions:
         parser.error("--stateful-sessions needs one process: a session lives in the process that opened it")
 
@@ -253,8 +150,16 @@ def serve_index(args: argparse.Namespace) -> None:
     if warning:
         print(f"mkdocs-vault-mcp: warning: {warning}", file=sys.stderr, flush=True)
     try:
-        serve_http(server, host=args.host, port=args.port, path=args.path, allowed_hosts=args.allow_host,
-                   token=token, workers=args.workers, stateful=args.stateful_sessions)
+        serve_http(
+            server,
+            host=args.host,
+            port=args.port,
+            path=args.path,
+            allowed_hosts=args.allow_host,
+            token=token,
+            workers=args.workers,
+            stateful=args.stateful_sessions,
+        )
     except WorkersFailed as error:
         print(f"mkdocs-vault-mcp: error: {error}", file=sys.stderr)
         raise SystemExit(WORKERS_FAILED) from None
@@ -286,16 +191,24 @@ def exposure_warning(host: str, port: int, allowed_hosts: list[str], token_env: 
         loopback = False
     if loopback:
         return None
-    access = (f"clients must send the bearer token in {token_env}" if token_env else
-              f"anyone who can reach port {port} can call the tools: add --token-env NAME to require a bearer token")
-    allowed = (f"allowed now: {', '.join(allowed_hosts)}" if allowed_hosts else
-               f"e.g. --allow-host {socket.gethostname()}")
+    access = (
+        f"clients must send the bearer token in {token_env}"
+        if token_env
+        else f"anyone who can reach port {port} can call the tools: add --token-env NAME to require a bearer token"
+    )
+    allowed = (
+        f"allowed now: {', '.join(allowed_hosts)}" if allowed_hosts else f"e.g. --allow-host {socket.gethostname()}"
+    )
     if host in WILDCARD_ADDRESSES:
-        reach = ("Clients on the network are answered only when they call it by a name given with --allow-host "
-                 f"NAME[:PORT] ({allowed}); the loopback URL answers on this machine only.")
+        reach = (
+            "Clients on the network are answered only when they call it by a name given with --allow-host "
+            f"NAME[:PORT] ({allowed}); the loopback URL answers on this machine only."
+        )
     else:
-        reach = (f"Clients are answered when they call it as {host}, or by a name given with --allow-host NAME[:PORT] "
-                 f"({allowed}).")
+        reach = (
+            f"Clients are answered when they call it as {host}, or by a name given with --allow-host NAME[:PORT] "
+            f"({allowed})."
+        )
     return f"--host {host} listens beyond this machine; {access}. {reach}"
 
 
@@ -304,8 +217,10 @@ def index_site(args: argparse.Namespace) -> None:
     from .site_folder import SiteError
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
-    locations = {name: Path(value) if value else None for name, value in
-                 (("docs_dir", args.docs_dir), ("config_file", args.config), ("cache_dir", args.cache_dir))}
+    locations = {
+        name: Path(value) if value else None
+        for name, value in (("docs_dir", args.docs_dir), ("config_file", args.config), ("cache_dir", args.cache_dir))
+    }
     if locations["config_file"] is not None and not locations["config_file"].is_file():
         raise UsageError(f"--config {args.config!r} is not a file; give the site's mkdocs.yml")
     try:
@@ -317,8 +232,10 @@ def index_site(args: argparse.Namespace) -> None:
     if indexed.skipped:
         more = len(indexed.skipped) - 5
         shown = ", ".join(indexed.skipped[:5]) + (f" and {more} more" if more > 0 else "")
-        print(f"mkdocs-vault-mcp: {len(indexed.skipped)} HTML files have no content element and are not pages: {shown}",
-              file=sys.stderr)
+        print(
+            f"mkdocs-vault-mcp: {len(indexed.skipped)} HTML files have no content element and are not pages: {shown}",
+            file=sys.stderr,
+        )
     print(
         f"mkdocs-vault-mcp: Indexed {indexed.documents} pages, {indexed.sections} sections: {indexed.changed} changed, "
         f"{indexed.unchanged} unchanged, {indexed.removed} removed in {indexed.seconds:.2f} seconds; "

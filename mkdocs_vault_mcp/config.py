@@ -12,8 +12,14 @@ from mkdocs.config import config_options as c
 from .paths import relative_location
 
 # The options that decide what goes into the index: when one changes, every page is indexed again.
-INDEXING_OPTIONS = ("indexed_fields", "modified", "modified_meta", "exclude", "respect_search_exclude",
-                    "include_generated")
+INDEXING_OPTIONS = (
+    "indexed_fields",
+    "modified",
+    "modified_meta",
+    "exclude",
+    "respect_search_exclude",
+    "include_generated",
+)
 
 
 class AutoOrNames(base.BaseConfigOption[str | list[str]]):

@@ -119,9 +119,7 @@ _HEADING = re.compile(r"<h([1-6])((?:\s[^<>]*)?)>((?:[^<]++|<(?!h[1-6]\b|/h\1\b)
 _ID = re.compile(r"""\sid\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.I)
 # The expressions below run over a page's fragments joined by _SEPARATOR, which none of them may cross: a stray `<`
 # in one fragment (`--8<--` in raw HTML) would otherwise swallow the fragments up to the next `>`.
-_PERMALINK = re.compile(
-    r'<a\b[^<>]*\bclass="[^"<>]*\bheaderlink\b[^"<>]*"[^<>]*>(?:[^<]++|<(?!/?a\b))*+</a>', re.I
-)
+_PERMALINK = re.compile(r'<a\b[^<>]*\bclass="[^"<>]*\bheaderlink\b[^"<>]*"[^<>]*>(?:[^<]++|<(?!/?a\b))*+</a>', re.I)
 _INVISIBLE = re.compile(
     r"<(script|style|template)\b[^\x00]*?(?:</\1\s*>|(?=\x00)|\Z)|<!--[^\x00]*?(?:-->|(?=\x00)|\Z)", re.I
 )

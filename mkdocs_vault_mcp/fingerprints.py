@@ -21,8 +21,16 @@ def fingerprint(*parts: object) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
-def page_fingerprint(html_content: str, title: str, url: str, meta: dict[str, Any], modified: dt.datetime | None,
-                     modified_source: str, markdown: object, *more: object) -> str:
+def page_fingerprint(
+    html_content: str,
+    title: str,
+    url: str,
+    meta: dict[str, Any],
+    modified: dt.datetime | None,
+    modified_source: str,
+    markdown: object,
+    *more: object,
+) -> str:
     """The fingerprint of a page as the plugin and `mkdocs-vault-mcp index` both take it: when it is unchanged,
     the page is not indexed again. `modified` None leaves the time out (a built site's file time); `markdown`: the
     source's text, or what stands for it (page_facts.source_version); `more`: the page's language and what it is

@@ -139,8 +139,10 @@ def pickled_answer(message: tuple[object, ...]) -> bytes:
     try:
         return pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:
-        return pickle.dumps(tuple(RuntimeError(repr(part)) if isinstance(part, BaseException) else part
-                                  for part in message), protocol=pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps(
+            tuple(RuntimeError(repr(part)) if isinstance(part, BaseException) else part for part in message),
+            protocol=pickle.HIGHEST_PROTOCOL,
+        )
 
 
 def _close_all_but(keep_fds: tuple[int, ...]) -> None:
@@ -149,4 +151,3 @@ def _close_all_but(keep_fds: tuple[int, ...]) -> None:
         os.closerange(start, fd)
         start = fd + 1
     os.closerange(start, os.sysconf("SC_OPEN_MAX"))
-

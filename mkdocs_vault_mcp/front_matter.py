@@ -102,8 +102,10 @@ def search_excluded(meta: Mapping[str, Any]) -> bool:
 def yaml_problem(error: Exception) -> str:
     """A YAML error with its positions counted in lines of the page's file (the front matter starts on line 2)."""
     parts = []
-    for text, mark in ((getattr(error, "context", None), getattr(error, "context_mark", None)),
-                       (getattr(error, "problem", None), getattr(error, "problem_mark", None))):
+    for text, mark in (
+        (getattr(error, "context", None), getattr(error, "context_mark", None)),
+        (getattr(error, "problem", None), getattr(error, "problem_mark", None)),
+    ):
         if text:
             parts.append(f"{text} (line {mark.line + 2}, column {mark.column + 1})" if mark else text)
     return ", ".join(parts) or " ".join(str(error).split())

@@ -33,16 +33,24 @@ def read_cache(cache_file: Path, key: CacheKey) -> tuple[dict[bytes, int], dict[
         if stored.get("key") != key:
             return None
         times = {os.fsencode(path): time for path, time in stored["times"].items()}
-        history = {os.fsencode(path): [(commit[0], commit[1], commit[2]) for commit in commits]
-                   for path, commits in stored["history"].items()}
+        history = {
+            os.fsencode(path): [(commit[0], commit[1], commit[2]) for commit in commits]
+            for path, commits in stored["history"].items()
+        }
     except (OSError, ValueError, KeyError, TypeError, AttributeError):  # missing or damaged: read git again
         return None
     return times, history
 
 
 def write_cache(cache_file: Path, key: CacheKey, times: dict[bytes, int], history: dict[bytes, History]) -> None:
-    _write_json(cache_file, {"key": key, "times": {os.fsdecode(path): time for path, time in times.items()},
-                             "history": {os.fsdecode(path): commits for path, commits in history.items()}})
+    _write_json(
+        cache_file,
+        {
+            "key": key,
+            "times": {os.fsdecode(path): time for path, time in times.items()},
+            "history": {os.fsdecode(path): commits for path, commits in history.items()},
+        },
+    )
 
 
 def read_commits(commits_file: Path, key: CacheKey) -> tuple[bytes, dict[bytes, Commit]] | None:
@@ -58,10 +66,18 @@ def read_commits(commits_file: Path, key: CacheKey) -> tuple[bytes, dict[bytes, 
                 continue
             author_time, author, subject, diffs, commit_time = changed
             commits[sha.encode()] = Commit(
-                [parent.encode() for parent in parents], author_time,
-                {None if parent is None else parent.encode():
-                 {os.fsencode(path): status.encode() for path, status in changes.items()} for parent, changes in diffs},
-                author, subject, commit_time)
+                [parent.encode() for parent in parents],
+                author_time,
+                {
+                    None if parent is None else parent.encode(): {
+                        os.fsencode(path): status.encode() for path, status in changes.items()
+                    }
+                    for parent, changes in diffs
+                },
+                author,
+                subject,
+                commit_time,
+            )
         return stored["head"].encode(), commits
     except (OSError, ValueError, KeyError, TypeError, AttributeError):  # missing or damaged: read git again
         return None
@@ -72,10 +88,19 @@ def write_commits(commits_file: Path, key: CacheKey, commits: dict[bytes, Commit
     for sha, commit in commits.items():
         row: list[Any] = [sha.decode(), [parent.decode() for parent in commit.parents]]
         if any(commit.diffs.values()):  # most commits change nothing in docs_dir: their graph is all that counts
-            row += [commit.author_time, commit.author, commit.subject,
-                    [[None if parent is None else parent.decode(),
-                      {os.fsdecode(path): status.decode() for path, status in changes.items()}]
-                     for parent, changes in commit.diffs.items()], commit.commit_time]
+            row += [
+                commit.author_time,
+                commit.author,
+                commit.subject,
+                [
+                    [
+                        None if parent is None else parent.decode(),
+                        {os.fsdecode(path): status.decode() for path, status in changes.items()},
+                    ]
+                    for parent, changes in commit.diffs.items()
+                ],
+                commit.commit_time,
+            ]
         rows.append(row)
     _write_json(commits_file, {"key": key[:3], "head": key[3], "commits": rows})
 

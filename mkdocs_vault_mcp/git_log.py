@@ -22,15 +22,40 @@ HISTORY_LENGTH = 10  # commits kept per page
 # The pathspec "." (docs_dir) lets git compare only docs_dir's trees; with --full-history --sparse every commit is
 # still listed with its own parents (none pruned, none rewritten), so the output is byte for byte the one without
 # it. The other flags pin down everything user configuration could change in that output.
-LOG_FLAGS = ["-c", "log.diffMerges=separate", "log", "-m", "--topo-order", "--root", "--pretty=oneline",
-             "--parents", "--no-abbrev-commit", "--no-decorate", "--no-show-signature", "--no-notes",
-             "--no-color", "--encoding=UTF-8", "--name-status", "--no-renames", "--relative", "-z", "--full-history",
-             "--sparse"]
+LOG_FLAGS = [
+    "-c",
+    "log.diffMerges=separate",
+    "log",
+    "-m",
+    "--topo-order",
+    "--root",
+    "--pretty=oneline",
+    "--parents",
+    "--no-abbrev-commit",
+    "--no-decorate",
+    "--no-show-signature",
+    "--no-notes",
+    "--no-color",
+    "--encoding=UTF-8",
+    "--name-status",
+    "--no-renames",
+    "--relative",
+    "-z",
+    "--full-history",
+    "--sparse",
+]
 # Each commit's parents, author time, author name (%an: as the commit records it, no .mailmap) and commit time
 # (what `git log` orders by), which the line of --pretty=oneline lacks: a second, cheap git process that lists
 # the commits without diffs.
-COMMIT_FIELDS_FLAGS = ["log", "--format=%H%x00%P%x00%at%x00%an%x00%ct", "-z", "--no-show-signature", "--no-notes",
-                       "--no-color", "--encoding=UTF-8"]
+COMMIT_FIELDS_FLAGS = [
+    "log",
+    "--format=%H%x00%P%x00%at%x00%an%x00%ct",
+    "-z",
+    "--no-show-signature",
+    "--no-notes",
+    "--no-color",
+    "--encoding=UTF-8",
+]
 
 
 class Commit(NamedTuple):
@@ -49,8 +74,14 @@ CommitFields = tuple[list[bytes], int, str, int]
 def run_git(args: list[str], cwd: str, allowed_status: int = 0) -> bytes:
     env = {name: value for name, value in os.environ.items() if name not in REPOSITORY_ENV_VARS}
     env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat", GIT_FLUSH="0")
-    done = subprocess.run(["git", "--no-pager", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                          capture_output=True, timeout=GIT_TIMEOUT_SECONDS)
+    done = subprocess.run(
+        ["git", "--no-pager", *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=GIT_TIMEOUT_SECONDS,
+    )
     if done.returncode not in (0, allowed_status):
         raise subprocess.CalledProcessError(done.returncode, done.args, done.stdout, done.stderr)
     return done.stdout
@@ -59,9 +90,12 @@ def run_git(args: list[str], cwd: str, allowed_status: int = 0) -> bytes:
 def commit_fields(output: bytes) -> dict[bytes, CommitFields]:
     """sha -> (parents, author time, author name, commit time), from the -z listing of COMMIT_FIELDS_FLAGS."""
     fields = output.split(b"\0")
-    return {sha: (parents.split(), int(author_time), author.decode("utf-8", "replace"), int(commit_time))
-            for sha, parents, author_time, author, commit_time in zip(
-                fields[0::5], fields[1::5], fields[2::5], fields[3::5], fields[4::5], strict=False)}
+    return {
+        sha: (parents.split(), int(author_time), author.decode("utf-8", "replace"), int(commit_time))
+        for sha, parents, author_time, author, commit_time in zip(
+            fields[0::5], fields[1::5], fields[2::5], fields[3::5], fields[4::5], strict=False
+        )
+    }
 
 
 # A status of --name-status (M, A, D, T, ...; --no-renames: no scores) is this short; a commit's line is an id long.
@@ -85,12 +119,12 @@ def parse_log(output: bytes, fields: dict[bytes, CommitFields]) -> dict[bytes, C
         ids = b" ".join([sha, *parents])
         if not line.startswith(ids):
             raise ValueError(f"the log's commit {sha!r} has other parents than git's listing of it")
-        rest = line[len(ids):]
+        rest = line[len(ids) :]
         diffed_parent = None
         if len(parents) > 1 and rest.startswith(b" (from "):
-            marked = rest[7:rest.find(b")")]
+            marked = rest[7 : rest.find(b")")]
             if marked in parents:  # else the subject of a merge identical to its parents starts so
-                diffed_parent, rest = marked, rest[8 + len(marked):]
+                diffed_parent, rest = marked, rest[8 + len(marked) :]
         commit = commits.get(sha)
         if commit is None:
             subject = rest.removeprefix(b" ").decode("utf-8", "replace")
@@ -109,6 +143,18 @@ def read_log(docs_dir: str, revisions: list[str], log_flags: list[str]) -> dict[
     return parse_log(run_git([*log_flags, *revisions, "--", "."], docs_dir), fields)
 
 
+def hand_over(pending: dict[bytes, set[bytes]], sha: bytes | None, paths: set[bytes]) -> None:
+    """Pass `paths` down the walk to the commit `sha` (None: past the root); several children lead to one
+    commit, so the smaller set is merged into the larger."""
+    if sha is None or not paths:
+        return
+    waiting = pending.setdefault(sha, paths)
+    if waiting is not paths:
+        larger, smaller = (waiting, paths) if len(waiting) >= len(paths) else (paths, waiting)
+        larger |= smaller
+        pending[sha] = larger
+
+
 def last_change_per_path(commits: dict[bytes, Commit]) -> dict[bytes, int]:
     """Answer `git log -1 --format=%at -- PATH` for every path still present at HEAD, all at once.
 
@@ -123,15 +169,6 @@ def last_change_per_path(commits: dict[bytes, Commit]) -> dict[bytes, int]:
     pending = {head: {path for c in commits.values() for diff in c.diffs.values() for path in diff}}
     times: dict[bytes, int] = {}
 
-    def hand_over(sha: bytes | None, paths: set[bytes]) -> None:
-        if sha is None or not paths:
-            return
-        waiting = pending.setdefault(sha, paths)
-        if waiting is not paths:  # several children lead here: merge the smaller set into the larger
-            larger, smaller = (waiting, paths) if len(waiting) >= len(paths) else (paths, waiting)
-            larger |= smaller
-            pending[sha] = larger
-
     for sha, commit in commits.items():  # children before parents, so `pending` is complete
         paths = pending.pop(sha, None)
         if not paths:
@@ -140,11 +177,11 @@ def last_change_per_path(commits: dict[bytes, Commit]) -> dict[bytes, int]:
         diffs = [commit.diffs.get(parent, {}) for parent in parents]
         differ_from_first = [path for path in diffs[0] if path in paths]
         paths.difference_update(differ_from_first)
-        hand_over(parents[0], paths)
+        hand_over(pending, parents[0], paths)
         for path in differ_from_first:
             same = next((p for p, diff in zip(parents[1:], diffs[1:], strict=True) if path not in diff), None)
             if same is not None:
-                hand_over(same, {path})
+                hand_over(pending, same, {path})
             elif diffs[0][path] != b"D":  # deleted here, so absent at HEAD: no page to date
                 times[path] = commit.author_time
     return times
@@ -169,15 +206,6 @@ def history_per_path(commits: dict[bytes, Commit], paths: set[bytes]) -> dict[by
     done: set[bytes] = set()
     pending: dict[bytes, set[bytes]] = {listed[0][0]: set(paths)}
 
-    def hand_over(sha: bytes | None, handed: set[bytes]) -> None:
-        if sha is None or not handed:
-            return
-        waiting = pending.setdefault(sha, handed)
-        if waiting is not handed:
-            larger, smaller = (waiting, handed) if len(waiting) >= len(handed) else (handed, waiting)
-            larger |= smaller
-            pending[sha] = larger
-
     for position, (sha, commit) in enumerate(listed):
         walking = pending.pop(sha, None)
         if not walking:
@@ -186,11 +214,11 @@ def history_per_path(commits: dict[bytes, Commit], paths: set[bytes]) -> dict[by
         diffs = [commit.diffs.get(parent, {}) for parent in parents]
         changed = [path for path in diffs[0] if path in walking]
         walking.difference_update(changed)
-        hand_over(parents[0], walking)
+        hand_over(pending, parents[0], walking)
         for path in changed:
             same = next((p for p, diff in zip(parents[1:], diffs[1:], strict=True) if path not in diff), None)
             if same is not None:
-                hand_over(same, {path})
+                hand_over(pending, same, {path})
                 continue
             if path in done:
                 continue
@@ -204,10 +232,15 @@ def history_per_path(commits: dict[bytes, Commit], paths: set[bytes]) -> dict[by
                 done.add(path)  # nothing further down the log can be one of its newest
                 continue
             for parent in parents:  # on past an addition too: the file may have lived there before
-                hand_over(parent, {path})
-    return {path: [(commit.author_time, commit.author, commit.subject)
-                   for _, _, commit in sorted(newest, key=lambda entry: (-entry[0], -entry[1]))]
-            for path, newest in kept.items() if newest}
+                hand_over(pending, parent, {path})
+    return {
+        path: [
+            (commit.author_time, commit.author, commit.subject)
+            for _, _, commit in sorted(newest, key=lambda entry: (-entry[0], -entry[1]))
+        ]
+        for path, newest in kept.items()
+        if newest
+    }
 
 
 # Where docs_dir sits and which commit is checked out, in one call: `--verify -q HEAD` prints the commit, or

@@ -143,8 +143,11 @@ def _flatten_deep(soup: BeautifulSoup, max_depth: int) -> bool:
 
 def _plain_tabs(soup: BeautifulSoup, tabs: Tag) -> None:
     """Content tabs as each tab's label in bold over its content (pymdownx.tabbed, both styles)."""
-    labels = [label.get_text(" ", strip=True) for label in tabs.find_all("label", recursive=True)
-              if label.find_parent("div", class_="tabbed-set") is tabs]
+    labels = [
+        label.get_text(" ", strip=True)
+        for label in tabs.find_all("label", recursive=True)
+        if label.find_parent("div", class_="tabbed-set") is tabs
+    ]
     blocks = tabs.select(":scope > .tabbed-content > .tabbed-block") or tabs.select(":scope > .tabbed-content")
     plain = soup.new_tag("div")
     for label, block in zip(labels, blocks, strict=False):  # a label or a block without its pair is left out

@@ -69,8 +69,9 @@ class ConnectionGuard:
         return GuardedH11Protocol
 
     def opened(self, protocol: Any, transport: asyncio.Transport) -> None:
-        key = protocol._guard_key = connection_key(transport.get_extra_info("peername"),
-                                                    transport.get_extra_info("sockname"))
+        key = protocol._guard_key = connection_key(
+            transport.get_extra_info("peername"), transport.get_extra_info("sockname")
+        )
         self.connections[key] = _Connection(protocol, transport)
         if len(self.connections) > self.max_connections:
             waiting = [k for k, c in self.connections.items() if not c.answering and c.protocol is not protocol]
@@ -159,7 +160,8 @@ def log_accept_errors_once(loop: asyncio.AbstractEventLoop) -> None:
                 logged = True
                 log.error(
                     "Cannot accept new connections: %s. Raise the limit of open files (ulimit -n); this is logged "
-                    "once.", context.get("exception")
+                    "once.",
+                    context.get("exception"),
                 )
             return
         if previous is not None:
@@ -168,4 +170,3 @@ def log_accept_errors_once(loop: asyncio.AbstractEventLoop) -> None:
             loop.default_exception_handler(context)
 
     loop.set_exception_handler(handler)
-

@@ -67,8 +67,12 @@ class Guard:
                 await refuse(send, 421, "Misdirected request: a loopback Host on a connection from the network")
                 return
             if self.expected is not None and not has_token(headers.get(b"authorization", b""), self.expected):
-                await refuse(send, 401, "Unauthorized: send the bearer token (Authorization: Bearer ...)",
-                             [(b"www-authenticate", b'Bearer realm="mcp"')])
+                await refuse(
+                    send,
+                    401,
+                    "Unauthorized: send the bearer token (Authorization: Bearer ...)",
+                    [(b"www-authenticate", b'Bearer realm="mcp"')],
+                )
                 return
         answering = scope["type"] == "http" and scope["method"] != "GET"
         self.answering += answering
@@ -105,13 +109,19 @@ def names_loopback(host_header: bytes | None) -> bool:
 
 async def refuse(send: Any, status: int, text: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
     body = text.encode()
-    await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode()), *(headers or [])
-    ]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+                *(headers or []),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
-
 
 
 def url_host(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
-

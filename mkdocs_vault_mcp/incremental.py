@@ -61,8 +61,16 @@ class TrackedPage:
 class IncrementalBuild:
     """One build's indexing into its working index, in the writer's one transaction."""
 
-    def __init__(self, path: Path, options_json: str, model_of: PageModel, *, indexed_fields: IndexedFields,
-                 pages: int, live_readers: bool) -> None:
+    def __init__(
+        self,
+        path: Path,
+        options_json: str,
+        model_of: PageModel,
+        *,
+        indexed_fields: IndexedFields,
+        pages: int,
+        live_readers: bool,
+    ) -> None:
         """`model_of`: a page's model; `indexed_fields`: the plugin option; `pages`: how many pages the build
         renders; `live_readers`: IndexWriter's.
 
@@ -91,8 +99,16 @@ class IncrementalBuild:
         """Write the page's document unless the index holds it as it is."""
         model = self.model_of(page)
         digest = page_fingerprint(
-            html, model.title, model.url, model.meta, model.modified, model.modified_source, source_version(page),
-            model.language, model.fallback_of, model.history,
+            html,
+            model.title,
+            model.url,
+            model.meta,
+            model.modified,
+            model.modified_source,
+            source_version(page),
+            model.language,
+            model.fallback_of,
+            model.history,
         )
         path = model.path
         stored = self.writer.fingerprints.get(path, "")

@@ -122,8 +122,13 @@ def resolve(href: str, page_path: str, src_uri: str, site: SplitResult | None) -
     anchor = unquote(parts.fragment) or None
     target = server_path(path)
     written = None
-    if (not parts.scheme and not parts.netloc and parts.path and not parts.path.startswith("/")
-            and not parts.path.endswith(("/", ".html"))):
+    if (
+        not parts.scheme
+        and not parts.netloc
+        and parts.path
+        and not parts.path.startswith("/")
+        and not parts.path.endswith(("/", ".html"))
+    ):
         # A link to a file that MkDocs found nothing for stays as written, relative to the page's file; what
         # MkDocs rewrites to a page ends with `/` or `.html`.
         written = posixpath.normpath(posixpath.join(posixpath.dirname(src_uri), unquote(parts.path)))
@@ -143,5 +148,8 @@ def page_anchors(html_content: str) -> list[str]:
     """Every id (and `<a name>`) of a page, in order, each once."""
     if "<!--" in html_content:
         html_content = _COMMENT.sub("", html_content)
-    return list(dict.fromkeys(html.unescape(next(g for g in m.groups() if g is not None))
-                              for m in _ANCHOR.finditer(html_content)))
+    return list(
+        dict.fromkeys(
+            html.unescape(next(g for g in m.groups() if g is not None)) for m in _ANCHOR.finditer(html_content)
+        )
+    )

@@ -53,8 +53,9 @@ class LiveServer:
     def url(self) -> str:
         """Where clients reach it: for a bind to every address, the loopback URL and each allowed host's (the Host
         check refuses http://0.0.0.0:PORT)."""
-        return " and ".join(answering_endpoints(self.host, self.port, self.options.mcp_path,
-                                                self.options.mcp_allowed_hosts))
+        return " and ".join(
+            answering_endpoints(self.host, self.port, self.options.mcp_path, self.options.mcp_allowed_hosts)
+        )
 
     @property
     def running(self) -> bool:
@@ -83,7 +84,8 @@ class LiveServer:
             return False
         if self.host not in LOOPBACK_ADDRESSES:
             protection = (
-                f"clients must send the bearer token of {token_env}" if self.token
+                f"clients must send the bearer token of {token_env}"
+                if self.token
                 else "without authentication (set the plugin option mcp_token_env to require a bearer token)"
             )
             log.warning(
@@ -283,15 +285,18 @@ class RebuildBeforeMkDocsWatches:
         mkdocs_serve.request_rebuild(self.server)
 
 
-def schedule(
-    observer: Any, targets: dict[Path, bool], freshness: Freshness, rebuild: Any = lambda: None
-) -> Any:
+def schedule(observer: Any, targets: dict[Path, bool], freshness: Freshness, rebuild: Any = lambda: None) -> Any:
     from watchdog import events
 
     # Writes, creations, removals and moves only: MkDocs rebuilds on those. Opening and reading are left
     # to the kernel, so the many reads of a rebuild cost the watcher nothing.
-    changes = [events.FileCreatedEvent, events.FileModifiedEvent, events.FileDeletedEvent,
-               events.FileMovedEvent, events.FileClosedEvent]
+    changes = [
+        events.FileCreatedEvent,
+        events.FileModifiedEvent,
+        events.FileDeletedEvent,
+        events.FileMovedEvent,
+        events.FileClosedEvent,
+    ]
 
     class SavedFile(events.FileSystemEventHandler):
         def __init__(self, only: str | None = None) -> None:

@@ -54,8 +54,17 @@ class GitTimes(NamedTuple):
 
 # Where docs_dir sits and which commit is checked out, in one call: `--verify -q HEAD` prints the commit, or
 # nothing with status 1 in a repository without commits yet.
-_WHERE_ARGS = ["rev-parse", "--is-inside-work-tree", "--show-prefix", "--absolute-git-dir", "--git-path", "index",
-               "--verify", "-q", "HEAD"]
+_WHERE_ARGS = [
+    "rev-parse",
+    "--is-inside-work-tree",
+    "--show-prefix",
+    "--absolute-git-dir",
+    "--git-path",
+    "index",
+    "--verify",
+    "-q",
+    "HEAD",
+]
 # The history last read for each cache file in this process (`mkdocs serve` rebuilds): its key, dates, commits.
 _remembered: dict[Path, tuple[CacheKey, dict[bytes, int], dict[bytes, History]]] = {}
 
@@ -82,9 +91,11 @@ def read_git_times(docs_dir: str, cache_file: Path | None = None) -> GitTimes | 
     except (OSError, subprocess.SubprocessError, ValueError, LookupError, TypeError, StopIteration) as error:
         log.debug("vault-mcp: no git times for %s: %s", docs_dir, error)
         return None
-    return GitTimes({os.fsdecode(path): t for path, t in times.items()},
-                    frozenset(os.fsdecode(path) for path in dirty),
-                    {os.fsdecode(path): commits for path, commits in history.items()})
+    return GitTimes(
+        {os.fsdecode(path): t for path, t in times.items()},
+        frozenset(os.fsdecode(path) for path in dirty),
+        {os.fsdecode(path): commits for path, commits in history.items()},
+    )
 
 
 class GitTimesRead:
@@ -102,12 +113,18 @@ class GitTimesRead:
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
         self._child: ForkedChild | None = None
-        if cache_file is not None and not cache_file.exists() and _has_git_folder(docs_dir) and spare_cpu() \
-                and can_fork():
+        if (
+            cache_file is not None
+            and not cache_file.exists()
+            and _has_git_folder(docs_dir)
+            and spare_cpu()
+            and can_fork()
+        ):
             read_end, write_end = os.pipe()
             try:
-                self._child = ForkedChild(functools.partial(_send_git_times, write_end, docs_dir, cache_file),
-                                          keep_fds=(write_end,))
+                self._child = ForkedChild(
+                    functools.partial(_send_git_times, write_end, docs_dir, cache_file), keep_fds=(write_end,)
+                )
             except OSError as error:  # no process to be had: a thread reads it
                 log.debug("vault-mcp: reading the git history on a thread; no process for it (%s)", error)
                 os.close(read_end)
@@ -117,8 +134,9 @@ class GitTimesRead:
                 return
             finally:
                 os.close(write_end)
-        self._thread = threading.Thread(target=self._read, args=(docs_dir, cache_file),
-                                        name="vault-mcp git history", daemon=True)
+        self._thread = threading.Thread(
+            target=self._read, args=(docs_dir, cache_file), name="vault-mcp git history", daemon=True
+        )
         self._thread.start()
 
     def _read(self, docs_dir: str, cache_file: Path | None) -> None:
@@ -175,8 +193,9 @@ def _send_git_times(answer_fd: int, docs_dir: str, cache_file: Path) -> None:
         out.write(pickled_answer(answer))
 
 
-def _history(docs_dir: str, prefix: bytes, git_dir: bytes, index: bytes, head: bytes,
-             cache_file: Path | None) -> tuple[dict[bytes, int], dict[bytes, History]]:
+def _history(
+    docs_dir: str, prefix: bytes, git_dir: bytes, index: bytes, head: bytes, cache_file: Path | None
+) -> tuple[dict[bytes, int], dict[bytes, History]]:
     """Each file's last change and last commits: kept ones when HEAD and the index are those of the read
     `cache_file` keeps, else from the log's commits (the kept ones and the new, or one whole pass)."""
     key = None
@@ -206,8 +225,9 @@ def _history(docs_dir: str, prefix: bytes, git_dir: bytes, index: bytes, head: b
     return times, history
 
 
-def _caught_up(docs_dir: str, key: CacheKey, head: bytes,
-               commits_file: Path) -> tuple[dict[bytes, Commit] | None, bool]:
+def _caught_up(
+    docs_dir: str, key: CacheKey, head: bytes, commits_file: Path
+) -> tuple[dict[bytes, Commit] | None, bool]:
     """The whole log's commits from the kept ones and those made since (None when the log must be read whole),
     and whether they are the kept ones as they were.
 
@@ -223,8 +243,9 @@ def _caught_up(docs_dir: str, key: CacheKey, head: bytes,
     if kept_head == head:  # only the index changed, and the log does not depend on it
         return commits, True
     try:
-        new = read_log(docs_dir, [head.decode(), "--not", kept_head.decode()],
-                        [*LOG_FLAGS, f"--max-count={_CATCH_UP_LIMIT}"])
+        new = read_log(
+            docs_dir, [head.decode(), "--not", kept_head.decode()], [*LOG_FLAGS, f"--max-count={_CATCH_UP_LIMIT}"]
+        )
     except (OSError, subprocess.SubprocessError, ValueError, LookupError, StopIteration) as error:
         log.debug("vault-mcp: reading the whole git history again: %s", error)  # e.g. the kept HEAD is gone
         return None, False
@@ -254,8 +275,14 @@ def _meta_instant(value: object) -> datetime | None:
     return None
 
 
-def modified_instant(src_uri: str, abs_src_path: str | None, mode: str, git: GitTimes | None,
-                     meta: dict[str, Any], modified_meta: str | None) -> tuple[datetime, str]:
+def modified_instant(
+    src_uri: str,
+    abs_src_path: str | None,
+    mode: str,
+    git: GitTimes | None,
+    meta: dict[str, Any],
+    modified_meta: str | None,
+) -> tuple[datetime, str]:
     """Return (aware UTC datetime, source) where source is one of "meta", "git", "mtime".
     mode "auto": git author time for a tracked file without uncommitted changes, else mtime;
     "git": git author time when there is one, else mtime; "mtime": always the file's mtime."""

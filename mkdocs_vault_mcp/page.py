@@ -47,13 +47,16 @@ class RenderedPage:
     def __getstate__(self) -> dict[str, Any]:
         """A page's HTML and Markdown pickled as UTF-8 bytes: pickling a str that is not ASCII makes CPython keep
         a UTF-8 copy inside the str, and MkDocs keeps every page's HTML and Markdown until the build ends."""
-        return {name: _as_bytes(getattr(self, name)) if name in ("html", "markdown") else getattr(self, name)
-                for name in _FIELD_NAMES}
+        return {
+            name: _as_bytes(getattr(self, name)) if name in ("html", "markdown") else getattr(self, name)
+            for name in _FIELD_NAMES
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         for name, value in state.items():
-            object.__setattr__(self, name, value.decode("utf-8", "surrogatepass") if isinstance(value, bytes)
-                               else value)
+            object.__setattr__(
+                self, name, value.decode("utf-8", "surrogatepass") if isinstance(value, bytes) else value
+            )
 
 
 _FIELD_NAMES = tuple(item.name for item in fields(RenderedPage))
@@ -65,11 +68,12 @@ def _as_bytes(text: str) -> str | bytes:
 
 def history_rows(commits: list[Commit]) -> list[dict[str, Any]]:
     """A page's last commits as the index keeps them."""
-    return [{"time": rfc3339(seconds * 1_000_000), "author": author, "subject": subject}
-            for seconds, author, subject in commits]
+    return [
+        {"time": rfc3339(seconds * 1_000_000), "author": author, "subject": subject}
+        for seconds, author, subject in commits
+    ]
 
 
 def commits_of_rows(rows: list[dict[str, Any]]) -> list[Commit]:
     """The inverse of history_rows."""
-    return [(int(dt.datetime.fromisoformat(row["time"]).timestamp()), row["author"], row["subject"])
-            for row in rows]
+    return [(int(dt.datetime.fromisoformat(row["time"]).timestamp()), row["author"], row["subject"]) for row in rows]

@@ -41,8 +41,14 @@ class PageOptions(NamedTuple):
 
     @classmethod
     def of(cls, options: VaultMcpConfig) -> PageOptions:
-        return cls(options.include_generated, list(options.exclude), options.modified, options.modified_meta,
-                   options.indexed_fields, options.respect_search_exclude)
+        return cls(
+            options.include_generated,
+            list(options.exclude),
+            options.modified,
+            options.modified_meta,
+            options.indexed_fields,
+            options.respect_search_exclude,
+        )
 
 
 def is_candidate(file: File, options: PageOptions) -> bool:
@@ -53,12 +59,16 @@ def is_candidate(file: File, options: PageOptions) -> bool:
     return not excluded_by(file.src_uri, options.exclude)
 
 
-def page_paths(files: Files, included: Callable[[InclusionLevel], bool], options: PageOptions,
-               i18n: I18nBuild | None) -> list[str]:
+def page_paths(
+    files: Files, included: Callable[[InclusionLevel], bool], options: PageOptions, i18n: I18nBuild | None
+) -> list[str]:
     """The index paths of every page of the site that may be a document, rendered by this build or not."""
     levels = included_levels(included)
-    return [document_identity(file, i18n)[0] for file in files
-            if file.inclusion in levels and file.is_documentation_page() and is_candidate(file, options)]
+    return [
+        document_identity(file, i18n)[0]
+        for file in files
+        if file.inclusion in levels and file.is_documentation_page() and is_candidate(file, options)
+    ]
 
 
 def site_files(files: Files, included: Callable[[InclusionLevel], bool], config: Any) -> dict[str, str]:
@@ -144,8 +154,9 @@ def with_source(page: Page, model: RenderedPage, html: str, fingerprint: str) ->
     read the source from, and what stands for it when the file cannot be read. The writer reads the file, off the
     build's thread, and only for a page indexed again."""
     if page.file.abs_src_path is not None:  # a file on disk (a plugin that sets a file's content clears it)
-        return replace(model, html=html, fingerprint=fingerprint, markdown=page.markdown or "",
-                       source_file=page.file.abs_src_path)
+        return replace(
+            model, html=html, fingerprint=fingerprint, markdown=page.markdown or "", source_file=page.file.abs_src_path
+        )
     return replace(model, html=html, fingerprint=fingerprint, markdown=source_text(page))
 
 
@@ -166,7 +177,8 @@ def uses_mike(extra: Any, plugins: Any) -> bool:
     if isinstance(plugins, Mapping):
         return "mike" in plugins
     return isinstance(plugins, list) and any(
-        entry == "mike" or (isinstance(entry, Mapping) and "mike" in entry) for entry in plugins)
+        entry == "mike" or (isinstance(entry, Mapping) and "mike" in entry) for entry in plugins
+    )
 
 
 def version_base(config: Any) -> str | None:

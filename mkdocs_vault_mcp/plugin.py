@@ -41,7 +41,7 @@ from mkdocs.structure.pages import Page
 from . import stats_page
 from .adapters import mkdocs_serve
 from .build_faults import CACHE_HINT, SITE_HINT, build_fault, check_cache_dir, check_site_dir, fault_of
-from .config import VaultMcpConfig, semantic_model
+from .config import INDEXING_OPTIONS, VaultMcpConfig, semantic_model
 from .forked import reap_in_background
 from .freshness import Freshness
 from .front_matter import search_excluded
@@ -74,10 +74,6 @@ AUTHORED = 49
 # and each build publishes (or not) before that.
 AFTER_I18N = -110
 BEFORE_I18N_BUILDS = -90
-# The options that decide what goes into the index: when one changes, every page is indexed again.
-INDEXING_OPTIONS = ("indexed_fields", "modified", "modified_meta", "exclude", "respect_search_exclude",
-                    "include_generated")
-
 # The module whose `serve` runs `mkdocs serve`, and ProperDocs' own (it aliases `mkdocs.*` to `properdocs.*`,
 # so the function's module is named properdocs.commands.serve under `properdocs serve`).
 SERVE_MODULES = frozenset({"mkdocs.commands.serve", "properdocs.commands.serve"})
@@ -188,7 +184,8 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
             # docs_dir relative to mkdocs.yml: the index is published, and holds no absolute path of this machine.
             project = os.path.dirname(config.config_file_path) if config.config_file_path else os.getcwd()
             options = {key: self.config[key] for key in INDEXING_OPTIONS} | {
-                "docs_dir": relative_location(config.docs_dir, project)}
+                "docs_dir": relative_location(config.docs_dir, project)
+            }
             self.state.working_index = cache_dir / ("serve.sqlite" if self.serving else "build.sqlite")
             self.state.options_json = json.dumps(options, sort_keys=True)
             if self.config.semantic is not False:  # off by default; on, the writer makes the vectors
@@ -203,10 +200,14 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
             path = self.state.working_index
             with self.state.timed(), build_fault(f"open the working index {path}", CACHE_HINT):
                 fields_of = functools.partial(self._fields, config.site_url)
-                self.indexing = IncrementalBuild(path, self.state.options_json, fields_of,
-                                                 indexed_fields=self.config.indexed_fields,
-                                                 pages=len(files.documentation_pages()),
-                                                 live_readers=self.live is not None)
+                self.indexing = IncrementalBuild(
+                    path,
+                    self.state.options_json,
+                    fields_of,
+                    indexed_fields=self.config.indexed_fields,
+                    pages=len(files.documentation_pages()),
+                    live_readers=self.live is not None,
+                )
         if self.config.enabled and self.config.stats_page is not False:
             # Each language of a multilingual site has its own stats page, under its own URL prefix.
             prefix = self.i18n.site_folder if self.i18n else ""
@@ -282,8 +283,12 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
                 kept_unrendered=page_paths(files, included, self.page_options, self.i18n) if self.dirty else (),
                 language=self.page_language,
                 site_languages=set(self.i18n.languages) if self.i18n and self.languages.complete else None,
-                indexed_fields=self.config.indexed_fields, site_name=config.site_name, site_url=config.site_url,
-                site_files=site_files(files, included, config), nav=self.state.nav, version_base=version_base(config),
+                indexed_fields=self.config.indexed_fields,
+                site_name=config.site_name,
+                site_url=config.site_url,
+                site_files=site_files(files, included, config),
+                nav=self.state.nav,
+                version_base=version_base(config),
                 summary=SummaryRequest(self.config.tag_fields, self.page_language, self.languages.complete),
                 semantic=self.state.semantic,
             )
@@ -314,8 +319,9 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
             if answers is None:  # on_post_build ends the build with the fault
                 return context
             with self.state.timed():
-                page.content, page.toc = stats_page.render(answers["page_snapshot"], answers["stats"], page.url,
-                                                           self.page_language)
+                page.content, page.toc = stats_page.render(
+                    answers["page_snapshot"], answers["stats"], page.url, self.page_language
+                )
         return context
 
     @event_priority(BEFORE_I18N_BUILDS)
@@ -365,8 +371,15 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
     def _fields(self, site_url: str | None, page: Page) -> RenderedPage:
         """The page's model but for its HTML, fingerprint and source. `site_url`: the config's, read once a build
         (a MkDocs config option costs an ABC check and a dict lookup, for each of a site's pages)."""
-        return rendered_page(page, site_url, self.page_options, git=self.state.git, language=self.language,
-                               i18n=self.i18n, authored_keys=self.state.authored_keys.get(page.file.src_uri))
+        return rendered_page(
+            page,
+            site_url,
+            self.page_options,
+            git=self.state.git,
+            language=self.language,
+            i18n=self.i18n,
+            authored_keys=self.state.authored_keys.get(page.file.src_uri),
+        )
 
     def _close_index(self) -> None:
         if self.indexing is not None:

@@ -185,8 +185,9 @@ class RemoteIndex:
             try:
                 check_downloaded(self.path, self.max_bytes)
             except DownloadRefused as error:
-                log.warning("mkdocs-vault-mcp: the cached index %s is not usable (%s); downloading it again",
-                            self.path, error)
+                log.warning(
+                    "mkdocs-vault-mcp: the cached index %s is not usable (%s); downloading it again", self.path, error
+                )
                 self.path.unlink(missing_ok=True)
                 self.state = State()
         try:
@@ -194,8 +195,12 @@ class RemoteIndex:
         except DownloadRefused as error:
             if not self.has_cache:
                 raise
-            log.warning("mkdocs-vault-mcp: %s Serving the cached index from %s (%s).", error,
-                        rfc3339_now(self.state.downloaded_at or 0), self.path)
+            log.warning(
+                "mkdocs-vault-mcp: %s Serving the cached index from %s (%s).",
+                error,
+                rfc3339_now(self.state.downloaded_at or 0),
+                self.path,
+            )
         if self.refresh_seconds > 0:
             self._thread = threading.Thread(target=self._keep_refreshing, name="vault-mcp-refresh", daemon=True)
             self._thread.start()

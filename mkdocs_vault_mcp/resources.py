@@ -176,10 +176,13 @@ def complete_path(conn: sqlite3.Connection, typed: str) -> Completion:
         inside_parameters = [pattern, len(typed), typed]
         total += conn.execute(f"SELECT count(*) FROM documents WHERE {inside}", inside_parameters).fetchone()[0]
         if len(values) <= COMPLETIONS:
-            values += [path for (path,) in conn.execute(
-                f"SELECT path FROM documents WHERE {inside} ORDER BY path LIMIT ?",
-                [pattern, len(typed), typed, COMPLETIONS + 1 - len(values)],
-            )]
+            values += [
+                path
+                for (path,) in conn.execute(
+                    f"SELECT path FROM documents WHERE {inside} ORDER BY path LIMIT ?",
+                    [pattern, len(typed), typed, COMPLETIONS + 1 - len(values)],
+                )
+            ]
     return Completion(values=values[:COMPLETIONS], total=total, has_more=total > COMPLETIONS)
 
 
@@ -326,8 +329,11 @@ def changes(before: dict[str, str], after: dict[str, str], host: str) -> list[Se
     events: list[ServerEvent] = []
     if before.keys() != after.keys():
         events.append(ResourcesListChanged())
-    events += [ResourceUpdated(uri=page_uri(host, path)) for path, digest in after.items()
-               if path in before and before[path] != digest]
+    events += [
+        ResourceUpdated(uri=page_uri(host, path))
+        for path, digest in after.items()
+        if path in before and before[path] != digest
+    ]
     return events
 
 

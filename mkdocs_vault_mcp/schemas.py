@@ -104,7 +104,7 @@ FILTERS_EXPLAINED: dict[str, Schema] = {
         "metadata (path, title, headings, summary), body or all; terms match within one section.", SCOPES, "all"
     ),
     "path": text("Exact, case-sensitive page path."),
-    "folder": text("This folder and below, case-sensitive; \"\": root pages only."),
+    "folder": text('This folder and below, case-sensitive; "": root pages only.'),
     "pattern": text("Case-sensitive glob over path: * (crosses /), ?, [a-z]."),
     "filters": {
         "type": "object",
@@ -136,52 +136,62 @@ DOCUMENT_ROWS = rows(
 )
 
 COUNT_ANSWER = answer({"total": INT, "index_stale": BOOL})
-AGGREGATE_ANSWER = answer({
-    "total": INT,
-    "buckets": rows(("key", "count")),
-    "missing": INT,
-    "truncated": BOOL,
-    "index_stale": BOOL,
-})
+AGGREGATE_ANSWER = answer(
+    {
+        "total": INT,
+        "buckets": rows(("key", "count")),
+        "missing": INT,
+        "truncated": BOOL,
+        "index_stale": BOOL,
+    }
+)
 RECENT_ANSWER = answer({"result": DOCUMENT_ROWS})
 QUERY_ANSWER = row({"result": DOCUMENT_ROWS, "total": INT, "next_offset": NEXT_OFFSET, "index_stale": BOOL})
-SEARCH_ANSWER = row({
-    "result": rows(
-        ("path", "title", "url", "score", "sections"),
-        "sections: the best, each with heading, url, snippet (matched terms **marked**) and score.",
-    ),
-    "index_stale": BOOL,
-})
-READ_ANSWER = row({
-    "path": STRING,
-    "title": STRING,
-    "url": STRING,
-    "modified": STRING,
-    "meta": OBJECT,
-    "section": {**nullable(OBJECT), "description": "heading, level, anchor, url of the section read."},
-    "markdown": STRING,
-    "next_offset": NEXT_OFFSET,
-    "outline": {
-        **nullable({"type": "array", "items": OBJECT}),
-        "description": "view=outline: heading, level, anchor, url, characters of each.",
-    },
-})
-STATS_ANSWER = row({
-    "document_count": INT,
-    "section_count": INT,
-    "folder_count": INT,
-    "indexed_frontmatter_fields": STRINGS,
-    "oldest_modified": nullable(STRING),
-    "newest_modified": nullable(STRING),
-    "built_at": nullable(STRING),
-    "site_name": STRING,
-    "site_url": nullable(STRING),
-    "languages": STRINGS,
-    "index_stale": BOOL,
-})
-LINKS_ANSWER = row({
-    "result": {"type": "array", "items": OBJECT},
-    "total": INT,
-    "next_offset": NEXT_OFFSET,
-    "index_stale": BOOL,
-})
+SEARCH_ANSWER = row(
+    {
+        "result": rows(
+            ("path", "title", "url", "score", "sections"),
+            "sections: the best, each with heading, url, snippet (matched terms **marked**) and score.",
+        ),
+        "index_stale": BOOL,
+    }
+)
+READ_ANSWER = row(
+    {
+        "path": STRING,
+        "title": STRING,
+        "url": STRING,
+        "modified": STRING,
+        "meta": OBJECT,
+        "section": {**nullable(OBJECT), "description": "heading, level, anchor, url of the section read."},
+        "markdown": STRING,
+        "next_offset": NEXT_OFFSET,
+        "outline": {
+            **nullable({"type": "array", "items": OBJECT}),
+            "description": "view=outline: heading, level, anchor, url, characters of each.",
+        },
+    }
+)
+STATS_ANSWER = row(
+    {
+        "document_count": INT,
+        "section_count": INT,
+        "folder_count": INT,
+        "indexed_frontmatter_fields": STRINGS,
+        "oldest_modified": nullable(STRING),
+        "newest_modified": nullable(STRING),
+        "built_at": nullable(STRING),
+        "site_name": STRING,
+        "site_url": nullable(STRING),
+        "languages": STRINGS,
+        "index_stale": BOOL,
+    }
+)
+LINKS_ANSWER = row(
+    {
+        "result": {"type": "array", "items": OBJECT},
+        "total": INT,
+        "next_offset": NEXT_OFFSET,
+        "index_stale": BOOL,
+    }
+)

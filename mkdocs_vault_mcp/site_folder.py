@@ -22,8 +22,7 @@ PAGE_BYTES = 32 * 1024 * 1024
 SITEMAP_BYTES = 64 * 1024 * 1024  # above the sitemap protocol's own limit
 
 
-def read_site_file(root: Path, file: Path, limit: int, folder: str = "the site folder"
-                   ) -> tuple[bytes, os.stat_result]:
+def read_site_file(root: Path, file: Path, limit: int, folder: str = "the site folder") -> tuple[bytes, os.stat_result]:
     """The bytes and status of `file` when it is a regular file inside `root` (resolved: no symbolic link leads
     out of it; `folder` names it) of at most `limit` bytes, else Unreadable. Opened without blocking and without
     following a link swapped in after the check, so a FIFO or a device is never waited on or read."""
@@ -64,8 +63,13 @@ def read_site_file(root: Path, file: Path, limit: int, folder: str = "the site f
 
 
 def _file_kind(mode: int) -> str:
-    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
-             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+    kinds = (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    )
     return next((kind for test, kind in kinds if test(mode)), "a special file")
 
 

@@ -39,8 +39,10 @@ def site_pages(site_dir: Path, site_url: str | None) -> list[SitePage]:
             continue
         if not is_text(relative):
             shown = relative.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-            log.warning(f"vault-mcp: the name of '{shown}' is not "
-                        "UTF-8 text, which a page's address must be; not indexed (rename the file)")
+            log.warning(
+                f"vault-mcp: the name of '{shown}' is not "
+                "UTF-8 text, which a page's address must be; not indexed (rename the file)"
+            )
             continue
         url = quote(relative.removesuffix("index.html") if relative.endswith("index.html") else relative)
         pages.append(SitePage(url, file))
@@ -70,7 +72,7 @@ def sitemap_pages(sitemap: Path, site_dir: Path, site_url: str | None) -> list[S
     if not base.endswith("/"):
         base += "/"
     # The common prefix of a site whose pages are all in one folder is too long: shorten it until pages resolve.
-    while base != "/" and not all(_page_file(site_dir, p[len(base):]) for p in urls[:3] if p.startswith(base)):
+    while base != "/" and not all(_page_file(site_dir, p[len(base) :]) for p in urls[:3] if p.startswith(base)):
         base = base.rstrip("/").rpartition("/")[0] + "/"
     if len(entries) > 1 and len({lastmod for _, lastmod in entries}) == 1:
         # MkDocs and ProperDocs write the build date into every entry: that says nothing about any page.
@@ -81,7 +83,7 @@ def sitemap_pages(sitemap: Path, site_dir: Path, site_url: str | None) -> list[S
         if path is None:
             log.warning(f"vault-mcp: the sitemap lists {loc!r}, which is not a URL; skipped")
             continue
-        relative = path[len(base):] if path.startswith(base) else path[1:]
+        relative = path[len(base) :] if path.startswith(base) else path[1:]
         file = _page_file(site_dir, relative)
         if file is None:
             where = "which is not in" if file_path_of_url(relative) is not None else "whose path leads outside"

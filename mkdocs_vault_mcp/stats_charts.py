@@ -77,9 +77,7 @@ def ranked(buckets: list[dict[str, Any]], label: Any, kind: tuple[str, str]) -> 
     return [*shown, other]
 
 
-def bar_chart(
-    out: PageHtml, chart: str, bars: list[Bar], title: str, columns: tuple[str, str], note: str = ""
-) -> None:
+def bar_chart(out: PageHtml, chart: str, bars: list[Bar], title: str, columns: tuple[str, str], note: str = "") -> None:
     top = max(bar.count for bar in bars) or 1
     spoken = "; ".join(f"{bar.label}: {number(bar.count)}" for bar in bars)
     out.add(

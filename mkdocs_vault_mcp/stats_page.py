@@ -124,7 +124,7 @@ def render(
     months(out, snapshot)
     out.add(
         f'<p class="vm-source">Snapshot generated {escaped(snapshot["generated_at"])} '
-        f'(schema version {escaped(snapshot["schema_version"])}): '
+        f"(schema version {escaped(snapshot['schema_version'])}): "
         f'<a href="{escaped(snapshot_href)}">snapshot.json</a>. '
         "Modification times are in UTC.</p>",
         "</div>",
@@ -156,8 +156,10 @@ def totals(out: PageHtml, snapshot: dict[str, Any], stats: dict[str, Any]) -> No
         )
     links = snapshot.get("links")
     if links is not None:
-        cards = [("broken_links", "Broken links", links["broken_links"]),
-                 ("orphan_pages", "Orphan pages", links["orphan_pages"])]
+        cards = [
+            ("broken_links", "Broken links", links["broken_links"]),
+            ("orphan_pages", "Orphan pages", links["orphan_pages"]),
+        ]
         for key, label, count in cards:
             out.add(
                 f'<div class="vm-total" data-stat="{key}" data-count="{count}">'
@@ -247,5 +249,3 @@ def most_linked(out: PageHtml, snapshot: dict[str, Any]) -> None:
     )
     bars = [Bar(page["title"] or page["path"], page["linked_from"], page["path"]) for page in links["most_linked"]]
     bar_chart(out, "most_linked", bars, "Pages linked from the most other pages", ("Page", "Linking pages"))
-
-

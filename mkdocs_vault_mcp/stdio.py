@@ -101,10 +101,17 @@ def line_problem(line: str) -> JSONRPCError | None:
 def error_for(problem: Exception, request_id: int | str | None = None) -> JSONRPCError:
     """The answer to a line that is not a JSON-RPC message (`problem` says why)."""
     details = problem.errors() if hasattr(problem, "errors") else []
-    request_id = request_id if request_id is not None else next(
-        (found["id"] for found in (detail.get("input") for detail in details)
-         if isinstance(found, dict) and type(found.get("id")) in (int, str)),
-        None,
+    request_id = (
+        request_id
+        if request_id is not None
+        else next(
+            (
+                found["id"]
+                for found in (detail.get("input") for detail in details)
+                if isinstance(found, dict) and type(found.get("id")) in (int, str)
+            ),
+            None,
+        )
     )
     first = details[0].get("msg") if details else str(problem)
     return rpc_error(request_id, INVALID_REQUEST, f"Invalid request: not a JSON-RPC 2.0 message ({first}).")

@@ -165,7 +165,7 @@ def count_documents(arguments: dict[str, Any]) -> Computes[Count]:
     "Group pages",
     {
         "by": s.choice(
-            "folder (\"\": the root), tag (values of field), month (UTC YYYY-MM of modified) or language.",
+            'folder ("": the root), tag (values of field), month (UTC YYYY-MM of modified) or language.',
             queries.AGGREGATIONS,
         ),
         "field": s.text("Indexed front matter field for by=tag (stats); ignored otherwise.", default="tags"),
@@ -243,9 +243,7 @@ def query_documents(arguments: dict[str, Any]) -> Computes[DocumentPage]:
 @tool(
     "Search",
     {
-        "query": s.text(
-            "Keywords, a question, a code name (status.HTTP_201_CREATED) or FTS5 (see count_documents)."
-        ),
+        "query": s.text("Keywords, a question, a code name (status.HTTP_201_CREATED) or FTS5 (see count_documents)."),
         "scope": s.FILTERS["scope"],
         "limit": s.integer("Most pages returned.", 1, limits.SEARCH_RESULTS, 10),
         "sections_per_page": s.integer("Best sections shown per page.", 1, limits.SECTIONS_PER_PAGE, 2),
@@ -266,15 +264,16 @@ def search(arguments: dict[str, Any]) -> Computes[SearchResult]:
     """
     filters = shared_filters(arguments)
     query, limit, sections = arguments["query"], arguments["limit"], arguments["sections_per_page"]
-    return lambda conn: semantic.search_answer(conn, query, filters, ranked.search, limit=limit,
-                                               sections_per_page=sections)
+    return lambda conn: semantic.search_answer(
+        conn, query, filters, ranked.search, limit=limit, sections_per_page=sections
+    )
 
 
 @tool(
     "Read a page",
     {
         "path": s.text("Exact page path."),
-        "section": s.text("A heading as search gives it, or its anchor (\"\": the text before the first)."),
+        "section": s.text('A heading as search gives it, or its anchor ("": the text before the first).'),
         "view": s.choice(
             "markdown: as the reader sees it (generated API reference, snippets, macros included); outline: "
             "headings, no text; source: the Markdown file, to edit.",

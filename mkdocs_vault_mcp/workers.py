@@ -30,8 +30,11 @@ RESTART_WINDOW = 60.0
 
 def unavailable() -> str | None:
     """What this platform lacks to serve from several processes, or None when it has all (Windows has neither)."""
-    lacking = [name for name, present in (("os.fork", hasattr(os, "fork")),
-                                          ("SO_REUSEPORT", hasattr(socket, "SO_REUSEPORT"))) if not present]
+    lacking = [
+        name
+        for name, present in (("os.fork", hasattr(os, "fork")), ("SO_REUSEPORT", hasattr(socket, "SO_REUSEPORT")))
+        if not present
+    ]
     return " and ".join(lacking) or None
 
 
@@ -179,4 +182,3 @@ def describe_exit(status: int) -> str:
             return f"was killed by {signal.Signals(-code).name}"
         return f"was killed by signal {-code}"
     return f"exited with status {code}"
-

@@ -52,8 +52,10 @@ def serve_factory() -> Iterator[Callable[..., Serve]]:
 def fastapi_en(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The English FastAPI docs built once with the plugin: the published index; the site is beside it."""
     if not (CORPORA / "fastapi-docs" / "en" / "docs").is_dir():
-        pytest.skip(f"needs the shared corpora beside the repository ({CORPORA / 'fastapi-docs'}), which a checkout "
-                    "of the project has and the sdist does not")
+        pytest.skip(
+            f"needs the shared corpora beside the repository ({CORPORA / 'fastapi-docs'}), which a checkout "
+            "of the project has and the sdist does not"
+        )
     import sys
 
     sys.path.insert(0, str(ROOT / "bench"))

@@ -96,11 +96,14 @@ def check_keys_named(typed: Any, description: str, where: str, problems: list[st
 
 def check_object(typed: Any, schema: dict[str, Any], where: str, problems: list[str], description: str) -> None:
     """A TypedDict against an object schema."""
-    marked = {key for key, hint in get_type_hints(typed, include_extras=True).items()
-              if get_origin(hint) is NotRequired}
+    marked = {
+        key for key, hint in get_type_hints(typed, include_extras=True).items() if get_origin(hint) is NotRequired
+    }
     if marked != optional_keys(typed):
-        problems.append(f"{where}: __optional_keys__ {sorted(optional_keys(typed))} are not the keys marked "
-                        f"NotRequired {sorted(marked)}")
+        problems.append(
+            f"{where}: __optional_keys__ {sorted(optional_keys(typed))} are not the keys marked "
+            f"NotRequired {sorted(marked)}"
+        )
     properties = schema.get("properties")
     if properties is None:
         if description:
@@ -111,8 +114,9 @@ def check_object(typed: Any, schema: dict[str, Any], where: str, problems: list[
         problems.append(f"{where}: keys {sorted(keys)} but the schema's properties are {sorted(properties)}")
     required = set(schema.get("required", properties))
     if required_keys(typed) != required:
-        problems.append(f"{where}: required keys {sorted(required_keys(typed))} but the schema requires "
-                        f"{sorted(required)}")
+        problems.append(
+            f"{where}: required keys {sorted(required_keys(typed))} but the schema requires {sorted(required)}"
+        )
     for key, hint in hints(typed).items():
         if key in properties:
             check_value(hint, properties[key], f"{where}.{key}", problems)
@@ -132,8 +136,9 @@ def check_rows(item: Any, schema: dict[str, Any], where: str, problems: list[str
         else:
             fields = set(named.group(1).split(", "))
             if required_keys(row) != fields:
-                problems.append(f"{where}[]: required keys {sorted(required_keys(row))} but the description "
-                                f"names {sorted(fields)}")
+                problems.append(
+                    f"{where}[]: required keys {sorted(required_keys(row))} but the description names {sorted(fields)}"
+                )
             for key in optional_keys(row):
                 if not named_in(description, key):
                     problems.append(f"{where}[].{key}: an optional key the description does not name")
@@ -149,8 +154,9 @@ def check_value(hint: Any, schema: dict[str, Any], where: str, problems: list[st
     description = schema.get("description", description)
     python_types = {kind for alternative in alternatives(hint) if (kind := json_type(alternative)) is not None}
     if python_types and python_types != schema_types(schema):
-        problems.append(f"{where}: {hint!r} is {sorted(python_types)} in JSON, the schema says "
-                        f"{sorted(schema_types(schema))}")
+        problems.append(
+            f"{where}: {hint!r} is {sorted(python_types)} in JSON, the schema says {sorted(schema_types(schema))}"
+        )
         return
     for alternative in alternatives(hint):
         kind = json_type(alternative)

@@ -31,8 +31,15 @@ class Plugin:
 CONFIG = {
     "theme": {"name": "material"},
     "markdown_extensions": ["toc"],
-    "plugins": ["autorefs", {"mkdocstrings": {"handlers": {"python": {
-        "paths": ["src"], "options": {"backlinks": "tree", "show_root_heading": True}}}}}, "vault-mcp"],
+    "plugins": [
+        "autorefs",
+        {
+            "mkdocstrings": {
+                "handlers": {"python": {"paths": ["src"], "options": {"backlinks": "tree", "show_root_heading": True}}}
+            }
+        },
+        "vault-mcp",
+    ],
 }
 # Two hash seeds under which the tree of Handlers' backlinks keeps a different one of its two trails.
 SEEDS = ("0", "2")
@@ -40,8 +47,14 @@ SEEDS = ("0", "2")
 
 def build(site: Site, seed: str) -> tuple[str, str]:
     """(the summary the plugin logs, the backlinks of the API page as the build wrote them)"""
-    done = subprocess.run([str(GENERATOR_COMMAND), "build", "-f", str(site.root / "mkdocs.yml")], cwd=site.root,
-                          env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [str(GENERATOR_COMMAND), "build", "-f", str(site.root / "mkdocs.yml")],
+        cwd=site.root,
+        env={**os.environ, "PYTHONHASHSEED": seed},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     summary = next(line for line in done.stderr.splitlines() if "vault-mcp: Indexed" in line)
     page = (site.site_dir / "index.html").read_text(encoding="utf-8")

@@ -38,8 +38,12 @@ def test_the_performance_page_holds_current_figures_only() -> None:
     assert len(text.encode("utf-8")) <= 30_000
     # Organised by what a user asks, not by run.
     headings = [line for line in text.splitlines() if line.startswith("## ")]
-    assert headings == ["## What does it add to my build?", "## How fast are the tools?", "## How good is search?",
-                        "## How far does it scale?"]
+    assert headings == [
+        "## What does it add to my build?",
+        "## How fast are the tools?",
+        "## How good is search?",
+        "## How far does it scale?",
+    ]
     assert "/work/" not in text and "/tmp/" not in text  # no path of the machine that measured
 
 

@@ -16,8 +16,16 @@ def test_a_build_imports_none_of_the_tools_side(tmp_path):
     modules = site.modules_a_build_imports()
     assert "mkdocs_vault_mcp.plugin" in modules  # the build did run the plugin
     assert (tmp_path / "site" / "vault-mcp" / "index.sqlite").is_file()
-    tools_side = {"mkdocs_vault_mcp.index.search", "mkdocs_vault_mcp.index.related", "mkdocs_vault_mcp.server",
-                  "mkdocs_vault_mcp.tools", "mkdocs_vault_mcp.html_to_markdown", "mcp", "uvicorn", "markdownify"}
+    tools_side = {
+        "mkdocs_vault_mcp.index.search",
+        "mkdocs_vault_mcp.index.related",
+        "mkdocs_vault_mcp.server",
+        "mkdocs_vault_mcp.tools",
+        "mkdocs_vault_mcp.html_to_markdown",
+        "mcp",
+        "uvicorn",
+        "markdownify",
+    }
     assert modules & tools_side == set()
 
 
@@ -25,8 +33,12 @@ def test_the_plugin_loads_no_html_parsing_before_a_document_is_made():
     """The build's own thread fingerprints each page and hands it to the writer, which makes the documents: the
     HTML parsing (documents.py, links.py: their regular expressions are a fifth of the plugin's import) loads
     there, in the writer's process on the other CPU when the writer has one."""
-    done = subprocess.run([sys.executable, "-c", "import sys, mkdocs_vault_mcp.plugin; print('\\n'.join(sys.modules))"],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys, mkdocs_vault_mcp.plugin; print('\\n'.join(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     modules = set(done.stdout.split())
     assert {"mkdocs_vault_mcp.plugin", "mkdocs_vault_mcp.fingerprints", "mkdocs_vault_mcp.paths"} <= modules
     assert modules & {"mkdocs_vault_mcp.documents", "mkdocs_vault_mcp.links"} == set()
@@ -35,10 +47,18 @@ def test_the_plugin_loads_no_html_parsing_before_a_document_is_made():
 def test_the_plugin_loads_no_queries_before_the_writer_reads_what_the_build_publishes():
     """The stats page's and snapshot.json's answers are read by the writer, right after its commit (on the other
     CPU when the writer has a process): the queries and the filter compiler never load in the build's process."""
-    done = subprocess.run([sys.executable, "-c", "import sys, mkdocs_vault_mcp.plugin; print('\\n'.join(sys.modules))"],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys, mkdocs_vault_mcp.plugin; print('\\n'.join(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     modules = set(done.stdout.split())
     assert {"mkdocs_vault_mcp.plugin", "mkdocs_vault_mcp.snapshot", "mkdocs_vault_mcp.stats_page"} <= modules
-    queries = {"mkdocs_vault_mcp.index.answers", "mkdocs_vault_mcp.index.queries", "mkdocs_vault_mcp.index.filters",
-               "mkdocs_vault_mcp.index.link_queries"}
+    queries = {
+        "mkdocs_vault_mcp.index.answers",
+        "mkdocs_vault_mcp.index.queries",
+        "mkdocs_vault_mcp.index.filters",
+        "mkdocs_vault_mcp.index.link_queries",
+    }
     assert modules & queries == set()

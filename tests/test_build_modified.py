@@ -44,15 +44,19 @@ def repo(site) -> Site:
     """A site whose docs_dir has a history: author dates unlike commit dates, a merged branch, a page
     with uncommitted changes and a page git does not know."""
     run_git(site.root, "init", "-q", "-b", "main")
-    commit(site, T0 + 100, {
-        "index.md": "# Home\n",
-        "guide.md": "# Guide\n",
-        "dirty.md": "# Dirty\n",
-        "Ünï côdé/page.md": "# Non-ASCII\n",
-        "meta-date.md": "---\nupdated: 2021-03-04\n---\n# Dated\n",
-        "meta-datetime.md": "---\nupdated: 2021-03-04T05:06:07.5+02:00\n---\n# Dated and timed\n",
-        "meta-unreadable.md": "---\nupdated: soon\n---\n# Not a date\n",
-    })
+    commit(
+        site,
+        T0 + 100,
+        {
+            "index.md": "# Home\n",
+            "guide.md": "# Guide\n",
+            "dirty.md": "# Dirty\n",
+            "Ünï côdé/page.md": "# Non-ASCII\n",
+            "meta-date.md": "---\nupdated: 2021-03-04\n---\n# Dated\n",
+            "meta-datetime.md": "---\nupdated: 2021-03-04T05:06:07.5+02:00\n---\n# Dated and timed\n",
+            "meta-unreadable.md": "---\nupdated: soon\n---\n# Not a date\n",
+        },
+    )
     commit(site, T0 + 300, {"guide.md": "# Guide\n\nv2\n"}, author=T0 + 200)  # author time, not commit time
     run_git(site.root, "checkout", "-q", "-b", "side")
     commit(site, T0 + 400, {"index.md": "# Home\n\nfrom the branch\n", "side.md": "# Side\n"})
@@ -67,8 +71,16 @@ def repo(site) -> Site:
     return site
 
 
-TRACKED = ["index.md", "guide.md", "dirty.md", "Ünï côdé/page.md", "side.md", "meta-date.md", "meta-datetime.md",
-           "meta-unreadable.md"]
+TRACKED = [
+    "index.md",
+    "guide.md",
+    "dirty.md",
+    "Ünï côdé/page.md",
+    "side.md",
+    "meta-date.md",
+    "meta-datetime.md",
+    "meta-unreadable.md",
+]
 
 
 def times(site: Site) -> dict[str, tuple[int, str]]:
@@ -83,8 +95,13 @@ def build(site: Site, **options) -> dict[str, tuple[int, str]]:
 
 def test_git_mode_agrees_with_git_log_page_for_page(repo):
     found = build(repo, modified="git")
-    expected_git = {"index.md": T0 + 400, "guide.md": T0 + 200, "dirty.md": T0 + 100, "Ünï côdé/page.md": T0 + 500,
-                    "side.md": T0 + 400}
+    expected_git = {
+        "index.md": T0 + 400,
+        "guide.md": T0 + 200,
+        "dirty.md": T0 + 100,
+        "Ünï côdé/page.md": T0 + 500,
+        "side.md": T0 + 400,
+    }
     for path in TRACKED:
         reference = page_git_time(repo, path)
         assert found[path] == (reference * MICROS, "git"), path
@@ -154,7 +171,8 @@ def test_pages_rendered_while_git_reads_the_history_get_its_dates(repo, monkeypa
         f'"{real_git}" "$@"\n'
         "status=$?\n"
         f'[ -n "$slow" ] && date +%s.%N >> "{log_ended}"\n'
-        "exit $status\n")
+        "exit $status\n"
+    )
     script.chmod(0o755)
     monkeypatch.setenv("PATH", f"{slow}{os.pathsep}{os.environ['PATH']}")
     rendered = repo.root / "rendered.txt"
@@ -163,7 +181,8 @@ def test_pages_rendered_while_git_reads_the_history_get_its_dates(repo, monkeypa
         "def on_page_content(html, page, **kwargs):\n"
         f"    with open({str(rendered)!r}, 'a') as out:\n"
         "        out.write(f'{time.time()}\\n')\n"
-        "    return html\n")
+        "    return html\n"
+    )
     repo.config = {"plugins": [{"vault-mcp": {"modified": "git"}}], "hooks": ["hooks.py"]}
     repo.build()
     found = times(repo)

@@ -44,18 +44,22 @@ def test_a_site_built_without_the_plugin_gets_the_plugins_index(example: Path) -
     done = run_index(str(example / "site-plain"), "--config", str(example / "mkdocs-plain.yml"))
     assert summary_line(done).startswith("mkdocs-vault-mcp: Indexed 23 pages, 137 sections: 23 changed, 0 unchanged")
     # the broken front matter is reported as the plugin reports it, line numbers of the file included
-    assert ("vault-mcp: Front matter of 'community/contributing.md' is not valid YAML (while parsing a flow sequence "
-            "(line 3, column 7)") in done.stderr
+    assert (
+        "vault-mcp: Front matter of 'community/contributing.md' is not valid YAML (while parsing a flow sequence "
+        "(line 3, column 7)"
+    ) in done.stderr
     published = example / "site-plain" / "vault-mcp" / "index.sqlite"
     plugin = index_rows(example / "site" / "vault-mcp" / "index.sqlite", meta_less=BLOG_META)
     assert index_rows(published, meta_less=BLOG_META) == plugin
     # the plugin's own index differs only by what material/blog put into page.meta
-    assert {k for doc in index_rows(example / "site" / "vault-mcp" / "index.sqlite").values() for k in doc["meta"]} \
-        - {k for doc in index_rows(published).values() for k in doc["meta"]} == {"template", "hide"}
+    assert {k for doc in index_rows(example / "site" / "vault-mcp" / "index.sqlite").values() for k in doc["meta"]} - {
+        k for doc in index_rows(published).values() for k in doc["meta"]
+    } == {"template", "hide"}
 
     snapshot = example / "site-plain" / "vault-mcp" / "snapshot.json"
-    ours, theirs = (json.loads(p.read_text(encoding="utf-8")) for p in (snapshot, example / "site" / "vault-mcp" /
-                                                                        "snapshot.json"))
+    ours, theirs = (
+        json.loads(p.read_text(encoding="utf-8")) for p in (snapshot, example / "site" / "vault-mcp" / "snapshot.json")
+    )
     for key in ("total", "by_folder", "by_month", "by_tag", "site_name", "site_url"):
         assert ours[key] == theirs[key], key
     umask = os.umask(0)
@@ -101,21 +105,28 @@ def test_indexing_again_after_a_rebuild_indexes_only_what_changed(example: Path)
 PAGES = {
     "index.md": "# Home\n\nWelcome to the site.\n\n## Start here { #start }\n\nFirst steps.\n",
     "guide/index.md": "# Guide\n\nAll about it.\n",
-    "guide/setup.md": "---\ntags: [setup]\n---\n# Setup\n\n!!! note \"Before you start\"\n    Read this.\n\n"
-                      "Steps follow.\n\n### Install\n\n```bash\n# comment, not a heading\npip install x\n```\n",
+    "guide/setup.md": '---\ntags: [setup]\n---\n# Setup\n\n!!! note "Before you start"\n    Read this.\n\n'
+    "Steps follow.\n\n### Install\n\n```bash\n# comment, not a heading\npip install x\n```\n",
     "guide/usage.md": "Usage\n=====\n\nUse it.\n\nDetails\n-------\n\nMore.\n",
     "notes.md": "No heading on this page.\n",
 }
 EXTENSIONS = ["attr_list", "admonition", {"toc": {"permalink": True}}, "pymdownx.superfences"]
 
 
-@pytest.mark.parametrize("theme, directory_urls", [("mkdocs", True), ("readthedocs", True), ("material", True),
-                                                    ("material", False)])
+@pytest.mark.parametrize(
+    "theme, directory_urls", [("mkdocs", True), ("readthedocs", True), ("material", True), ("material", False)]
+)
 def test_a_site_built_without_the_plugin_in_any_theme_is_indexed_as_the_plugin_indexes_it(
-    tmp_path: Path, theme: str, directory_urls: bool,
+    tmp_path: Path,
+    theme: str,
+    directory_urls: bool,
 ) -> None:
-    settings = {"theme": {"name": theme}, "markdown_extensions": EXTENSIONS, "site_url": "https://docs.example.com/",
-                "use_directory_urls": directory_urls}
+    settings = {
+        "theme": {"name": theme},
+        "markdown_extensions": EXTENSIONS,
+        "site_url": "https://docs.example.com/",
+        "use_directory_urls": directory_urls,
+    }
     plugin = built_site(tmp_path / "plugin", {**settings, "plugins": ["search", "vault-mcp"]}, PAGES)
     plain = built_site(tmp_path / "plain", {**settings, "plugins": ["search"]}, PAGES)
     line = summary_line(run_index(str(plain.site_dir)))  # no --docs-dir, no --config
@@ -126,7 +137,11 @@ def test_a_site_built_without_the_plugin_in_any_theme_is_indexed_as_the_plugin_i
     for path, document in got.items():
         assert document["sections"] == expected[path]["sections"], path
         assert (document["url"], document["title"], document["headings"], document["summary"]) == (
-            expected[path]["url"], expected[path]["title"], expected[path]["headings"], expected[path]["summary"])
+            expected[path]["url"],
+            expected[path]["title"],
+            expected[path]["headings"],
+            expected[path]["summary"],
+        )
         assert document["meta"] == {} and document["modified_source"] == "mtime"
     with session_over(plain.index_path) as mcp:
         assert "without --docs-dir" in mcp.error("read", path="guide/setup.md", view="source")
@@ -165,17 +180,23 @@ def test_a_site_with_no_known_content_element_is_a_clear_error(tmp_path: Path) -
     message = done.stderr.strip()
     assert len(message.splitlines()) == 1, message
     assert message.startswith("mkdocs-vault-mcp: error: ") and "holds 2 pages and none has a content element" in message
-    for looked_for in ('<article class="md-content__inner md-typeset">', '<div role="main">',
-                       '<div class="section" itemprop="articleBody">'):
+    for looked_for in (
+        '<article class="md-content__inner md-typeset">',
+        '<div role="main">',
+        '<div class="section" itemprop="articleBody">',
+    ):
         assert looked_for in message
     assert not (tmp_path / "vault-mcp").exists()
 
 
-@pytest.mark.parametrize("args, expected", [
-    (["{tmp}/nowhere"], "does not exist"),
-    (["{tmp}", "--docs-dir", "{tmp}/no-docs"], "--docs-dir"),
-    (["{tmp}", "--config", "{tmp}/mkdocs.yml"], "--config"),
-])
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["{tmp}/nowhere"], "does not exist"),
+        (["{tmp}", "--docs-dir", "{tmp}/no-docs"], "--docs-dir"),
+        (["{tmp}", "--config", "{tmp}/mkdocs.yml"], "--config"),
+    ],
+)
 def test_a_bad_command_line_is_one_line(tmp_path: Path, args: list[str], expected: str) -> None:
     (tmp_path / "index.html").write_text('<div role="main"><h1 id="home">Home</h1></div>')
     done = run_index(*(arg.format(tmp=tmp_path) for arg in args))

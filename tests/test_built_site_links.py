@@ -57,15 +57,32 @@ def answers(index: Path, paths: list[str]) -> dict[str, Any]:
     return found
 
 
-@pytest.mark.parametrize("nav", [
-    {"nav": ["index.md", {"Guide": ["guide/install.md", {"Wiring": "guide/wiring.md"}]},
-             {"Elsewhere": "https://example.org/"}]},
-    {"not_in_nav": "drafts/\nfaq.md\n"},
-], ids=["nav", "not_in_nav"])
+@pytest.mark.parametrize(
+    "nav",
+    [
+        {
+            "nav": [
+                "index.md",
+                {"Guide": ["guide/install.md", {"Wiring": "guide/wiring.md"}]},
+                {"Elsewhere": "https://example.org/"},
+            ]
+        },
+        {"not_in_nav": "drafts/\nfaq.md\n"},
+    ],
+    ids=["nav", "not_in_nav"],
+)
 def test_index_of_a_site_built_without_the_plugin_answers_links_as_the_plugin(
-        tmp_path: Path, nav: dict[str, Any]) -> None:
-    site = Site(tmp_path, {"site_url": "https://docs.example.org/", "plugins": ["vault-mcp"],
-                           "validation": {"links": {"anchors": "warn"}}, **nav})
+    tmp_path: Path, nav: dict[str, Any]
+) -> None:
+    site = Site(
+        tmp_path,
+        {
+            "site_url": "https://docs.example.org/",
+            "plugins": ["vault-mcp"],
+            "validation": {"links": {"anchors": "warn"}},
+            **nav,
+        },
+    )
     site.write_pages(PAGES)
     (site.docs / "img").mkdir()
     (site.docs / "img" / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n")
@@ -74,8 +91,12 @@ def test_index_of_a_site_built_without_the_plugin_answers_links_as_the_plugin(
     plain.update(site_dir="site-plain", plugins=[{"vault-mcp": {"enabled": False}}])
     (tmp_path / "mkdocs-plain.yml").write_text(yaml.safe_dump(plain), encoding="utf-8")
     build_from(tmp_path / "mkdocs-plain.yml")
-    done = subprocess.run([str(SCRIPT), "index", str(tmp_path / "site-plain"), "--config",
-                           str(tmp_path / "mkdocs-plain.yml")], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [str(SCRIPT), "index", str(tmp_path / "site-plain"), "--config", str(tmp_path / "mkdocs-plain.yml")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
 
     paths = sorted(PAGES)
@@ -83,12 +104,20 @@ def test_index_of_a_site_built_without_the_plugin_answers_links_as_the_plugin(
     ours = answers(tmp_path / "site-plain" / "vault-mcp" / "index.sqlite", paths)
     # what the plugin found, so that the comparison below compares something
     assert {(row["path"], row["target"], row["anchor"]) for row in plugin["broken"]} == {
-        ("index.md", "missing.md", None), ("index.md", "guide/install.md", "nope"),
-        ("guide/install.md", "guide/gone.md", None), ("guide/install.md", "/nowhere/", None)}
+        ("index.md", "missing.md", None),
+        ("index.md", "guide/install.md", "nope"),
+        ("guide/install.md", "guide/gone.md", None),
+        ("guide/install.md", "/nowhere/", None),
+    }
     assert {row["path"]: row["linked_from"] for row in plugin["most_linked"]} == {
-        "index.md": 3, "faq.md": 2, "guide/install.md": 2, "guide/wiring.md": 2}
+        "index.md": 3,
+        "faq.md": 2,
+        "guide/install.md": 2,
+        "guide/wiring.md": 2,
+    }
     assert {row["path"] for row in plugin["orphans"]} == (
-        {"orphan.md", "drafts/notes.md"} if "nav" in nav else {"drafts/notes.md"})
+        {"orphan.md", "drafts/notes.md"} if "nav" in nav else {"drafts/notes.md"}
+    )
     assert {row["path"] for row in plugin["backlinks faq.md"]} == {"index.md", "guide/install.md"}
     for key, expected in plugin.items():
         assert ours[key] == expected, key

@@ -57,8 +57,9 @@ def heavy_search(port: int, done: threading.Semaphore, calls: Calls | None = Non
     return result, time.perf_counter() - start
 
 
-def light_calls_while(port: int, running: threading.Event, done: threading.Semaphore, refused: int,
-                      calls: Calls) -> None:
+def light_calls_while(
+    port: int, running: threading.Event, done: threading.Semaphore, refused: int, calls: Calls
+) -> None:
     """Light searches (one word) sent one after another while `running` is set, from once the long calls have
     arrived (the server reads a burst of requests on its event loop before anything else) and the `refused` of them
     have been (each works a moment first, to be known as long); for each, how many long calls were answered while

@@ -39,8 +39,14 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Site:
 
 def run_module(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
     """`python -m mkdocs_vault_mcp ARGS`, as a user runs it where the script is not on PATH."""
-    return subprocess.run([sys.executable, "-m", "mkdocs_vault_mcp", *args], capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL, env={**os.environ, "COLUMNS": "100"})
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs_vault_mcp", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "COLUMNS": "100"},
+    )
 
 
 # --- python -m, --help --------------------------------------------------------------------------------------
@@ -49,8 +55,9 @@ def run_module(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
 def test_python_m_runs_the_command_and_serves_over_stdio(built: Site) -> None:
     done = run_module("--version")
     assert done.returncode == 0 and done.stdout.strip() == f"mkdocs-vault-mcp {__version__}", done.stderr
-    server = StdioServerParameters(command=sys.executable, args=["-m", "mkdocs_vault_mcp", "serve",
-                                                                 str(built.site_dir)])
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "mkdocs_vault_mcp", "serve", str(built.site_dir)]
+    )
     with session_with(server) as session:
         assert session.ok("count_documents")["total"] == len(PAGES)
 
@@ -85,8 +92,16 @@ def test_help_gives_examples_and_says_what_every_option_does(command: list[str])
         assert "stdio" in entries["--transport"] and "http" in entries["--transport"]
 
 
-@pytest.mark.parametrize("options", [["--port", "30110"], ["--host", "0.0.0.0"], ["--path", "/x"],
-                                     ["--allow-host", "docs.example.com"], ["--host", "::1", "--port", "30110"]])
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["--port", "30110"],
+        ["--host", "0.0.0.0"],
+        ["--path", "/x"],
+        ["--allow-host", "docs.example.com"],
+        ["--host", "::1", "--port", "30110"],
+    ],
+)
 def test_an_http_option_without_the_http_transport_is_an_error_that_says_so(built: Site, options: list[str]) -> None:
     done = run_module("serve", str(built.site_dir), *options)
     assert done.returncode == 2, done.stderr
@@ -104,7 +119,10 @@ def test_the_urls_printed_for_a_bind_are_ones_the_host_check_lets_through() -> N
     assert answering_endpoints("0.0.0.0", 8765, "/mcp", []) == ["http://127.0.0.1:8765/mcp"]
     assert answering_endpoints("::", 8765, "/mcp", []) == ["http://[::1]:8765/mcp"]
     assert answering_endpoints("0.0.0.0", 8765, "/mcp", ["docs.example.com", "proxy.example.com:443"]) == [
-        "http://127.0.0.1:8765/mcp", "http://docs.example.com:8765/mcp", "http://proxy.example.com:443/mcp"]
+        "http://127.0.0.1:8765/mcp",
+        "http://docs.example.com:8765/mcp",
+        "http://proxy.example.com:443/mcp",
+    ]
     assert answering_endpoints("192.0.2.7", 8765, "/mcp", []) == ["http://192.0.2.7:8765/mcp"]
     # The server beside `mkdocs serve` (plugin options mcp_host, mcp_allowed_hosts) logs the same URLs.
     options = SimpleNamespace(mcp_host="0.0.0.0", mcp_port=8765, mcp_path="/mcp", mcp_allowed_hosts=["docs.example"])
@@ -145,16 +163,31 @@ def in_own_network(*args: str) -> dict:
     if unshare is None or subprocess.run([unshare, "-rn", "true"], capture_output=True).returncode != 0:
         pytest.skip("needs a network namespace of its own (unshare -rn) to bind every address safely")
     script = 'ip link set lo up 2>/dev/null; python="$0" code="$1"; shift; exec "$python" -c "$code" "$@"'
-    done = subprocess.run([unshare, "-rn", "sh", "-c", script, sys.executable, IN_NAMESPACE, *args],
-                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [unshare, "-rn", "sh", "-c", script, sys.executable, IN_NAMESPACE, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def test_a_bind_to_every_address_prints_urls_that_answer_and_warns_how_to_narrow_it(built: Site) -> None:
     port = free_port()
-    outcome = in_own_network("serve", str(built.site_dir), "--transport", "http", "--host", "0.0.0.0",
-                             "--port", str(port), "--allow-host", "docs.example.com")
+    outcome = in_own_network(
+        "serve",
+        str(built.site_dir),
+        "--transport",
+        "http",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        str(port),
+        "--allow-host",
+        "docs.example.com",
+    )
     assert outcome["line"] == (f"MCP server at http://127.0.0.1:{port}/mcp and http://docs.example.com:{port}/mcp")
     assert "0.0.0.0:" not in outcome["line"]
     assert set(outcome["answers"].values()) == {200}, outcome
@@ -194,10 +227,12 @@ def test_the_index_says_which_schema_and_package_version_wrote_it(built: Site) -
     assert facts["schema_version"] == FORMAT_VERSION and facts["package_version"] == __version__
 
 
-@pytest.mark.parametrize(("found", "newer"), [(str(int(FORMAT_VERSION) - 1), False),
-                                              (str(int(FORMAT_VERSION) + 1), True)])
+@pytest.mark.parametrize(
+    ("found", "newer"), [(str(int(FORMAT_VERSION) - 1), False), (str(int(FORMAT_VERSION) + 1), True)]
+)
 def test_an_index_of_another_schema_is_refused_with_both_versions_and_the_rebuild_command(
-        built: Site, tmp_path: Path, found: str, newer: bool) -> None:
+    built: Site, tmp_path: Path, found: str, newer: bool
+) -> None:
     copy = index_copy(built, tmp_path, set_rows={"schema_version": found, "package_version": "0.0.7"})
     done = run_module("serve", str(copy))
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
@@ -208,12 +243,12 @@ def test_an_index_of_another_schema_is_refused_with_both_versions_and_the_rebuil
     assert ("pip install -U mkdocs-vault-mcp" in message) is newer
 
 
-def test_an_index_from_before_versions_were_kept_is_refused_by_its_options_version(
-        built: Site, tmp_path: Path) -> None:
+def test_an_index_from_before_versions_were_kept_is_refused_by_its_options_version(built: Site, tmp_path: Path) -> None:
     options = info(built.index_path)["options"].partition(":")[2]
     old = str(int(FORMAT_VERSION) - 1)
-    copy = index_copy(built, tmp_path, set_rows={"options": f"{old}:{options}"},
-                      delete=("schema_version", "package_version"))
+    copy = index_copy(
+        built, tmp_path, set_rows={"options": f"{old}:{options}"}, delete=("schema_version", "package_version")
+    )
     done = run_module("serve", str(copy))
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert f"schema version {old} (written by an older version)" in done.stderr

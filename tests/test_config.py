@@ -63,8 +63,10 @@ def test_a_wrong_value_is_mkdocs_own_config_error_naming_the_option(tmp_path, ca
 
 
 def test_the_messages_say_what_is_accepted(tmp_path, caplog):
-    assert "expected 'auto' or a list of front matter keys, got 3" in config_errors(
-        tmp_path, {"indexed_fields": 3}, caplog)[0]
+    assert (
+        "expected 'auto' or a list of front matter keys, got 3"
+        in config_errors(tmp_path, {"indexed_fields": 3}, caplog)[0]
+    )
     assert "('auto', 'git', 'mtime')" in config_errors(tmp_path, {"modified": "sometimes"}, caplog)[0]
     assert "from 1 to 65535, got 0" in config_errors(tmp_path, {"mcp_port": 0}, caplog)[0]
     assert "such as 'stats/'" in config_errors(tmp_path, {"stats_page": 5}, caplog)[0]
@@ -84,20 +86,46 @@ def test_every_option_has_its_documented_default_and_type(tmp_path):
     config_file.write_text("site_name: x\nplugins:\n  - vault-mcp\n", encoding="utf-8")
     options = load_config(config_file=str(config_file)).plugins["vault-mcp"].config
     assert isinstance(options, VaultMcpConfig)
-    assert {key: options[key] for key in (
-        "enabled", "indexed_fields", "tag_fields", "modified", "modified_meta", "exclude", "respect_search_exclude",
-        "include_generated", "cache_dir", "publish_index")} == {
-        "enabled": True, "indexed_fields": "auto", "tag_fields": ["tags", "categories"], "modified": "auto",
-        "modified_meta": None, "exclude": [], "respect_search_exclude": True, "include_generated": False,
-        "cache_dir": ".cache/plugin/vault-mcp", "publish_index": True,
+    assert {
+        key: options[key]
+        for key in (
+            "enabled",
+            "indexed_fields",
+            "tag_fields",
+            "modified",
+            "modified_meta",
+            "exclude",
+            "respect_search_exclude",
+            "include_generated",
+            "cache_dir",
+            "publish_index",
+        )
+    } == {
+        "enabled": True,
+        "indexed_fields": "auto",
+        "tag_fields": ["tags", "categories"],
+        "modified": "auto",
+        "modified_meta": None,
+        "exclude": [],
+        "respect_search_exclude": True,
+        "include_generated": False,
+        "cache_dir": ".cache/plugin/vault-mcp",
+        "publish_index": True,
     }
 
 
 def test_good_values_are_accepted_as_given(tmp_path):
     (tmp_path / "docs").mkdir()
     config_file = tmp_path / "mkdocs.yml"
-    given = {"indexed_fields": ["tags", "status", "tags"], "modified": "mtime", "modified_meta": "updated",
-             "exclude": ["drafts/*", "*.private.md"], "stats_page": False, "mcp_port": 9000, "wait_timeout": 0.5}
+    given = {
+        "indexed_fields": ["tags", "status", "tags"],
+        "modified": "mtime",
+        "modified_meta": "updated",
+        "exclude": ["drafts/*", "*.private.md"],
+        "stats_page": False,
+        "mcp_port": 9000,
+        "wait_timeout": 0.5,
+    }
     config_file.write_text(yaml.safe_dump({"site_name": "x", "plugins": [{"vault-mcp": given}]}), encoding="utf-8")
     options = load_config(config_file=str(config_file)).plugins["vault-mcp"].config
     assert options.indexed_fields == ["tags", "status"]  # duplicates dropped, order kept

@@ -104,8 +104,11 @@ def plugin_entries(config_file: Path) -> list[Any]:
     with config_file.open(encoding="utf-8") as file:
         # MkDocs' own loader, for its !ENV and !relative tags (the latter need a config to resolve against).
         config = yaml.load(file, Loader=get_yaml_loader(config=MkDocsConfig(config_file_path=str(config_file))))
-    entries = [entry for entry in config["plugins"]
-               if entry == "vault-mcp" or (isinstance(entry, dict) and "vault-mcp" in entry)]
+    entries = [
+        entry
+        for entry in config["plugins"]
+        if entry == "vault-mcp" or (isinstance(entry, dict) and "vault-mcp" in entry)
+    ]
     assert entries, config_file
     return entries
 
@@ -121,10 +124,14 @@ def test_the_wrapper_that_getting_started_shows_checks_only_the_vault_mcp_entry(
     schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
     wrapper = {
         "$schema": "https://json-schema.org/draft-07/schema",
-        "properties": {"plugins": {"items": {
-            "if": {"anyOf": [{"const": "vault-mcp"}, {"type": "object", "required": ["vault-mcp"]}]},
-            "then": {"$ref": "#/definitions/vault-mcp"},
-        }}},
+        "properties": {
+            "plugins": {
+                "items": {
+                    "if": {"anyOf": [{"const": "vault-mcp"}, {"type": "object", "required": ["vault-mcp"]}]},
+                    "then": {"$ref": "#/definitions/vault-mcp"},
+                }
+            }
+        },
         "definitions": {"vault-mcp": schema},
     }
     check = Draft7Validator(wrapper)

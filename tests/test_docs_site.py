@@ -19,8 +19,10 @@ from mkdocs_vault_mcp.tools import TOOLS
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
 
-pytestmark = pytest.mark.skipif(not (DOCS / "mkdocs.yml").is_file() or not (REPO / "CHANGELOG.md").is_file(),
-                                reason="needs docs/ and CHANGELOG.md (the changelog page includes it)")
+pytestmark = pytest.mark.skipif(
+    not (DOCS / "mkdocs.yml").is_file() or not (REPO / "CHANGELOG.md").is_file(),
+    reason="needs docs/ and CHANGELOG.md (the changelog page includes it)",
+)
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +72,7 @@ def test_every_option_and_every_tool_has_its_heading(docs_session: Session) -> N
 def test_the_generated_pages_are_what_the_code_declares() -> None:
     if not (REPO / "example-site").is_dir():
         pytest.skip("needs the repository's example-site (not an sdist)")
-    done = subprocess.run([sys.executable, str(DOCS / "generate.py"), "--check"], capture_output=True, text=True,
-                          cwd=REPO)
+    done = subprocess.run(
+        [sys.executable, str(DOCS / "generate.py"), "--check"], capture_output=True, text=True, cwd=REPO
+    )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]

@@ -27,15 +27,23 @@ PAGES = {"index.md": "# Home\n\nWelcome.\n", "guide/install.md": "# Install\n\nR
 
 
 def mkdocs_build(site: Site, *flags: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(MKDOCS), "build", "-f", str(site.root / "mkdocs.yml"), *flags],
-                          capture_output=True, text=True, cwd=site.root)
+    return subprocess.run(
+        [str(MKDOCS), "build", "-f", str(site.root / "mkdocs.yml"), *flags],
+        capture_output=True,
+        text=True,
+        cwd=site.root,
+    )
 
 
 def write_config(site: Site, **options: object) -> None:
     import yaml
 
-    settings = {"site_name": "Faults", "docs_dir": "docs", "site_dir": "site",
-                "plugins": [{"vault-mcp": {"stats_page": False, **options}}]}
+    settings = {
+        "site_name": "Faults",
+        "docs_dir": "docs",
+        "site_dir": "site",
+        "plugins": [{"vault-mcp": {"stats_page": False, **options}}],
+    }
     (site.root / "mkdocs.yml").write_text(yaml.safe_dump(settings))
 
 
@@ -160,8 +168,12 @@ def test_a_build_killed_while_it_publishes_leaves_nothing_that_a_dirty_build_dep
     old = (published / "index.sqlite").read_bytes()
     site.write("p000.md", "# Changed\n\nSo the next build publishes a new index.\n")
     for _ in range(5):  # the kill must land while the copy is under way; a busy machine may miss it
-        build = subprocess.Popen([str(MKDOCS), "build", "--dirty", "-f", str(site.root / "mkdocs.yml")],
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=site.root)
+        build = subprocess.Popen(
+            [str(MKDOCS), "build", "--dirty", "-f", str(site.root / "mkdocs.yml")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=site.root,
+        )
         caught = False
         deadline = time.monotonic() + 60
         while build.poll() is None and time.monotonic() < deadline:
@@ -187,7 +199,7 @@ def test_a_build_killed_while_it_publishes_leaves_nothing_that_a_dirty_build_dep
 
 # The build's writer process, found as any program would find it among the build's children: a forked copy of
 # the build (its name is the build's), or the new Python it started to run the writes.
-WRITER_PROCESS = '''
+WRITER_PROCESS = """
 
 def writer_process():
     own = Path("/proc/self/comm").read_text()
@@ -196,8 +208,9 @@ def writer_process():
     (pid,) = [pid for pid in children if Path(f"/proc/{pid}/comm").read_text() == own
               or b"serve_writes" in Path(f"/proc/{pid}/cmdline").read_bytes()]
     return pid
-'''
-STOP_HOOK = '''
+"""
+STOP_HOOK = (
+    """
 import os
 import signal
 from pathlib import Path
@@ -212,8 +225,11 @@ def on_env(env, config, files, **kwargs):  # before vault-mcp's on_env, which as
     writer.fingerprints  # the index is open
     os.kill(writer_process(), signal.SIGSTOP)
     return env
-''' + WRITER_PROCESS
-KILL_HOOK = '''
+"""
+    + WRITER_PROCESS
+)
+KILL_HOOK = (
+    """
 import os
 import signal
 from pathlib import Path
@@ -225,7 +241,9 @@ from mkdocs.plugins import event_priority
 def on_env(env, config, files, **kwargs):
     os.kill(writer_process(), signal.SIGKILL)
     return env
-''' + WRITER_PROCESS
+"""
+    + WRITER_PROCESS
+)
 
 
 @pytest.mark.skipif(not spare_cpu(), reason="a writer process runs only with a second CPU")

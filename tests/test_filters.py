@@ -67,8 +67,17 @@ def test_instants_at_the_ends_of_the_calendar_do_not_overflow() -> None:
 
 @pytest.mark.parametrize(
     "given, folder",
-    [("", ""), ("/", ""), ("///", ""), ("a", "a"), ("a/", "a"), ("/a/", "a"), ("a//b", "a/b"), ("\\a\\b\\", "a/b"),
-     ("A_b%", "A_b%")],
+    [
+        ("", ""),
+        ("/", ""),
+        ("///", ""),
+        ("a", "a"),
+        ("a/", "a"),
+        ("/a/", "a"),
+        ("a//b", "a/b"),
+        ("\\a\\b\\", "a/b"),
+        ("A_b%", "A_b%"),
+    ],
 )
 def test_a_folder_is_normalized_to_one_spelling(given: str, folder: str) -> None:
     assert normalize_folder(given) == folder
@@ -108,6 +117,9 @@ def fts() -> sqlite3.Connection:
     ],
 )
 def test_each_query_and_scope_compiles_to_its_fts5_expression(
-    fts: sqlite3.Connection, query: str, scope: str, expression: str | None,
+    fts: sqlite3.Connection,
+    query: str,
+    scope: str,
+    expression: str | None,
 ) -> None:
     assert fts_expression(fts, query, scope) == expression

@@ -25,8 +25,10 @@ from mkdocs_vault_mcp import forked
 from mkdocs_vault_mcp.index import writer, writer_process
 from mkdocs_vault_mcp.modified import GitTimesRead, read_git_times
 
-pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="only Linux forks a build"),
-              pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")]
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="only Linux forks a build"),
+    pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"),
+]
 
 
 @pytest.fixture(autouse=True)
@@ -142,10 +144,14 @@ class Unpicklable(Exception):
         raise TypeError("not this one")
 
 
-@pytest.mark.parametrize(("error", "raised", "says"), [
-    (OSError("the disk is gone"), OSError, "the disk is gone"),
-    (Unpicklable("odd"), RuntimeError, r"Unpicklable\('odd'\)"),  # its text, where it does not pickle
-], ids=["picklable", "unpicklable"])
+@pytest.mark.parametrize(
+    ("error", "raised", "says"),
+    [
+        (OSError("the disk is gone"), OSError, "the disk is gone"),
+        (Unpicklable("odd"), RuntimeError, r"Unpicklable\('odd'\)"),  # its text, where it does not pickle
+    ],
+    ids=["picklable", "unpicklable"],
+)
 def test_what_a_forked_git_read_raised_is_raised_by_result(repo, tmp_path, monkeypatch, error, raised, says):
     def failing_read(*args):
         raise error

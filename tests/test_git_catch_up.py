@@ -57,8 +57,15 @@ def test_commits_in_a_line_are_listed_alone_on_random_histories(tmp_path, monkey
                 else:
                     repo.write(path, f"{step} {rnd.random()}\n")
                 repo.git("add", "-A")
-                repo.git("commit", "-q", "--allow-empty", "-m", f"step {step}", when=clock,
-                         author=clock - rnd.randint(0, 3000))
+                repo.git(
+                    "commit",
+                    "-q",
+                    "--allow-empty",
+                    "-m",
+                    f"step {step}",
+                    when=clock,
+                    author=clock - rnd.randint(0, 3000),
+                )
             calls.clear()
             times = read_git_times(str(docs), cache)
             assert caught_up(calls), (seed, step)

@@ -12,8 +12,13 @@ from mkdocs_vault_mcp.modified import HISTORY_LENGTH, read_git_times
 
 
 def git_log_history(top, path: str) -> list[tuple[int, str]]:
-    out = REAL_RUN(["git", "--literal-pathspecs", "log", f"-{HISTORY_LENGTH}", "--format=%at%x00%s", "--", path],
-                   cwd=top, capture_output=True, text=True, check=True).stdout
+    out = REAL_RUN(
+        ["git", "--literal-pathspecs", "log", f"-{HISTORY_LENGTH}", "--format=%at%x00%s", "--", path],
+        cwd=top,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return [(int(time), subject) for time, subject in (line.split("\0") for line in out.splitlines())]
 
 
@@ -44,8 +49,13 @@ def test_random_histories_agree_with_git_log_too(tmp_path):
         assert times is not None
         for path in files_at_head(docs):
             ours = [(time, subject) for time, _, subject in times.history[path]]
-            out = REAL_RUN(["git", "--literal-pathspecs", "log", "--format=%at%x00%s", "--", path],
-                           cwd=docs, capture_output=True, text=True, check=True).stdout
+            out = REAL_RUN(
+                ["git", "--literal-pathspecs", "log", "--format=%at%x00%s", "--", path],
+                cwd=docs,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
             theirs = [(int(t), s) for t, s in (line.split("\0") for line in out.splitlines())]
             assert len(ours) == min(HISTORY_LENGTH, len(theirs)), path
             assert set(ours) <= set(theirs), path

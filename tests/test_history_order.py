@@ -31,8 +31,9 @@ def commit(root: Path, when: int, top: int, bottom: int, message: str) -> None:
 
 
 def git_log(root: Path) -> list[tuple[str, str]]:
-    out = REAL_RUN(["git", "log", "-10", "--format=%aI%x00%s", "--", PAGE], cwd=root, capture_output=True,
-                   text=True, check=True).stdout
+    out = REAL_RUN(
+        ["git", "log", "-10", "--format=%aI%x00%s", "--", PAGE], cwd=root, capture_output=True, text=True, check=True
+    ).stdout
     return [tuple(line.split("\0")) for line in out.splitlines()]  # type: ignore[misc]
 
 
@@ -69,4 +70,5 @@ def test_history_is_newest_first_as_git_log_lists_it_when_branches_interleave(tm
     assert [subject for _, subject in ours] == [subject for _, subject in expected]
     # the times are the author times git shows (%aI), in UTC
     assert [time for time, _ in ours] == [
-        dt.datetime.fromisoformat(when).astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ") for when, _ in expected]
+        dt.datetime.fromisoformat(when).astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ") for when, _ in expected
+    ]

@@ -60,8 +60,16 @@ def apps(built: Site) -> Iterator[list[int]]:
 
 
 def post(url: str, body: dict[str, Any], headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], str]:
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST", headers={
-        "Content-Type": "application/json", "Accept": "application/json, text/event-stream", **(headers or {})})
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            **(headers or {}),
+        },
+    )
     try:
         with urllib.request.urlopen(request, timeout=10) as answer:
             return answer.status, dict(answer.headers), answer.read().decode()
@@ -69,8 +77,12 @@ def post(url: str, body: dict[str, Any], headers: dict[str, str] | None = None) 
         return error.code, dict(error.headers), error.read().decode()
 
 
-INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}},
+}
 
 
 def test_the_app_factory_answers_initialize_and_search_and_its_health(built: Site) -> None:
@@ -90,23 +102,34 @@ def test_the_app_factory_answers_initialize_and_search_and_its_health(built: Sit
 
 def test_the_app_asks_for_its_token_and_answers_cors_preflights_for_the_origins_it_was_given(built: Site) -> None:
     port = free_port()
-    process = start_app(built.site_dir, port, VAULT_MCP_TOKEN="s3cret-token",
-                        VAULT_MCP_CORS_ORIGINS="https://agent.example.com")
+    process = start_app(
+        built.site_dir, port, VAULT_MCP_TOKEN="s3cret-token", VAULT_MCP_CORS_ORIGINS="https://agent.example.com"
+    )
     url = f"http://127.0.0.1:{port}/mcp"
     try:
         assert post(url, INITIALIZE)[0] == 401
-        status, headers, _ = post(url, INITIALIZE, {"Authorization": "Bearer s3cret-token",
-                                                    "Origin": "https://agent.example.com"})
+        status, headers, _ = post(
+            url, INITIALIZE, {"Authorization": "Bearer s3cret-token", "Origin": "https://agent.example.com"}
+        )
         assert status == 200 and headers["access-control-allow-origin"] == "https://agent.example.com"
-        preflight = urllib.request.Request(url, method="OPTIONS", headers={
-            "Origin": "https://agent.example.com", "Access-Control-Request-Method": "POST",
-            "Access-Control-Request-Headers": "authorization, content-type, mcp-protocol-version"})
+        preflight = urllib.request.Request(
+            url,
+            method="OPTIONS",
+            headers={
+                "Origin": "https://agent.example.com",
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "authorization, content-type, mcp-protocol-version",
+            },
+        )
         with urllib.request.urlopen(preflight, timeout=5) as answer:
             assert answer.status == 200
             assert answer.headers["access-control-allow-origin"] == "https://agent.example.com"
             assert "mcp-protocol-version" in answer.headers["access-control-allow-headers"].lower()
-        other = urllib.request.Request(url, method="OPTIONS", headers={
-            "Origin": "https://evil.example.net", "Access-Control-Request-Method": "POST"})
+        other = urllib.request.Request(
+            url,
+            method="OPTIONS",
+            headers={"Origin": "https://evil.example.net", "Access-Control-Request-Method": "POST"},
+        )
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(other, timeout=5)
         assert refused.value.code == 400
@@ -168,8 +191,12 @@ def test_replicas_behind_a_round_robin_proxy_answer_alternating_calls_as_one_pro
     servers = "\n".join(f"        server 127.0.0.1:{p};" for p in apps)
     (tmp_path / "nginx.conf").write_text(NGINX_CONFIG.format(prefix=tmp_path, servers=servers, port=port))
     assert NGINX is not None
-    proxy = subprocess.Popen([NGINX, "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proxy = subprocess.Popen(
+        [NGINX, "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_until_healthy(f"http://127.0.0.1:{port}/healthz", proxy)
         with session_with(f"http://127.0.0.1:{apps[0]}/mcp") as one:
@@ -213,15 +240,28 @@ def test_the_image_command_serves_with_a_read_only_root_filesystem(built: Site) 
     """As `docker run --read-only` runs it: the root filesystem remounted read-only in a mount namespace of the
     server's own (skipped where one cannot be made: not root, no unshare)."""
     unshare = shutil.which("unshare")
-    probe = subprocess.run([unshare or "unshare", "-m", "--propagation", "private", "sh", "-c",
-                            "mount -o remount,bind,ro / && ! touch /ro-probe 2>/dev/null"], capture_output=True)
+    probe = subprocess.run(
+        [
+            unshare or "unshare",
+            "-m",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            "mount -o remount,bind,ro / && ! touch /ro-probe 2>/dev/null",
+        ],
+        capture_output=True,
+    )
     if unshare is None or probe.returncode != 0:
         pytest.skip("cannot make a mount namespace with a read-only root here (needs root and unshare)")
     port = free_port()
     process = subprocess.Popen(
         [unshare, "-m", "--propagation", "private", "sh", "-c", READ_ONLY_ROOT, "/ro-root", *image_command(port)],
         env={**os.environ, "VAULT_MCP_SITE": str(built.site_dir), "PYTHONDONTWRITEBYTECODE": "1", "HOME": "/nowhere"},
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd="/",
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd="/",
     )
     try:
         wait_until_healthy(f"http://127.0.0.1:{port}/healthz", process)

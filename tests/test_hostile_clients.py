@@ -23,8 +23,11 @@ PARTIAL_HEADERS = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: appli
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Site:
-    return built_site(tmp_path_factory.mktemp("hostile"), {"plugins": [{"vault-mcp": {"stats_page": False}}]},
-                      {"index.md": "# Home\n\nThe lighthouse keeper.\n", "other.md": "# Other\n\nA lighthouse.\n"})
+    return built_site(
+        tmp_path_factory.mktemp("hostile"),
+        {"plugins": [{"vault-mcp": {"stats_page": False}}]},
+        {"index.md": "# Home\n\nThe lighthouse keeper.\n", "other.md": "# Other\n\nA lighthouse.\n"},
+    )
 
 
 @pytest.fixture

@@ -25,14 +25,21 @@ SITEMAP_HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://ww
 
 
 def page(title: str, body: str = "") -> str:
-    return (f'<!doctype html><html lang="en"><head><title>{title}</title></head><body><div role="main">'
-            f'<h1 id="top">{title}</h1><p>{body or title + " text"}</p></div></body></html>')
+    return (
+        f'<!doctype html><html lang="en"><head><title>{title}</title></head><body><div role="main">'
+        f'<h1 id="top">{title}</h1><p>{body or title + " text"}</p></div></body></html>'
+    )
 
 
 def run_index(site: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
     """The console script, as a user runs it; a hang fails the test at `timeout`."""
-    return subprocess.run([str(SCRIPT), "index", str(site), "--cache-dir", str(site.parent / "cache"), *args],
-                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [str(SCRIPT), "index", str(site), "--cache-dir", str(site.parent / "cache"), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def indexed(done: subprocess.CompletedProcess) -> str:
@@ -49,8 +56,11 @@ def documents(site: Path) -> dict[str, str]:
 
 def assert_nothing_from_outside(site: Path) -> None:
     """Neither the index, nor the snapshot, nor the working index holds a byte of the outside file."""
-    for file in (site / "vault-mcp" / "index.sqlite", site / "vault-mcp" / "snapshot.json",
-                 site.parent / "cache" / "site.sqlite"):
+    for file in (
+        site / "vault-mcp" / "index.sqlite",
+        site / "vault-mcp" / "snapshot.json",
+        site.parent / "cache" / "site.sqlite",
+    ):
         assert SECRET.encode() not in file.read_bytes(), file
     assert all(".." not in path and not path.startswith("/") for path in documents(site))
 
@@ -102,8 +112,14 @@ def test_sitemap_locations_that_lead_outside_the_site_are_skipped_with_a_warning
 
 
 def test_a_sitemap_location_that_is_no_file_path_is_a_warning(site: Path) -> None:
-    write_sitemap(site, "https://h/", "https://h//etc/passwd", "http://[h/x.html", "https://h/guide/%00.html",
-                  "https://h/missing/")
+    write_sitemap(
+        site,
+        "https://h/",
+        "https://h//etc/passwd",
+        "http://[h/x.html",
+        "https://h/guide/%00.html",
+        "https://h/missing/",
+    )
     log = indexed(run_index(site))
     assert set(documents(site)) == {"index.md"}
     assert f"the sitemap lists https://h//etc/passwd, whose path leads outside {site}; skipped" in log
@@ -113,8 +129,9 @@ def test_a_sitemap_location_that_is_no_file_path_is_a_warning(site: Path) -> Non
 
 
 def test_a_sitemap_linked_from_outside_is_not_read(site: Path, outside: Path) -> None:
-    (outside / "sitemap.xml").write_text(f"{SITEMAP_HEAD}<url><loc>https://h/../outside/secret.html</loc></url>"
-                                         "</urlset>")
+    (outside / "sitemap.xml").write_text(
+        f"{SITEMAP_HEAD}<url><loc>https://h/../outside/secret.html</loc></url></urlset>"
+    )
     (site / "sitemap.xml").symlink_to(outside / "sitemap.xml")
     log = indexed(run_index(site))
     assert "sitemap.xml is a symbolic link that leads outside the site folder; the site's HTML files are indexed" in log
@@ -122,17 +139,23 @@ def test_a_sitemap_linked_from_outside_is_not_read(site: Path, outside: Path) ->
     assert_nothing_from_outside(site)
 
 
-@pytest.mark.parametrize("entities, expected", [
-    ('<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">'
-     '<!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;"><!ENTITY e "&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;">'
-     '<!ENTITY f "&e;&e;&e;&e;&e;&e;&e;&e;&e;&e;"><!ENTITY g "&f;&f;&f;&f;&f;&f;&f;&f;&f;&f;">'
-     '<!ENTITY h "&g;&g;&g;&g;&g;&g;&g;&g;&g;&g;"><!ENTITY x "&h;&h;&h;&h;&h;&h;&h;&h;&h;&h;">',
-     "limit on input amplification factor"),
-    ('<!ENTITY x SYSTEM "file:///etc/passwd">', "undefined entity &x;"),
-])
+@pytest.mark.parametrize(
+    "entities, expected",
+    [
+        (
+            '<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">'
+            '<!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;"><!ENTITY e "&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;">'
+            '<!ENTITY f "&e;&e;&e;&e;&e;&e;&e;&e;&e;&e;"><!ENTITY g "&f;&f;&f;&f;&f;&f;&f;&f;&f;&f;">'
+            '<!ENTITY h "&g;&g;&g;&g;&g;&g;&g;&g;&g;&g;"><!ENTITY x "&h;&h;&h;&h;&h;&h;&h;&h;&h;&h;">',
+            "limit on input amplification factor",
+        ),
+        ('<!ENTITY x SYSTEM "file:///etc/passwd">', "undefined entity &x;"),
+    ],
+)
 def test_a_sitemap_with_entities_is_a_clear_error(site: Path, entities: str, expected: str) -> None:
-    (site / "sitemap.xml").write_text(f'<?xml version="1.0"?>\n<!DOCTYPE urlset [{entities}]>\n'
-                                      '<urlset><url><loc>https://h/&x;</loc></url></urlset>\n')
+    (site / "sitemap.xml").write_text(
+        f'<?xml version="1.0"?>\n<!DOCTYPE urlset [{entities}]>\n<urlset><url><loc>https://h/&x;</loc></url></urlset>\n'
+    )
     done = run_index(site)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "sitemap.xml' is not a readable sitemap (" + expected in done.stderr
@@ -145,8 +168,14 @@ def test_symbolic_links_out_of_the_site_are_not_followed(site: Path, outside: Pa
     (site / "out").symlink_to(outside, target_is_directory=True)
     (site / "guide" / "again.html").symlink_to(site / "index.html")  # a link inside the site is a page
     if with_sitemap:
-        write_sitemap(site, "https://h/", "https://h/guide/", "https://h/leak.html", "https://h/out/secret.html",
-                      "https://h/guide/again.html")
+        write_sitemap(
+            site,
+            "https://h/",
+            "https://h/guide/",
+            "https://h/leak.html",
+            "https://h/out/secret.html",
+            "https://h/guide/again.html",
+        )
     log = indexed(run_index(site))
     assert set(documents(site)) == {"index.md", "guide/index.md", "guide/again.md"}
     assert "leak.html is a symbolic link that leads outside the site folder; not indexed" in log
@@ -167,7 +196,8 @@ def test_sources_that_lead_outside_the_docs_folder_are_not_read(site: Path, outs
 
 
 def test_an_output_folder_linked_out_of_the_site_is_an_error_and_nothing_is_written_there(
-        site: Path, outside: Path) -> None:
+    site: Path, outside: Path
+) -> None:
     (site / "vault-mcp").symlink_to(outside, target_is_directory=True)
     done = run_index(site)
     assert done.returncode == 2 and "Traceback" not in done.stderr
@@ -203,8 +233,11 @@ def test_devices_fifos_and_sockets_are_not_read(site: Path, tmp_path: Path, with
         (site / "socket.html").symlink_to(short / "s.html")
         os.rename(short / "s.html", site / "sock.html")
         if with_sitemap:
-            write_sitemap(site, "https://h/", *(f"https://h/{name}" for name in
-                                                ("zero.html", "fifo.html", "dir.html", "null.html", "sock.html")))
+            write_sitemap(
+                site,
+                "https://h/",
+                *(f"https://h/{name}" for name in ("zero.html", "fifo.html", "dir.html", "null.html", "sock.html")),
+            )
         log = indexed(run_index(site, timeout=60))
     finally:
         listening.close()
@@ -220,8 +253,10 @@ def test_a_page_over_the_size_limit_is_not_read(site: Path) -> None:
     with open(site / "huge.html", "wb") as huge:
         huge.truncate(PAGE_BYTES + 1)  # sparse: no disk, and never read
     log = indexed(run_index(site))
-    assert (f"huge.html holds {PAGE_BYTES + 1:,} bytes or more, over the limit of {PAGE_BYTES // (1024 * 1024)} MB "
-            f"({PAGE_BYTES:,} bytes) a file; not indexed") in log
+    assert (
+        f"huge.html holds {PAGE_BYTES + 1:,} bytes or more, over the limit of {PAGE_BYTES // (1024 * 1024)} MB "
+        f"({PAGE_BYTES:,} bytes) a file; not indexed"
+    ) in log
     assert set(documents(site)) == {"index.md", "guide.md"}
 
 
@@ -237,8 +272,9 @@ def test_a_file_name_that_is_not_utf8_is_a_warning(site: Path) -> None:
 
 
 def test_duplicate_sitemap_entries_are_one_page_and_the_counts_add_up(site: Path) -> None:
-    write_sitemap(site, "https://h/", "https://h/guide/", "https://h/guide/", "https://h/guide/index.html",
-                  "https://h/%67uide/")
+    write_sitemap(
+        site, "https://h/", "https://h/guide/", "https://h/guide/", "https://h/guide/index.html", "https://h/%67uide/"
+    )
     log = indexed(run_index(site))
     assert set(documents(site)) == {"index.md", "guide.md"}
     assert "Indexed 2 pages, 2 sections: 2 changed, 0 unchanged, 0 removed" in log
@@ -271,10 +307,21 @@ def test_a_page_whose_name_holds_a_query_and_a_fragment_is_a_links_target(site: 
 
 REPEATS = 16_000  # as the pages that took 30 to 43 seconds each: `<!--` x 16,000 is a 64 kB page
 HOSTILE_PIECES = {
-    "comment": "<!--", "article": "<article ", "link": "<a href>", "lt": "<", "open-a": "<a ", "heading": "<h2>",
-    "heading-tag": "<h2 ", "paragraph": "<p>", "script": "<script>", "image": "<img ", "nested": "<div>",
-    "permalink": '<a class="headerlink" href="#x">', "excluded": "<div data-search-exclude></div>",
-    "quote": '<b id="x', "title": "<title>",
+    "comment": "<!--",
+    "article": "<article ",
+    "link": "<a href>",
+    "lt": "<",
+    "open-a": "<a ",
+    "heading": "<h2>",
+    "heading-tag": "<h2 ",
+    "paragraph": "<p>",
+    "script": "<script>",
+    "image": "<img ",
+    "nested": "<div>",
+    "permalink": '<a class="headerlink" href="#x">',
+    "excluded": "<div data-search-exclude></div>",
+    "quote": '<b id="x',
+    "title": "<title>",
 }
 
 
@@ -284,7 +331,8 @@ def test_pages_that_were_quadratic_are_indexed_in_bounded_time(tmp_path: Path) -
     for name, piece in HOSTILE_PIECES.items():
         (site / f"{name}.html").write_text(
             f"<html><head><title>{name.title()} - Hostile</title></head><body><div role=\"main\"><h1 id='top'>"
-            f"{name.title()}</h1><p>First words of {name}.</p>{piece * REPEATS}</div></body></html>")
+            f"{name.title()}</h1><p>First words of {name}.</p>{piece * REPEATS}</div></body></html>"
+        )
     # Before, a third of these pages took 30 to 43 seconds each; now all of them take well under a second.
     log = indexed(run_index(site, timeout=120))
     assert f"Indexed {len(HOSTILE_PIECES)} pages" in log
@@ -315,8 +363,10 @@ def test_unclosed_html_reads_as_a_browser_reads_it() -> None:
     assert page_title_text("<title>" * 1000) is None
     assert page_title_text("<title>Page - Site</title>") == "Page - Site"
     assert content_element('<article class="x"><div role="main">Inner</div>') == "Inner"
-    content = ('<a class="md-content__button md-icon" href="e">Edit</a><h1 id="t">T</h1><p>Body</p>'
-               '<nav class="md-tags"><a href="t">tag</a></nav>')
+    content = (
+        '<a class="md-content__button md-icon" href="e">Edit</a><h1 id="t">T</h1><p>Body</p>'
+        '<nav class="md-tags"><a href="t">tag</a></nav>'
+    )
     assert without_theme_parts(content) == ('<h1 id="t">T</h1><p>Body</p>', None)
 
 
@@ -355,10 +405,12 @@ def test_a_plugin_build_while_another_holds_the_working_index_names_the_other_bu
         other_build.close()
     assert done.returncode == 1 and "Traceback" not in done.stderr
     errors = [line for line in done.stderr.splitlines() if line.startswith("ERROR")]
-    assert errors == [f"ERROR   -  vault-mcp: another build is writing the working index {working}, and it was "
-                      "still writing after 5 seconds: an `mkdocs build` or `mkdocs serve` of this site, or an "
-                      "`mkdocs-vault-mcp index`, with the same cache_dir. Build again once it has ended, or give "
-                      "each build a cache_dir of its own."], done.stderr
+    assert errors == [
+        f"ERROR   -  vault-mcp: another build is writing the working index {working}, and it was "
+        "still writing after 5 seconds: an `mkdocs build` or `mkdocs serve` of this site, or an "
+        "`mkdocs-vault-mcp index`, with the same cache_dir. Build again once it has ended, or give "
+        "each build a cache_dir of its own."
+    ], done.stderr
 
 
 # --- a full disk -------------------------------------------------------------------------------------------
@@ -375,8 +427,9 @@ def test_a_full_site_disk_names_the_sites_file_not_the_working_index(site: Path,
         (site / f"page{number}.html").write_text(page(f"Page {number}", words))
     published = site / "vault-mcp"
     published.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(published)],
-                             capture_output=True, text=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(published)], capture_output=True, text=True
+    )
     if mounted.returncode != 0:
         pytest.skip(f"mount is not allowed here: {mounted.stderr.strip()}")
     try:
@@ -387,7 +440,8 @@ def test_a_full_site_disk_names_the_sites_file_not_the_working_index(site: Path,
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip().endswith(
         f"error: could not write {published}/index.sqlite (No space left on device); SITE_DIR must be writable, "
-        "on a disk with room")
+        "on a disk with room"
+    )
     assert "cache" not in done.stderr.splitlines()[-1]
     assert leftovers == []
 
@@ -396,7 +450,8 @@ def test_a_full_site_disk_names_the_sites_file_not_the_working_index(site: Path,
 
     copy_error = OSError(28, "No space left on device", "/cache/build.sqlite", None, f"{published}/.index-1.tmp")
     assert str(fault_of(copy_error, f"write {published}", SITE_HINT)) == (
-        f"vault-mcp could not write {published} (No space left on device: {published}/.index-1.tmp). {SITE_HINT}.")
+        f"vault-mcp could not write {published} (No space left on device: {published}/.index-1.tmp). {SITE_HINT}."
+    )
 
 
 def test_pages_are_named_by_folder_in_one_pass_over_the_site() -> None:
@@ -404,15 +459,40 @@ def test_pages_are_named_by_folder_in_one_pass_over_the_site() -> None:
     20,000 pages took minutes."""
     from mkdocs_vault_mcp.built_sources import page_folders, path_from_url
 
-    urls = {"", "guide/", "guide/install/", "guide/deep/more/page.html", "blog/", "caf%C3%A9/", "caf%C3%A9/x/",
-            "lone"} | {f"many/page{number}/" for number in range(20_000)}
+    urls = {
+        "",
+        "guide/",
+        "guide/install/",
+        "guide/deep/more/page.html",
+        "blog/",
+        "caf%C3%A9/",
+        "caf%C3%A9/x/",
+        "lone",
+    } | {f"many/page{number}/" for number in range(20_000)}
     folders = page_folders(urls)
     paths = {url: path_from_url(url, folders) for url in urls}
-    assert {url: paths[url] for url in ("", "guide/", "guide/install/", "guide/deep/more/page.html", "blog/",
-                                        "caf%C3%A9/", "lone", "many/page7/")} == {
-        "": "index.md", "guide/": "guide/index.md", "guide/install/": "guide/install.md",
-        "guide/deep/more/page.html": "guide/deep/more/page.md", "blog/": "blog.md", "caf%C3%A9/": "café/index.md",
-        "lone": "lone.md", "many/page7/": "many/page7.md"}
+    assert {
+        url: paths[url]
+        for url in (
+            "",
+            "guide/",
+            "guide/install/",
+            "guide/deep/more/page.html",
+            "blog/",
+            "caf%C3%A9/",
+            "lone",
+            "many/page7/",
+        )
+    } == {
+        "": "index.md",
+        "guide/": "guide/index.md",
+        "guide/install/": "guide/install.md",
+        "guide/deep/more/page.html": "guide/deep/more/page.md",
+        "blog/": "blog.md",
+        "caf%C3%A9/": "café/index.md",
+        "lone": "lone.md",
+        "many/page7/": "many/page7.md",
+    }
     assert folders >= {"guide/", "guide/deep/", "guide/deep/more/", "café/", "many/"}
 
 
@@ -426,4 +506,9 @@ def test_markdown_headings_are_found_in_linear_time() -> None:
         assert heading.text.startswith("Start") and heading.text.endswith("end")
     found = markdown_headings("# Title  ##  \n## Two {#two .wide}\n### Three ###\n#\n####### Seven\n#  A {: #x }  \n")
     assert [(h.level, h.text, h.anchor) for h in found] == [
-        (1, "Title", None), (2, "Two", "two"), (3, "Three", None), (1, "", None), (1, "A", "x")]
+        (1, "Title", None),
+        (2, "Two", "two"),
+        (3, "Three", None),
+        (1, "", None),
+        (1, "A", "x"),
+    ]

@@ -111,8 +111,13 @@ def test_each_page_has_its_language_and_its_own_url(polyglot: tuple[str, Site], 
 
 def test_search_finds_every_language_with_its_own_url(polyglot: tuple[str, Site], session: Session) -> None:
     layout, _ = polyglot
-    for word, language, name in (("orchard", "en", "index"), ("verger", "fr", "index"), ("Obstgarten", "de", "index"),
-                                 ("pommiers", "fr", "guide"), ("Zwergorangen", "de", "only-english")):
+    for word, language, name in (
+        ("orchard", "en", "index"),
+        ("verger", "fr", "index"),
+        ("Obstgarten", "de", "index"),
+        ("pommiers", "fr", "guide"),
+        ("Zwergorangen", "de", "only-english"),
+    ):
         [hit] = session.ok("search", query=word)["result"]
         assert hit["path"] == source_path(layout, language, name)
         prefix = "" if language == "en" else f"{language}/"
@@ -136,8 +141,11 @@ def test_a_fallback_page_appears_once_per_language_that_publishes_it(
     assert session.ok("count_documents", query="chapter")["total"] == 2  # counting is not searching: every copy
     # No answer without a language filter repeats a page's text.
     for query in ("kumquat", "chapter English", "Kumquats", "guide", "winter OR hiver OR Winter"):
-        snippets = [(hit["title"], section["snippet"]) for hit in session.ok("search", query=query)["result"]
-                    for section in hit["sections"]]
+        snippets = [
+            (hit["title"], section["snippet"])
+            for hit in session.ok("search", query=query)["result"]
+            for section in hit["sections"]
+        ]
         assert len(snippets) == len(set(snippets)), (query, snippets)
 
 

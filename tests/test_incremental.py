@@ -35,8 +35,15 @@ def row_ids(site: Site) -> dict[str, tuple[int, tuple[int, ...]]]:
     with site.db() as conn:
         documents = dict(conn.execute("SELECT path, id FROM documents"))
         return {
-            path: (doc_id, tuple(i for (i,) in conn.execute(
-                "SELECT id FROM sections WHERE document_id = ? ORDER BY position", [doc_id])))
+            path: (
+                doc_id,
+                tuple(
+                    i
+                    for (i,) in conn.execute(
+                        "SELECT id FROM sections WHERE document_id = ? ORDER BY position", [doc_id]
+                    )
+                ),
+            )
             for path, doc_id in documents.items()
         }
 
@@ -94,7 +101,7 @@ def test_the_closing_line_counts_pages_sections_and_changes(five):
     ours = [r for r in five.logs if r.name.startswith("mkdocs.plugins.vault-mcp") and r.levelno >= logging.INFO]
     assert [r.levelname for r in ours] == ["INFO"]
     # it closes the plugin's part: nothing of the build's own comes after it but the final timing
-    later = [r.getMessage() for r in five.logs[five.logs.index(ours[0]) + 1:] if r.levelno >= logging.INFO]
+    later = [r.getMessage() for r in five.logs[five.logs.index(ours[0]) + 1 :] if r.levelno >= logging.INFO]
     assert all(m.startswith("Documentation built in") for m in later), later
 
 
@@ -114,7 +121,8 @@ def test_one_changed_page_is_the_only_one_indexed_again(five):
     assert summary(five) == (5, 10, 1, 4, 0)
     after = row_ids(five)
     assert {path: ids for path, ids in after.items() if path != "page-2.md"} == {
-        path: ids for path, ids in before.items() if path != "page-2.md"}
+        path: ids for path, ids in before.items() if path != "page-2.md"
+    }
     assert after["page-2.md"] != before["page-2.md"]
     assert five.sections("page-2.md")[0]["body"] == "Rewritten text 2."
     assert five.values("page-2.md") == {"tags": ["new", "shared"]}
@@ -184,14 +192,17 @@ def test_a_page_that_becomes_excluded_is_removed(five):
     assert "page-0.md" not in five.documents()
 
 
-@pytest.mark.parametrize("option", [
-    {"exclude": ["page-0.md"]},
-    {"indexed_fields": ["tags"]},
-    {"modified": "mtime"},
-    {"modified_meta": "updated"},
-    {"respect_search_exclude": False},
-    {"include_generated": True},
-])
+@pytest.mark.parametrize(
+    "option",
+    [
+        {"exclude": ["page-0.md"]},
+        {"indexed_fields": ["tags"]},
+        {"modified": "mtime"},
+        {"modified_meta": "updated"},
+        {"respect_search_exclude": False},
+        {"include_generated": True},
+    ],
+)
 def test_a_changed_indexing_option_indexes_everything_again(five, option):
     five.config = {"plugins": [{"vault-mcp": option}]}
     five.build()
@@ -214,7 +225,6 @@ def test_a_new_index_format_version_indexes_everything_again(five, monkeypatch):
     with five.db() as conn:
         options = conn.execute("SELECT value FROM info WHERE key = 'options'").fetchone()[0]
     assert options.startswith(writer.FORMAT_VERSION + ":")
-
 
 
 def test_the_section_count_that_search_weighs_words_by_stays_exact_as_pages_change_and_go(five):
@@ -316,7 +326,8 @@ def test_an_interrupted_build_leaves_the_previous_index_and_the_next_build_is_ri
     assert summary(site) == (5, 9, 1, 4, 0)
     assert site.sections("page-1.md")[0]["body"] == "Changed before the failure."
     assert {p: ids for p, ids in row_ids(site).items() if p != "page-1.md"} == {
-        p: ids for p, ids in first.items() if p != "page-1.md"}
+        p: ids for p, ids in first.items() if p != "page-1.md"
+    }
 
 
 @EACH_WAY
@@ -373,7 +384,8 @@ def test_an_interrupted_build_in_a_writer_process_leaves_the_previous_index(tmp_
     with sqlite3.connect(f"{working_index(site).as_uri()}?mode=ro", uri=True) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         assert dict(conn.execute("SELECT path, body FROM sections WHERE position = 0"))["page-1.md"] == (
-            "Original text 1.")
+            "Original text 1."
+        )
 
 
 NEW_YEAR = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
@@ -381,9 +393,18 @@ NEW_YEAR = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
 def small_page(number: int) -> RenderedPage:
     """A small page for IndexWriter.put."""
-    return RenderedPage(path=f"p{number}.md", url=f"/p{number}/", title=f"P{number}", meta={}, markdown="",
-                        html=f"<h1 id='p'>P{number}</h1><p>Text {number}</p>", modified=NEW_YEAR,
-                        modified_source="mtime", fingerprint=f"f{number}", language="en")
+    return RenderedPage(
+        path=f"p{number}.md",
+        url=f"/p{number}/",
+        title=f"P{number}",
+        meta={},
+        markdown="",
+        html=f"<h1 id='p'>P{number}</h1><p>Text {number}</p>",
+        modified=NEW_YEAR,
+        modified_source="mtime",
+        fingerprint=f"f{number}",
+        language="en",
+    )
 
 
 def test_a_write_that_fails_in_the_writer_process_is_raised_by_the_next_call_with_its_type(tmp_path, process_start):
@@ -450,8 +471,9 @@ def test_pages_wait_for_a_busy_writer_process_in_its_pipe_not_in_the_build(tmp_p
         assert conn.execute("SELECT count(*) FROM documents").fetchone() == (8,)
 
 
-def test_a_writer_process_still_opening_the_index_says_it_is_not_open_and_pages_can_wait_for_it(tmp_path,
-                                                                                                   process_start):
+def test_a_writer_process_still_opening_the_index_says_it_is_not_open_and_pages_can_wait_for_it(
+    tmp_path, process_start
+):
     """The plugin keeps a first build's pages back while the writer's process starts and opens the index
     (on_page_content), rather than MkDocs waiting for it at its first page: `is_open` must not wait, and must turn
     true. Another process's write lock holds the open back (a new Python takes tens of milliseconds to start, a
@@ -459,9 +481,17 @@ def test_a_writer_process_still_opening_the_index_says_it_is_not_open_and_pages_
     path = tmp_path / "w.sqlite"
     writer.IndexWriter(path, "{}").close()  # the file, with its tables
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], isolation_level=None); "
-         "c.execute('BEGIN EXCLUSIVE'); print('held', flush=True); sys.stdin.read()", str(path)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], isolation_level=None); "
+            "c.execute('BEGIN EXCLUSIVE'); print('held', flush=True); sys.stdin.read()",
+            str(path),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert holder.stdin is not None and holder.stdout is not None
     try:
         assert holder.stdout.readline() == "held\n"
@@ -496,8 +526,11 @@ def test_example_site_indexed_by_a_writer_process_holds_the_rows_a_thread_writes
             return {
                 table: conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall()
                 for table in ("documents", "sources", "sections", "field_values", "links", "pages", "site_files")
-            } | {"info": conn.execute("SELECT * FROM info WHERE key NOT IN ('built_at', 'options') ORDER BY 1")
-                 .fetchall()}
+            } | {
+                "info": conn.execute(
+                    "SELECT * FROM info WHERE key NOT IN ('built_at', 'options') ORDER BY 1"
+                ).fetchall()
+            }
 
     built = {}
     for writes in ("thread", "process", "new-python"):
@@ -508,14 +541,16 @@ def test_example_site_indexed_by_a_writer_process_holds_the_rows_a_thread_writes
         site.build_in_root()
         started = site.messages(logging.DEBUG, "vault-mcp: writing the index in process")
         assert [m.rpartition(" (")[2] for m in started] == {
-            "thread": [], "process": ["forked from the build)"], "new-python": ["a new Python)"]}[writes]
+            "thread": [],
+            "process": ["forked from the build)"],
+            "new-python": ["a new Python)"],
+        }[writes]
         built[writes] = rows(root)
     assert built["process"]["documents"] and built["process"]["links"]
     assert built["process"] == built["thread"] == built["new-python"]
 
 
-def test_a_writer_process_is_started_for_the_pages_a_build_will_write_not_for_those_it_finds_indexed(site,
-                                                                                                   monkeypatch):
+def test_a_writer_process_is_started_for_the_pages_a_build_will_write_not_for_those_it_finds_indexed(site, monkeypatch):
     monkeypatch.setattr(writer, "PAGES_FOR_A_PROCESS", 5)
     monkeypatch.setattr(writer, "spare_cpu", lambda: True)
     site.write_pages(PAGES)
@@ -552,7 +587,7 @@ def test_a_first_build_of_ten_pages_writes_in_a_process_unless_the_build_has_one
     assert summary(site)[0] == writer.PAGES_FOR_A_PROCESS
 
 
-AUTOREFS_LIKE_HOOK = '''
+AUTOREFS_LIKE_HOOK = """
 def on_page_content(html, page, **kwargs):
     return html.replace("[[guide]]", '<autoref identifier="guide">the guide</autoref>')
 
@@ -563,7 +598,7 @@ def on_env(env, config, files, **kwargs):
             file.page.content = file.page.content.replace(
                 '<autoref identifier="guide">the guide</autoref>', '<a href="../guide/">the guide</a>')
     return env
-'''
+"""
 
 
 def test_a_page_with_autorefs_is_written_once_with_its_links_resolved(tmp_path):
@@ -571,14 +606,16 @@ def test_a_page_with_autorefs_is_written_once_with_its_links_resolved(tmp_path):
     the same here): the page is written once, at the commit, with the links a reader sees."""
     site = Site(tmp_path, {"plugins": ["vault-mcp"], "hooks": ["hooks.py"]})
     (tmp_path / "hooks.py").write_text(AUTOREFS_LIKE_HOOK, encoding="utf-8")
-    site.write_pages({"a.md": "# A\n", "refs.md": "# Refs\n\nSee [[guide]].\n", "guide.md": "# Guide\n",
-                      "z.md": "# Z\n"})
+    site.write_pages(
+        {"a.md": "# A\n", "refs.md": "# Refs\n\nSee [[guide]].\n", "guide.md": "# Guide\n", "z.md": "# Z\n"}
+    )
     site.build()
     with site.db() as conn:
         ids = dict(conn.execute("SELECT path, id FROM documents"))
         content = conn.execute("SELECT content FROM sources WHERE document_id = ?", [ids["refs.md"]]).fetchone()[0]
-        links = conn.execute("SELECT url, target_path, broken FROM links WHERE document_id = ?",
-                             [ids["refs.md"]]).fetchall()
+        links = conn.execute(
+            "SELECT url, target_path, broken FROM links WHERE document_id = ?", [ids["refs.md"]]
+        ).fetchall()
     assert "<autoref" not in content and '<a href="../guide/">the guide</a>' in content
     assert links == [("/guide/", "guide.md", None)]
     # one insert a page: a page written twice would have left its first id unused
@@ -590,7 +627,7 @@ def test_a_page_with_autorefs_is_written_once_with_its_links_resolved(tmp_path):
         assert dict(conn.execute("SELECT path, id FROM documents")) == ids
 
 
-STOP_THE_WRITER_HOOK = '''
+STOP_THE_WRITER_HOOK = """
 import os
 import signal
 import threading
@@ -621,7 +658,7 @@ def on_post_page(output, page, config, **kwargs):
         NOTES.write_text(f"{page.file.src_uri} written with the writer in state {state}")
         os.kill(pid, signal.SIGCONT)
     return output
-'''
+"""
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="a process's state is read from Linux's /proc")

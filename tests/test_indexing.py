@@ -61,8 +61,7 @@ PAGES = {
     # Fields
     "Guide/Install Steps.md": "# Install steps\n",
     NON_ASCII: "# Données météo\n\nLes données de la station.\n",
-    "summary/description.md":
-        "---\ndescription: Given description, with a comma.\n---\n# Described\n\nFirst paragraph.\n",
+    "summary/description.md": "---\ndescription: Given description, with a comma.\n---\n# Described\n\nFirst paragraph.\n",
     "summary/paragraph.md": """
         ---
         description: [not, a, string]
@@ -109,21 +108,31 @@ PAGES = {
 def write_rich_site(root: Path) -> Site:
     (root / "snippets").mkdir(parents=True)
     (root / "snippets" / "pypi.md").write_text(SNIPPET + "\n", encoding="utf-8")
-    site = Site(root, {
-        "plugins": ["search", {"vault-mcp": {"exclude": ["skip/*", "*.private.md"]}}],
-        "markdown_extensions": [
-            "attr_list", "admonition", {"toc": {"permalink": True}}, "pymdownx.superfences",
-            {"pymdownx.snippets": {"base_path": [str(root / "snippets")], "check_paths": True}},
-        ],
-        "nav": [{"Navigation title": "titles/nav.md"}, "index.md"],
-        "not_in_nav": "hidden.md\n",
-        "draft_docs": "drafts/\n",
-        "exclude_docs": "private/\n",
-    })
+    site = Site(
+        root,
+        {
+            "plugins": ["search", {"vault-mcp": {"exclude": ["skip/*", "*.private.md"]}}],
+            "markdown_extensions": [
+                "attr_list",
+                "admonition",
+                {"toc": {"permalink": True}},
+                "pymdownx.superfences",
+                {"pymdownx.snippets": {"base_path": [str(root / "snippets")], "check_paths": True}},
+            ],
+            "nav": [{"Navigation title": "titles/nav.md"}, "index.md"],
+            "not_in_nav": "hidden.md\n",
+            "draft_docs": "drafts/\n",
+            "exclude_docs": "private/\n",
+        },
+    )
     site.write_pages(PAGES)
     # CRLF line endings everywhere, front matter and setext underlines included
-    site.write("crlf.md", "---\r\ntitle: CRLF page\r\ntags: [crlf]\r\n---\r\nCRLF heading\r\n"
-               "============\r\n\r\nCRLF body.\r\n\r\n## Second\r\n\r\nMore.\r\n", newline="")
+    site.write(
+        "crlf.md",
+        "---\r\ntitle: CRLF page\r\ntags: [crlf]\r\n---\r\nCRLF heading\r\n"
+        "============\r\n\r\nCRLF body.\r\n\r\n## Second\r\n\r\nMore.\r\n",
+        newline="",
+    )
     site.write("bom.md", "---\ntitle: BOM page\ntags: [bom]\n---\n# BOM heading\n\nBOM body.\n", encoding="utf-8-sig")
     assert (site.docs / "bom.md").read_bytes().startswith(b"\xef\xbb\xbf---")
     assert b"\r\n" in (site.docs / "crlf.md").read_bytes()
@@ -147,15 +156,33 @@ def docs(rich) -> dict[str, dict]:
 
 def test_documents_are_the_pages_that_the_build_publishes_less_the_excluded_ones(rich, docs):
     expected = {
-        "index.md", "hidden.md", "search-kept.md", "titles/nav.md", "titles/front-matter.md",
-        "titles/heading.md", "titles/file_name-only.md", "titles/markup.md", "Guide/Install Steps.md", NON_ASCII,
-        "summary/description.md", "summary/paragraph.md", "summary/blank-description.md", "values.md",
-        BROKEN, "crlf.md", "bom.md",
+        "index.md",
+        "hidden.md",
+        "search-kept.md",
+        "titles/nav.md",
+        "titles/front-matter.md",
+        "titles/heading.md",
+        "titles/file_name-only.md",
+        "titles/markup.md",
+        "Guide/Install Steps.md",
+        NON_ASCII,
+        "summary/description.md",
+        "summary/paragraph.md",
+        "summary/blank-description.md",
+        "values.md",
+        BROKEN,
+        "crlf.md",
+        "bom.md",
     }
     assert set(docs) == expected
     # the left-out pages are left out by the rule under test, not by accident: MkDocs published them
-    for published in ("no-search/index.html", "skip/this/index.html", "skip/deeper/that/index.html",
-                      "notes/todo.private/index.html", "hidden/index.html"):
+    for published in (
+        "no-search/index.html",
+        "skip/this/index.html",
+        "skip/deeper/that/index.html",
+        "notes/todo.private/index.html",
+        "hidden/index.html",
+    ):
         assert (rich.site_dir / published).is_file(), published
 
 
@@ -167,8 +194,9 @@ def test_drafts_reach_nothing_that_mkdocs_build_writes(rich, docs):
     stats_page = (rich.site_dir / "stats" / "index.html").read_text(encoding="utf-8")
     assert "drafts" not in stats_page and "Work in progress" not in stats_page
     with rich.db() as conn:
-        assert conn.execute("SELECT count(*) FROM sections WHERE body LIKE '%Work in progress%'"
-                            " OR headings LIKE '%Work in progress%'").fetchone() == (0,)
+        assert conn.execute(
+            "SELECT count(*) FROM sections WHERE body LIKE '%Work in progress%' OR headings LIKE '%Work in progress%'"
+        ).fetchone() == (0,)
 
 
 def test_exclude_docs_pages_are_absent_and_not_in_nav_pages_present(docs):
@@ -211,8 +239,10 @@ GENERATED = {"blog/archive/2024.md", "blog/category/news.md", "blog/category/oth
 
 @pytest.mark.parametrize("include_generated", [False, True])
 def test_pages_generated_by_plugins_are_documents_only_with_include_generated(tmp_path, include_generated):
-    site = Site(tmp_path, {"theme": {"name": "material"},
-                           "plugins": ["blog", {"vault-mcp": {"include_generated": include_generated}}]})
+    site = Site(
+        tmp_path,
+        {"theme": {"name": "material"}, "plugins": ["blog", {"vault-mcp": {"include_generated": include_generated}}]},
+    )
     site.write_pages(BLOG_PAGES)
     site.build()
     for generated in ("blog/archive/2024", "blog/category/news", "blog/category/other", "stats"):
@@ -244,10 +274,14 @@ def test_url_with_site_url_is_absolute_and_follows_use_directory_urls(tmp_path):
     site.write("Guide/Page.md", "# Page\n")
     site.build()
     assert {p: d["url"] for p, d in site.documents().items()} == {
-        "index.md": "https://example.org/docs/", "Guide/Page.md": "https://example.org/docs/Guide/Page/"}
+        "index.md": "https://example.org/docs/",
+        "Guide/Page.md": "https://example.org/docs/Guide/Page/",
+    }
     site.build(use_directory_urls=False)
     assert {p: d["url"] for p, d in site.documents().items()} == {
-        "index.md": "https://example.org/docs/index.html", "Guide/Page.md": "https://example.org/docs/Guide/Page.html"}
+        "index.md": "https://example.org/docs/index.html",
+        "Guide/Page.md": "https://example.org/docs/Guide/Page.html",
+    }
 
 
 def test_title_follows_mkdocs_order_nav_then_front_matter_then_h1_then_file_name(docs):
@@ -277,8 +311,7 @@ def test_meta_is_the_front_matter_as_json_with_iso_dates(docs):
 
 def test_summary_is_the_description_string_else_the_first_paragraph_of_prose(docs):
     assert docs["summary/description.md"]["summary"] == "Given description, with a comma."
-    assert docs["summary/paragraph.md"]["summary"] == (
-        "First paragraph of prose, with markup & an inline link.")
+    assert docs["summary/paragraph.md"]["summary"] == ("First paragraph of prose, with markup & an inline link.")
     assert docs["summary/blank-description.md"]["summary"] == "The paragraph instead."
     assert docs["index.md"]["summary"] == "Text before any heading."
     assert docs["titles/heading.md"]["summary"] == "Text."
@@ -313,13 +346,18 @@ def test_sections_cut_at_every_heading_with_trails_and_rendered_ids(rich):
 def test_each_section_row_carries_the_page_level_fields(rich, docs):
     for section in rich.sections("summary/paragraph.md"):
         assert (section["path"], section["title"], section["summary"]) == (
-            "summary/paragraph.md", "Paragraph summary", docs["summary/paragraph.md"]["summary"])
+            "summary/paragraph.md",
+            "Paragraph summary",
+            docs["summary/paragraph.md"]["summary"],
+        )
 
 
 def test_no_attribute_list_or_permalink_sign_reaches_the_index(rich):
     with rich.db() as conn:
-        texts = conn.execute("SELECT title || headings || body FROM sections UNION ALL"
-                             " SELECT title || headings || summary FROM documents").fetchall()
+        texts = conn.execute(
+            "SELECT title || headings || body FROM sections UNION ALL"
+            " SELECT title || headings || summary FROM documents"
+        ).fetchall()
     assert texts and not [t for (t,) in texts if "¶" in t or "{" in t or "#first-steps" in t or ".special" in t]
 
 
@@ -364,8 +402,23 @@ def test_auto_indexed_fields_are_the_keys_with_a_value_on_some_page(rich):
     with rich.db() as conn:
         fields = json.loads(conn.execute("SELECT value FROM info WHERE key = 'indexed_fields'").fetchone()[0])
     assert set(fields) == {
-        "2024", "big", "day", "description", "disabled", "flag", "keywords", "null", "padded", "quoted_true",
-        "ratio", "stamp", "stamp_offset", "stamp_utc", "tags", "title", "year",
+        "2024",
+        "big",
+        "day",
+        "description",
+        "disabled",
+        "flag",
+        "keywords",
+        "null",
+        "padded",
+        "quoted_true",
+        "ratio",
+        "stamp",
+        "stamp_offset",
+        "stamp_utc",
+        "tags",
+        "title",
+        "year",
     }
     assert not {"nothing", "empty", "obj", "nested_only", "search"} & set(fields)
 
@@ -428,8 +481,9 @@ def test_the_published_index_is_a_sqlite_database_with_one_row_per_section(rich,
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         sections = conn.execute("SELECT count(*) FROM sections").fetchone()[0]
         assert conn.execute("SELECT count(*) FROM sections_fts").fetchone()[0] == sections
-        assert conn.execute("SELECT count(*) FROM sections WHERE document_id NOT IN (SELECT id FROM documents)"
-                            ).fetchone() == (0,)
+        assert conn.execute(
+            "SELECT count(*) FROM sections WHERE document_id NOT IN (SELECT id FROM documents)"
+        ).fetchone() == (0,)
     assert sections == sum(len(rich.sections(path)) for path in docs)
 
 
@@ -446,8 +500,10 @@ def test_a_page_with_more_rows_than_one_statement_takes_keeps_every_row_in_order
     assert [section["position"] for section in site.sections("big.md")] == list(range(251))
     assert site.values("big.md")["tags"] == [f"tag-{n:03}" for n in range(120)]
     with site.db() as conn:
-        links = conn.execute("SELECT links.position, links.url FROM links JOIN documents d ON d.id = document_id"
-                             " WHERE d.path = 'big.md' ORDER BY links.rowid").fetchall()
+        links = conn.execute(
+            "SELECT links.position, links.url FROM links JOIN documents d ON d.id = document_id"
+            " WHERE d.path = 'big.md' ORDER BY links.rowid"
+        ).fetchall()
     assert len(links) == 500
     assert [position for position, _ in links] == [n + 1 for n in range(250) for _ in range(2)]
     hits = conn.execute("SELECT count(*) FROM sections_fts WHERE sections_fts MATCH 'body:text'").fetchone()

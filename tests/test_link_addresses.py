@@ -71,8 +71,9 @@ def test_folder_addresses_without_a_slash_and_the_sites_own_address_reach_the_pa
 
 
 def test_without_directory_urls_a_page_address_needs_its_exact_name(tmp_path: Path) -> None:
-    site = Site(tmp_path, {"site_url": "https://docs.example.org/", "use_directory_urls": False,
-                           "plugins": ["vault-mcp"]})
+    site = Site(
+        tmp_path, {"site_url": "https://docs.example.org/", "use_directory_urls": False, "plugins": ["vault-mcp"]}
+    )
     site.write_pages(PAGES)
     site.build()
     targets = links_of(site)["targets"]
@@ -91,8 +92,11 @@ def test_version_folders_of_a_mike_site_reach_this_builds_page(tmp_path: Path) -
             """,
         "guide.md": "# Guide\n\n## Setup\n\nDone.\n",
     }
-    mike = {"site_url": "https://docs.example.org/", "plugins": ["vault-mcp"],
-            "extra": {"version": {"provider": "mike"}}}
+    mike = {
+        "site_url": "https://docs.example.org/",
+        "plugins": ["vault-mcp"],
+        "extra": {"version": {"provider": "mike"}},
+    }
     site = Site(tmp_path, mike)
     site.write_pages(pages)
     site.build()
@@ -119,8 +123,9 @@ def test_an_index_whose_links_other_rules_resolved_resolves_them_again(tmp_path:
     # as an earlier version left it: the folder addresses without their slash broken, under its rules' digest
     working = tmp_path / ".cache" / "plugin" / "vault-mcp" / "build.sqlite"
     with sqlite3.connect(working) as conn:
-        changed = conn.execute("UPDATE links SET target_path = NULL, broken = 'page' WHERE target NOT LIKE '%/'"
-                               " AND target LIKE '/%'").rowcount
+        changed = conn.execute(
+            "UPDATE links SET target_path = NULL, broken = 'page' WHERE target NOT LIKE '%/' AND target LIKE '/%'"
+        ).rowcount
         conn.execute("UPDATE info SET value = 'earlier rules' WHERE key = 'site_files'")
     assert changed == 6
     site.build()  # no page changed, no file of the site either

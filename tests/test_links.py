@@ -76,8 +76,11 @@ CONFIG = {
         {"mkdocstrings": {"handlers": {"python": {"paths": ["src"]}}}},
         "vault-mcp",
     ],
-    "markdown_extensions": ["attr_list", {"toc": {"permalink": True}},
-                            {"pymdownx.snippets": {"base_path": ["snippets"], "check_paths": True}}],
+    "markdown_extensions": [
+        "attr_list",
+        {"toc": {"permalink": True}},
+        {"pymdownx.snippets": {"base_path": ["snippets"], "check_paths": True}},
+    ],
 }
 
 
@@ -112,8 +115,10 @@ def rows(mcp: Session, show: str, **arguments) -> list[dict]:
 
 
 def test_outlinks_resolve_pages_anchors_snippets_and_cross_references(mcp: Session) -> None:
-    links = {(row["text"], row["target"], row["anchor"], row["broken"], row["section"])
-             for row in rows(mcp, "outlinks", where={"path": "index.md"})}
+    links = {
+        (row["text"], row["target"], row["anchor"], row["broken"], row["section"])
+        for row in rows(mcp, "outlinks", where={"path": "index.md"})
+    }
     assert links == {
         ("the install guide", "guide/install.md", None, None, "Home"),
         ("straight to PyPI", "guide/install.md", "from-pypi", None, "Home"),
@@ -131,8 +136,10 @@ def test_outlinks_resolve_pages_anchors_snippets_and_cross_references(mcp: Sessi
 
 
 def test_links_on_the_generated_api_page_are_found_with_their_sections(mcp: Session) -> None:
-    links = {(row["text"], row["target"], row["anchor"], row["section"])
-             for row in rows(mcp, "outlinks", where={"path": "api.md"})}
+    links = {
+        (row["text"], row["target"], row["anchor"], row["section"])
+        for row in rows(mcp, "outlinks", where={"path": "api.md"})
+    }
     assert ("Anemometer", "api.md", "linkkit.Anemometer", "read_wind(station)") in links
     assert ("the wiring guide", "guide/install.md", "wiring", "read_wind(station)") in links  # a Markdown heading
     assert ("read_wind", "api.md", "linkkit.read_wind", "Anemometer") in links
@@ -143,7 +150,9 @@ def test_backlinks_to_a_page_and_to_an_anchor(mcp: Session) -> None:
     assert sorted(row["anchor"] or "" for row in to_install) == ["", "from-pypi", "nope", "wiring", "wiring"]
     assert {row["path"] for row in to_install} == {"index.md", "api.md"}
     assert [(row["path"], row["text"]) for row in rows(mcp, "backlinks", target="guide/install.md#wiring")] == [
-        ("api.md", "the wiring guide"), ("index.md", "the guide")]
+        ("api.md", "the wiring guide"),
+        ("index.md", "the guide"),
+    ]
     assert {row["path"] for row in rows(mcp, "backlinks", target="api.md")} == {"index.md", "guide/install.md"}
     # the shared filters select the linking pages
     assert rows(mcp, "backlinks", target="api.md", where={"folder": "guide"})[0]["path"] == "guide/install.md"
@@ -156,7 +165,9 @@ def test_broken_links_agree_with_mkdocs_own_warnings(mcp: Session, built: Site) 
     ours = {(row["path"], row["url"]) for row in rows(mcp, "broken")}
     assert ours == {("index.md", "missing.md"), ("index.md", "/guide/install/#nope")}
     assert {(row["target"], row["anchor"]) for row in rows(mcp, "broken")} == {
-        ("missing.md", None), ("guide/install.md", "nope")}
+        ("missing.md", None),
+        ("guide/install.md", "nope"),
+    }
     warnings = " ".join(built.messages(logging.WARNING))
     assert "'missing.md'" in warnings and "'#nope'" in warnings, warnings
     mkdocs_links = re.findall(r"Doc file '([^']+)' contains a link '([^']+)'", warnings)
@@ -169,7 +180,11 @@ def test_orphans_are_pages_nothing_links_to_and_most_linked_counts_linking_pages
     assert orphans[0]["in_nav"] is False and orphans[0]["linked_from"] == 0
     most = rows(mcp, "most_linked")
     assert [(row["path"], row["linked_from"]) for row in most] == [
-        ("api.md", 2), ("guide/install.md", 2), ("index.md", 2), ("linked.md", 1)]  # ties by path
+        ("api.md", 2),
+        ("guide/install.md", 2),
+        ("index.md", 2),
+        ("linked.md", 1),
+    ]  # ties by path
     assert "guide/nav-only.md" not in {row["path"] for row in most}
     paged = mcp.ok("links", show="most_linked", limit=1)
     assert paged["total"] == len(most) and paged["next_offset"] == 1 and paged["result"] == most[:1]
@@ -179,7 +194,9 @@ def test_orphans_are_pages_nothing_links_to_and_most_linked_counts_linking_pages
 def test_history_keeps_the_last_commits_newest_first(mcp: Session) -> None:
     install = rows(mcp, "history", target="guide/install.md")
     assert [(row["author"], row["subject"]) for row in install] == [
-        ("Ana", "Install: ground the mast"), ("Ana", "First pages")]
+        ("Ana", "Install: ground the mast"),
+        ("Ana", "First pages"),
+    ]
     assert install[0]["time"] >= install[1]["time"] and install[0]["time"].endswith("Z")
     assert [row["subject"] for row in rows(mcp, "history", target="index.md")] == ["First pages"]
 
@@ -222,21 +239,28 @@ def link_states(site: Site) -> set[tuple[str, str, str | None, str | None]]:
     with sqlite3.connect(site.index_path) as conn:
         # Each page's count of linking pages, kept incrementally, is what the links table says now.
         kept = dict(conn.execute("SELECT d.path, p.linked_from FROM pages p JOIN documents d ON d.id = p.document_id"))
-        counted = dict(conn.execute(
-            "SELECT d.path, (SELECT count(DISTINCT l.document_id) FROM links l WHERE l.target_path = d.path"
-            " AND l.document_id != d.id) FROM documents d"))
+        counted = dict(
+            conn.execute(
+                "SELECT d.path, (SELECT count(DISTINCT l.document_id) FROM links l WHERE l.target_path = d.path"
+                " AND l.document_id != d.id) FROM documents d"
+            )
+        )
         assert kept == counted
-        return set(conn.execute(
-            "SELECT d.path, l.url, l.target_path, l.broken FROM links l JOIN documents d ON d.id = l.document_id"
-        ))
+        return set(
+            conn.execute(
+                "SELECT d.path, l.url, l.target_path, l.broken FROM links l JOIN documents d ON d.id = l.document_id"
+            )
+        )
 
 
 def test_incremental_builds_keep_links_right_when_either_end_changes_or_goes(site: Site) -> None:
-    site.write_pages({
-        "a.md": "# A\n\nTo [b's x](b.md#x).\n",
-        "b.md": "# B\n\n## X { #x }\n\nText.\n",
-        "c.md": "# C\n\nTo [b](b.md).\n",
-    })
+    site.write_pages(
+        {
+            "a.md": "# A\n\nTo [b's x](b.md#x).\n",
+            "b.md": "# B\n\n## X { #x }\n\nText.\n",
+            "c.md": "# C\n\nTo [b](b.md).\n",
+        }
+    )
     site.config = {"plugins": ["vault-mcp"], "markdown_extensions": ["attr_list"]}
     site.build()
     assert link_states(site) == {("a.md", "/b/#x", "b.md", None), ("c.md", "/b/", "b.md", None)}
@@ -249,8 +273,12 @@ def test_incremental_builds_keep_links_right_when_either_end_changes_or_goes(sit
     site.build()
     assert link_states(site) == {("a.md", "/b/#x", "b.md", "anchor"), ("c.md", "/b/", "b.md", None)}
 
-    assert link_states(site) and [row[0] for row in sqlite3.connect(site.index_path).execute(
-        "SELECT d.path FROM pages p JOIN documents d ON d.id = p.document_id WHERE p.linked_from = 2")] == ["b.md"]
+    assert link_states(site) and [
+        row[0]
+        for row in sqlite3.connect(site.index_path).execute(
+            "SELECT d.path FROM pages p JOIN documents d ON d.id = p.document_id WHERE p.linked_from = 2"
+        )
+    ] == ["b.md"]
 
     site.write("a.md", "# A\n\nNo links.\n")  # the linking page changes
     (site.docs / "c.md").unlink()  # the linking page goes
@@ -272,9 +300,9 @@ def test_serve_dirty_keeps_links_and_backlinks_right_as_pages_change(tmp_path: P
 
         async def session() -> None:
             async with Client(serve.url) as client:
+
                 async def broken() -> list[tuple[str, str | None]]:
-                    answer = data(await client.call_tool(
-                        "links", {"show": "broken", "wait_for_pending_writes": True}))
+                    answer = data(await client.call_tool("links", {"show": "broken", "wait_for_pending_writes": True}))
                     return [(row["path"], row["broken"]) for row in answer["result"]]
 
                 assert await broken() == []

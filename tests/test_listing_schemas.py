@@ -64,8 +64,10 @@ def test_a_listing_is_checked_without_a_subschema_per_row(mcp: Session, tool: st
     # An `items` subschema makes jsonschema build a validator for every row the client checks.
     assert "items" not in schema["properties"][key]
     validator = Draft202012Validator(schema)
-    answer = mcp.ok(tool, **({"by": "folder"} if tool == "aggregate_documents" else {"query": "install"}
-                             if tool == "search" else {}))
+    answer = mcp.ok(
+        tool,
+        **({"by": "folder"} if tool == "aggregate_documents" else {"query": "install"} if tool == "search" else {}),
+    )
     assert not list(validator.iter_errors(answer))
     # What the schema still holds the answer to: the rows are a list, and the answer's own fields are there.
     assert list(validator.iter_errors({**answer, key: {"path": "index.md"}}))

@@ -45,8 +45,12 @@ def raw_post(port: int, headers: dict[str, str], body: dict[str, Any]) -> http.c
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     connection.putrequest("POST", "/mcp", skip_host="Host" in headers, skip_accept_encoding=True)
     payload = json.dumps(body).encode()
-    for name, value in {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-                        "Content-Length": str(len(payload)), **headers}.items():
+    for name, value in {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "Content-Length": str(len(payload)),
+        **headers,
+    }.items():
         connection.putheader(name, value)
     connection.endheaders(payload)
     response = connection.getresponse()
@@ -252,9 +256,11 @@ def test_links_resolve_against_the_files_of_each_rebuild(tmp_path, serve_factory
 
     async def session() -> None:
         async with Client(serve.url) as client:
+
             async def broken() -> set[str]:
-                answer = data(await client.call_tool(
-                    "links", {"show": "broken", "limit": 100, "wait_for_pending_writes": True}))
+                answer = data(
+                    await client.call_tool("links", {"show": "broken", "limit": 100, "wait_for_pending_writes": True})
+                )
                 return {row["target"] for row in answer["result"]}
 
             assert "/notes/" in await broken()
@@ -340,8 +346,9 @@ def test_stopping_sends_the_stale_answer_of_a_call_waiting_for_a_rebuild_before_
     site.build()
     port = free_port()
     freshness = Freshness()
-    options = SimpleNamespace(mcp_host="127.0.0.1", mcp_port=port, mcp_path="/mcp", mcp_allowed_hosts=[],
-                              wait_timeout=3600)  # a stop that waited for it would hang the test
+    options = SimpleNamespace(
+        mcp_host="127.0.0.1", mcp_port=port, mcp_path="/mcp", mcp_allowed_hosts=[], wait_timeout=3600
+    )  # a stop that waited for it would hang the test
     live = LiveServer(options, freshness)
     assert live.reserve()
     assert live.start(site.index_path, SimpleNamespace(dev_addr=None, site_name="Test site"))
@@ -404,9 +411,11 @@ def test_a_wait_sees_a_save_whose_file_event_has_not_arrived(tmp_path):
     freshness.index_committed()
     freshness.build_ended()
     assert freshness.wait(timeout=5), "nothing changed since the build started"
-    for change in (lambda: (docs / "guide" / "page.md").write_text("# Changed\n"),
-                   lambda: (docs / "guide" / "page.md").unlink(),
-                   lambda: (docs / "guide" / "new.md").write_text("# New\n")):
+    for change in (
+        lambda: (docs / "guide" / "page.md").write_text("# Changed\n"),
+        lambda: (docs / "guide" / "page.md").unlink(),
+        lambda: (docs / "guide" / "new.md").write_text("# New\n"),
+    ):
         time.sleep(0.1)  # a change time after the last accounted instant, whatever the clock's granularity
         change()
         assert not freshness.pending, "no file event in this test"
@@ -419,8 +428,13 @@ def test_hosts_the_owner_allows_are_served_and_others_refused(site):
     site.write("a.md", "# A\n")
     site.build()
     port = free_port()
-    options = SimpleNamespace(mcp_host="127.0.0.1", mcp_port=port, mcp_path="/mcp",
-                              mcp_allowed_hosts=["docs.example", "wiki.example:8080"], wait_timeout=1)
+    options = SimpleNamespace(
+        mcp_host="127.0.0.1",
+        mcp_port=port,
+        mcp_path="/mcp",
+        mcp_allowed_hosts=["docs.example", "wiki.example:8080"],
+        wait_timeout=1,
+    )
     live = LiveServer(options, Freshness())
     root = logging.getLogger()
     before = (root.level, list(root.handlers))

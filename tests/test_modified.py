@@ -100,7 +100,8 @@ def test_user_config_and_hook_environment_do_not_change_the_result(history, tmp_
         "[log]\n decorate = full\n abbrevCommit = true\n showRoot = false\n diffMerges = first-parent\n"
         "[color]\n ui = always\n[diff]\n renames = copies\n relative = true\n noprefix = true\n"
         "[status]\n showUntrackedFiles = no\n renames = true\n relativePaths = true\n"
-        "[core]\n quotePath = true\n pager = false\n")
+        "[core]\n quotePath = true\n pager = false\n"
+    )
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(hostile))
     other = Repo(tmp_path / "other")  # what a git hook's GIT_DIR would point at
     other.commit(T0, ("x.md", "x\n"))
@@ -145,8 +146,7 @@ MTIME = datetime(2023, 11, 14, 22, 13, 20, 123456, tzinfo=UTC)  # MTIME_NS, to t
 @pytest.fixture
 def pages(tmp_path) -> tuple[Path, GitTimes | None]:
     repo = Repo(tmp_path / "pages")
-    repo.commit(T0 + 60, ("docs/clean.md", "c\n"), ("docs/dirty.md", "d\n"), ("docs/time.md", "t\n"),
-                author=T0 + 30)
+    repo.commit(T0 + 60, ("docs/clean.md", "c\n"), ("docs/dirty.md", "d\n"), ("docs/time.md", "t\n"), author=T0 + 30)
     repo.write("docs/dirty.md", "changed\n")
     repo.write("docs/untracked.md", "new\n")
     docs = repo.root / "docs"
@@ -162,16 +162,19 @@ def instant(docs: Path, git: GitTimes | None, name: str, mode: str, meta=None, k
 GIT_TIME = datetime.fromtimestamp(T0 + 30, UTC)
 
 
-@pytest.mark.parametrize(("name", "mode", "expected"), [
-    ("clean.md", "auto", (GIT_TIME, "git")),
-    ("dirty.md", "auto", (MTIME, "mtime")),
-    ("untracked.md", "auto", (MTIME, "mtime")),
-    ("clean.md", "git", (GIT_TIME, "git")),
-    ("dirty.md", "git", (GIT_TIME, "git")),
-    ("untracked.md", "git", (MTIME, "mtime")),
-    ("clean.md", "mtime", (MTIME, "mtime")),
-    ("untracked.md", "mtime", (MTIME, "mtime")),
-])
+@pytest.mark.parametrize(
+    ("name", "mode", "expected"),
+    [
+        ("clean.md", "auto", (GIT_TIME, "git")),
+        ("dirty.md", "auto", (MTIME, "mtime")),
+        ("untracked.md", "auto", (MTIME, "mtime")),
+        ("clean.md", "git", (GIT_TIME, "git")),
+        ("dirty.md", "git", (GIT_TIME, "git")),
+        ("untracked.md", "git", (MTIME, "mtime")),
+        ("clean.md", "mtime", (MTIME, "mtime")),
+        ("untracked.md", "mtime", (MTIME, "mtime")),
+    ],
+)
 def test_each_modified_mode_takes_the_time_from_its_source(pages, name, mode, expected):
     docs, git = pages
     assert git.dirty == {"dirty.md", "untracked.md"}
@@ -201,14 +204,17 @@ def test_a_generated_page_is_dated_now(pages):
     assert source == "mtime" and before <= when <= datetime.now(UTC) and when.utcoffset() == timedelta(0)
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    (date(2024, 1, 2), datetime(2024, 1, 2, tzinfo=UTC)),
-    (datetime(2024, 1, 2, 3, 4, 5), datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)),
-    (datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone(timedelta(hours=2))), datetime(2024, 1, 2, 1, 4, 5, tzinfo=UTC)),
-    ("2024-01-02", datetime(2024, 1, 2, tzinfo=UTC)),
-    ("2024-01-02T03:04:05", datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)),
-    ("2024-01-02T03:04:05-05:30", datetime(2024, 1, 2, 8, 34, 5, tzinfo=UTC)),
-])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (date(2024, 1, 2), datetime(2024, 1, 2, tzinfo=UTC)),
+        (datetime(2024, 1, 2, 3, 4, 5), datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)),
+        (datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone(timedelta(hours=2))), datetime(2024, 1, 2, 1, 4, 5, tzinfo=UTC)),
+        ("2024-01-02", datetime(2024, 1, 2, tzinfo=UTC)),
+        ("2024-01-02T03:04:05", datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)),
+        ("2024-01-02T03:04:05-05:30", datetime(2024, 1, 2, 8, 34, 5, tzinfo=UTC)),
+    ],
+)
 def test_a_front_matter_date_wins_over_git_and_mtime_in_every_mode(pages, value, expected):
     docs, git = pages
     for mode in ("auto", "git", "mtime"):
@@ -218,8 +224,9 @@ def test_a_front_matter_date_wins_over_git_and_mtime_in_every_mode(pages, value,
     assert modified_instant("gen.md", None, "auto", git, {"updated": value}, "updated") == (expected, "meta")
 
 
-@pytest.mark.parametrize("value", ["yesterday", "2024-13-45", "", 1_700_000_000, 3.5, True, None,
-                                   ["2024-01-02"], {"date": "2024-01-02"}])
+@pytest.mark.parametrize(
+    "value", ["yesterday", "2024-13-45", "", 1_700_000_000, 3.5, True, None, ["2024-01-02"], {"date": "2024-01-02"}]
+)
 def test_other_front_matter_values_are_ignored(pages, value):
     docs, git = pages
     assert instant(docs, git, "clean.md", "auto", {"updated": value}, "updated") == (GIT_TIME, "git")

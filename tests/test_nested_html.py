@@ -34,13 +34,19 @@ PAGES = {
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Site:
     pages = {**PAGES, "huge.md": "# Huge\n\n" + nested("<div>", "</div>", HUGE_DEPTH, "HUGE-DEEP-TEXT") + "\n"}
-    pages.update({f"deep{n}.md": f"# Deep {n}\n\n" + nested("<div>", "</div>", DEEP_DEPTH, f"DEEP-{n}") + "\n"
-                  for n in range(READERS)})
+    pages.update(
+        {
+            f"deep{n}.md": f"# Deep {n}\n\n" + nested("<div>", "</div>", DEEP_DEPTH, f"DEEP-{n}") + "\n"
+            for n in range(READERS)
+        }
+    )
     return built_site(tmp_path_factory.mktemp("nested"), {"plugins": [{"vault-mcp": {"stats_page": False}}]}, pages)
 
 
-@pytest.mark.parametrize(("path", "deep_text"), [("divs.md", "DEEP-DIV-TEXT"), ("quotes.md", "DEEP-QUOTE-TEXT"),
-                                                 ("lists.md", "DEEP-LIST-TEXT")])
+@pytest.mark.parametrize(
+    ("path", "deep_text"),
+    [("divs.md", "DEEP-DIV-TEXT"), ("quotes.md", "DEEP-QUOTE-TEXT"), ("lists.md", "DEEP-LIST-TEXT")],
+)
 def test_deeply_nested_html_is_read_cut_at_a_depth_with_a_note(site, path, deep_text):
     with session_over(site.index_path) as mcp:
         markdown = mcp.ok("read", path=path)["markdown"]
@@ -75,8 +81,9 @@ def test_deep_pages_read_at_once_hold_up_no_other_client(site):
         assert not call(port, "search", query="bold").get("isError")  # warm
         reads: list[dict] = []
         paths = [f"deep{n}.md" for n in range(READERS)]
-        threads = [threading.Thread(target=lambda path=path: reads.append(call(port, "read", path=path)))
-                   for path in paths]
+        threads = [
+            threading.Thread(target=lambda path=path: reads.append(call(port, "read", path=path))) for path in paths
+        ]
         for thread in threads:
             thread.start()
         time.sleep(0.5)  # the reads arrived
@@ -90,7 +97,7 @@ def test_deep_pages_read_at_once_hold_up_no_other_client(site):
             assert not result.get("isError") and result["structuredContent"]["result"], result
             time.sleep(0.05)
     for thread in threads:
-            thread.join()
+        thread.join()
     assert len(reads) == READERS
     for result in reads:
         if result.get("isError"):

@@ -26,8 +26,12 @@ from mkdocs_vault_mcp import __version__
 # Third-party modules the package needs but loads by name rather than imports, and where it names them.
 LOADED_BY_NAME = {"lxml": "html_to_markdown.py"}  # BeautifulSoup(fragment, "lxml")
 # The optional extra `semantic`'s modules (index/semantic.py imports them where it uses them) and its distributions.
-SEMANTIC_MODULES = {"numpy": "numpy", "onnxruntime": "onnxruntime", "tokenizers": "tokenizers",
-                    "huggingface_hub": "huggingface-hub"}
+SEMANTIC_MODULES = {
+    "numpy": "numpy",
+    "onnxruntime": "onnxruntime",
+    "tokenizers": "tokenizers",
+    "huggingface_hub": "huggingface-hub",
+}
 
 
 def normalized(distribution: str) -> str:
@@ -71,8 +75,13 @@ def test_the_declared_dependencies_are_what_the_package_imports() -> None:
 
 
 def run(*command: str | Path, cwd: Path | None = None) -> str:
-    done = subprocess.run([str(part) for part in command], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+    done = subprocess.run(
+        [str(part) for part in command],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+    )
     assert done.returncode == 0, f"{command} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout + done.stderr
 
@@ -87,8 +96,13 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # From a copy: setuptools writes build/ and *.egg-info into the tree it builds, where a stale build/lib could
     # slip removed modules into the wheel, and where a suite on another Python may be building at the same time.
     source = tmp_path_factory.mktemp("source") / "mkdocs-vault-mcp"
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
-        ".git", ".venv*", ".cache", "build", "dist", "site", "*.egg-info", "__pycache__", "out"))
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv*", ".cache", "build", "dist", "site", "*.egg-info", "__pycache__", "out"
+        ),
+    )
     run(sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", out, source)
     return out
 
@@ -100,15 +114,19 @@ def test_the_sdist_holds_the_package_its_license_and_the_test_suite(dist: Path) 
     assert "LICENSE" in names and "README.md" in names and "pyproject.toml" in names
     assert "mkdocs_vault_mcp/index/read.py" in names and "mkdocs_vault_mcp/assets/stats.css" in names
     assert "mkdocs_vault_mcp/__main__.py" in names
-    tests = {path.relative_to(ROOT).as_posix() for path in (ROOT / "tests").rglob("*") if path.is_file()
-             and "__pycache__" not in path.parts and path.relative_to(ROOT / "tests").parts[0] != "out"}
+    tests = {
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / "tests").rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts and path.relative_to(ROOT / "tests").parts[0] != "out"
+    }
     assert tests - set(names) == set()
     assert "example-site/mkdocs.yml" in names and "example-site/docs/guide/calibration.md" in names
     assert not [name for name in names if "__pycache__" in name or name.startswith(("example-site/site/", ".ci/"))]
 
 
 def test_the_suite_collects_from_the_unpacked_sdist_and_what_needs_a_checkout_skips_saying_so(
-        dist: Path, tmp_path: Path) -> None:
+    dist: Path, tmp_path: Path
+) -> None:
     (sdist,) = dist.glob("*.tar.gz")
     with tarfile.open(sdist) as archive:
         # The "data" filter (Python 3.11.4 and later) refuses members that would land outside tmp_path.
@@ -123,8 +141,17 @@ def test_the_suite_collects_from_the_unpacked_sdist_and_what_needs_a_checkout_sk
     assert files == {f"tests/{path.name}" for path in (ROOT / "tests").glob("test_*.py")}, collected[-3000:]
     assert re.search(r"^(\d+) tests collected", collected, re.M), collected[-3000:]
     # The FastAPI corpus lives beside a checkout only; the sdist's suite skips its tests, and says why.
-    skipped = run(sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests/test_read_coverage.py",
-                  cwd=unpacked)
+    skipped = run(
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-rs",
+        "-p",
+        "no:cacheprovider",
+        "tests/test_read_coverage.py",
+        cwd=unpacked,
+    )
     assert "1 skipped" in skipped and "needs the shared corpora" in skipped, skipped[-3000:]
 
 

@@ -53,16 +53,23 @@ def both_ways(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Rende
     Site(root, None).build()
     config = (root / "mkdocs.yml").read_text(encoding="utf-8")
     assert PLUGIN_ENTRY in config
-    (root / "mkdocs-plain.yml").write_text(config.replace(PLUGIN_ENTRY, "") + "site_dir: site-plain\n",
-                                           encoding="utf-8")
+    (root / "mkdocs-plain.yml").write_text(
+        config.replace(PLUGIN_ENTRY, "") + "site_dir: site-plain\n", encoding="utf-8"
+    )
     build_from(root / "mkdocs-plain.yml")
     assert not (root / "site-plain" / "vault-mcp").exists()  # no plugin in that build
     # The plugin's options (modified_meta) are in mkdocs.yml, which `index` reads them from.
-    done = subprocess.run([str(SCRIPT), "index", str(root / "site-plain"), "--config", str(root / "mkdocs.yml")],
-                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [str(SCRIPT), "index", str(root / "site-plain"), "--config", str(root / "mkdocs.yml")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 0, done.stderr
     return page_models(root / "site" / "vault-mcp" / "index.sqlite"), page_models(
-        root / "site-plain" / "vault-mcp" / "index.sqlite")
+        root / "site-plain" / "vault-mcp" / "index.sqlite"
+    )
 
 
 def test_both_ways_index_the_same_pages(both_ways) -> None:
@@ -106,7 +113,11 @@ def test_a_page_read_back_makes_the_document_it_was_made_into(both_ways) -> None
     page = plugin["guide/calibration.md"]
     document = build_document(page, "auto")
     assert (document.path, document.url, document.title, document.fingerprint) == (
-        page.path, page.url, page.title, page.fingerprint)
+        page.path,
+        page.url,
+        page.title,
+        page.fingerprint,
+    )
     assert document.content == page.html  # the index keeps content page_content has made: it stays as it is
     assert document.modified.tzinfo is not None and document.modified > dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
     assert [row["subject"] for row in document.history] == [subject for _, _, subject in page.history]

@@ -20,11 +20,20 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "mkdocs_vault_mcp"
 ADAPTERS = PACKAGE / "adapters"
 # What the adapters wrap: never used elsewhere, whichever object it is reached through.
-ADAPTED = frozenset({
-    "_admit_session", "_server_instances", "_session_owners", "_requests_in_flight", "_connection",  # mcp
-    "_rebuild_cond", "_want_rebuild", "_watched_paths",  # mkdocs.livereload
-    "_getframe", "c_make_encoder",  # CPython
-})
+ADAPTED = frozenset(
+    {
+        "_admit_session",
+        "_server_instances",
+        "_session_owners",
+        "_requests_in_flight",
+        "_connection",  # mcp
+        "_rebuild_cond",
+        "_want_rebuild",
+        "_watched_paths",  # mkdocs.livereload
+        "_getframe",
+        "c_make_encoder",  # CPython
+    }
+)
 # Documented public names that start with an underscore.
 PUBLIC = frozenset({"os._exit", "sys._xoptions"})
 ATTRIBUTE_FUNCTIONS = frozenset({"getattr", "setattr", "hasattr", "delattr"})
@@ -137,8 +146,11 @@ def findings(source: str, where: str, own: set[str]) -> Iterator[str]:
 
 def test_no_module_outside_the_adapters_uses_a_dependencys_private_names() -> None:
     own = own_private_names()
-    found = [finding for path in modules()
-             for finding in findings(path.read_text(encoding="utf-8"), str(path.relative_to(PACKAGE.parent)), own)]
+    found = [
+        finding
+        for path in modules()
+        for finding in findings(path.read_text(encoding="utf-8"), str(path.relative_to(PACKAGE.parent)), own)
+    ]
     assert not found, (
         "Private names of dependencies used outside mkdocs_vault_mcp/adapters/ (move each into an adapter that "
         "says what it relies on, or use the public interface):\n  " + "\n  ".join(found)
@@ -147,7 +159,7 @@ def test_no_module_outside_the_adapters_uses_a_dependencys_private_names() -> No
 
 def test_the_check_finds_what_it_looks_for() -> None:
     """Each kind of use the check is for is found, and os._exit (documented) is not."""
-    code = '''
+    code = """
 import sys
 import json.encoder
 from mcp.server.streamable_http_manager import _error_response
@@ -160,11 +172,17 @@ def admit(manager):
     return manager._admit_session, manager._unknown_private, getattr(manager, "_server_instances")
 import os
 os._exit(0)
-'''
+"""
     found = list(findings(code, "probe.py", own_private_names()))
-    expected = ["from mcp.server.streamable_http_manager import _error_response", "sys._getframe",
-                "json.encoder.c_make_encoder", "mkdocs.livereload.LiveReloadServer._watched_paths",
-                ".\u005fadmit_session", "manager._unknown_private", "getattr(..., '_server_instances')"]
+    expected = [
+        "from mcp.server.streamable_http_manager import _error_response",
+        "sys._getframe",
+        "json.encoder.c_make_encoder",
+        "mkdocs.livereload.LiveReloadServer._watched_paths",
+        ".\u005fadmit_session",
+        "manager._unknown_private",
+        "getattr(..., '_server_instances')",
+    ]
     for what in expected:
         assert any(what in finding for finding in found), (what, found)
     assert not any("os._exit" in finding for finding in found), found

@@ -42,7 +42,11 @@ def properdocs() -> Path:
 def test_the_example_site_and_serve_tests_pass_under_properdocs(properdocs: Path) -> None:
     done = subprocess.run(
         [str(properdocs / "python"), "-m", "pytest", "-p", "no:cacheprovider", *AGAIN],
-        cwd=ROOT, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
         env={**os.environ, "VAULT_MCP_TEST_GENERATOR": "properdocs"},
     )
     output = done.stdout + done.stderr
@@ -58,13 +62,21 @@ def test_properdocs_build_writes_the_index_mkdocs_build_writes(properdocs: Path,
     for root in (with_mkdocs, with_properdocs):  # copy2 keeps the files' times, so the mtime-dated pages agree
         shutil.copytree(ROOT / "example-site", root, ignore=shutil.ignore_patterns(".cache", "site"))
     Site(with_mkdocs, None).build()
-    done = subprocess.run([str(properdocs / "properdocs"), "build", "-f", "mkdocs.yml"], cwd=with_properdocs,
-                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [str(properdocs / "properdocs"), "build", "-f", "mkdocs.yml"],
+        cwd=with_properdocs,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 0, done.stderr
     assert re.search(r"vault-mcp: Indexed 23 pages, 137 sections: 23 changed", done.stderr), done.stderr
     published = with_properdocs / "site" / "vault-mcp"
     assert index_rows(published / "index.sqlite") == index_rows(with_mkdocs / "site" / "vault-mcp" / "index.sqlite")
-    ours, theirs = (json.loads((root / "site" / "vault-mcp" / "snapshot.json").read_text(encoding="utf-8"))
-                    for root in (with_properdocs, with_mkdocs))
+    ours, theirs = (
+        json.loads((root / "site" / "vault-mcp" / "snapshot.json").read_text(encoding="utf-8"))
+        for root in (with_properdocs, with_mkdocs)
+    )
     assert {**ours, "generated_at": None} == {**theirs, "generated_at": None}
     assert '<div class="vm-stats">' in (with_properdocs / "site" / "stats" / "index.html").read_text(encoding="utf-8")

@@ -22,8 +22,11 @@ PAGES = {
 def files_naming(folder: Path, text: str) -> list[str]:
     """The files under `folder` whose bytes hold `text` (as UTF-8, or JSON-escaped as the snapshot would hold it)."""
     needles = {text.encode(), json.dumps(text)[1:-1].encode()}
-    return sorted(str(path.relative_to(folder)) for path in folder.rglob("*")
-                  if path.is_file() and any(needle in path.read_bytes() for needle in needles))
+    return sorted(
+        str(path.relative_to(folder))
+        for path in folder.rglob("*")
+        if path.is_file() and any(needle in path.read_bytes() for needle in needles)
+    )
 
 
 def machine_paths(site: Site) -> list[str]:
@@ -72,9 +75,14 @@ def test_the_index_command_publishes_no_absolute_path(tmp_path: Path) -> None:
     site = Site(tmp_path, {})  # built without the plugin, then indexed from its HTML
     site.write_pages(PAGES)
     site.build()
-    done = subprocess.run([str(SCRIPT), "index", str(site.site_dir), "--config", str(site.root / "mkdocs.yml")],
-                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    done = subprocess.run(
+        [str(SCRIPT), "index", str(site.site_dir), "--config", str(site.root / "mkdocs.yml")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     assert done.returncode == 0, done.stderr
     assert (site.site_dir / "vault-mcp" / "index.sqlite").is_file()
     for path in machine_paths(site):

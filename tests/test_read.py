@@ -105,10 +105,10 @@ PAGES = {
 
 SNIPPET = "## Wiring\n\nConnect the red wire to the anemometer's left terminal.\n"
 
-HOOK = '''
+HOOK = """
 def on_page_markdown(markdown, page, **kwargs):
     return markdown + "\\n\\n## Feedback\\n\\nTell us what is missing.\\n"
-'''
+"""
 
 CONFIG = {
     "theme": {"name": "material"},
@@ -170,14 +170,18 @@ def searchable_sections(site: Site) -> list[tuple[str, int, str, str | None]]:
         ).fetchall()
 
 
-def test_every_section_search_can_return_is_read_by_its_heading_and_by_its_anchor(
-    mcp: Session, built: Site
-) -> None:
+def test_every_section_search_can_return_is_read_by_its_heading_and_by_its_anchor(mcp: Session, built: Site) -> None:
     sections = searchable_sections(built)
     headings = {heading for _, _, heading, _ in sections}
     # The headings that a Markdown-source reader could not find: generated, quoted, raw, marked up, added.
-    assert {"read_temperature(station, unit='C')", "Quoted heading", "Raw heading", "Wiring", "Feedback",
-            "Install quickly with pip from PyPI"} <= headings
+    assert {
+        "read_temperature(station, unit='C')",
+        "Quoted heading",
+        "Raw heading",
+        "Wiring",
+        "Feedback",
+        "Install quickly with pip from PyPI",
+    } <= headings
     assert "weatherkit.read_temperature" in {anchor for *_, anchor in sections}
     for path, level, heading, anchor in sections:
         by_heading = mcp.ok("read", path=path, section=heading)
@@ -238,7 +242,7 @@ def test_blocks_marked_search_exclude_are_neither_searched_nor_read(mcp: Session
     assert "zebra" not in home and "Hidden heading" not in home
     assert "Hidden heading" not in {heading for _, _, heading, _ in searchable_sections(built)}
     # Material's own search index leaves the same text out.
-    search_index = (built.site_dir / "search" / "search_index.json")
+    search_index = built.site_dir / "search" / "search_index.json"
     if search_index.exists():
         assert "zebra" not in search_index.read_text(encoding="utf-8")
 

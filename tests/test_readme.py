@@ -21,7 +21,7 @@ def test_install_and_the_plugins_lines_come_within_the_first_40_lines() -> None:
     top = README.splitlines()[:40]
     assert "pip install mkdocs-vault-mcp" in top
     plugins = top.index("plugins:")
-    assert top[plugins + 1:plugins + 3] == ["  - search", "  - vault-mcp"]
+    assert top[plugins + 1 : plugins + 3] == ["  - search", "  - vault-mcp"]
 
 
 def test_every_link_resolves_on_the_package_page_too() -> None:

@@ -76,7 +76,9 @@ def http_server(index: Path, *flags: str) -> Iterator[Served]:
         port = free_port()
         process = subprocess.Popen(
             [str(SCRIPT), "serve", str(index), "--transport", "http", "--port", str(port), *flags],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
         assert process.stdout is not None
         line = process.stdout.readline()
@@ -106,8 +108,12 @@ class RawClient:
 
     def __init__(self, port: int, headers: dict[str, str] | None = None) -> None:
         self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        self.headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-                        "Mcp-Protocol-Version": "2025-06-18", **(headers or {})}
+        self.headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "Mcp-Protocol-Version": "2025-06-18",
+            **(headers or {}),
+        }
 
     def post(self, body: Any) -> tuple[int, dict[str, Any] | None]:
         self.connection.request("POST", "/mcp", json.dumps(body), self.headers)
@@ -191,9 +197,11 @@ def test_every_input_limit_is_an_error_naming_the_limit(small):
         message = mcp.error("count_documents", filters={"tags": "x" * 5_000})
         assert "filters['tags'] is 5000 characters long" in message
         # Every error, whatever it quotes, stays short.
-        for tool, arguments in (("count_documents", {"unknown" * 10_000: 1}),
-                                ("count_documents", {"modified_after": "9" * 999}),
-                                ("aggregate_documents", {"by": "x" * 100_000})):
+        for tool, arguments in (
+            ("count_documents", {"unknown" * 10_000: 1}),
+            ("count_documents", {"modified_after": "9" * 999}),
+            ("aggregate_documents", {"by": "x" * 100_000}),
+        ):
             result = mcp.call(tool, **arguments)
             assert result.is_error and len(text(result)) <= limits.MESSAGE_CHARS
 
@@ -216,8 +224,10 @@ def test_nul_and_surrogates_over_raw_http_get_errors(small):
         raw = RawClient(served.port)
         try:
             for escaped in ('"wind\\u0000zzzqqq"', '"wind\\ud800"'):
-                body = '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "count_documents",' \
-                       f' "arguments": {{"query": {escaped}}}}}}}'
+                body = (
+                    '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "count_documents",'
+                    f' "arguments": {{"query": {escaped}}}}}}}'
+                )
                 raw.connection.request("POST", "/mcp", body.encode(), raw.headers)
                 response = raw.connection.getresponse()
                 text = response.read().decode()
@@ -227,7 +237,8 @@ def test_nul_and_surrogates_over_raw_http_get_errors(small):
                 assert response.status == 200, (response.status, text)
                 result = rpc_message(text)["result"]
                 assert result["isError"] and result["content"][0]["text"].startswith(
-                    "Error executing tool count_documents: query holds a NUL"), result
+                    "Error executing tool count_documents: query holds a NUL"
+                ), result
                 assert result["_meta"] == {"index_stale": False}
         finally:
             raw.close()
@@ -249,6 +260,7 @@ def test_a_small_answer_whose_sql_outgrows_the_event_loops_share_is_finished_on_
         def run(conn: sqlite3.Connection) -> dict[str, Any]:
             threads.append(threading.get_ident())
             return {"total": conn.execute(count_to, (limit,)).fetchone()[0]}
+
         return run
 
     async def answers() -> tuple[int, list[Any]]:
@@ -304,8 +316,16 @@ def test_the_http_server_is_stateless_so_abandoned_clients_cost_nothing(small):
         port = served.port
         raw = RawClient(port)
         try:
-            initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
+            initialize = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"},
+                },
+            }
             for _ in range(500):  # abandoned: never a DELETE
                 raw.connection.request("POST", "/mcp", json.dumps(initialize), raw.headers)
                 response = raw.connection.getresponse()
@@ -359,8 +379,9 @@ def test_a_page_saved_before_serve_watches_is_indexed_or_flagged(tmp_path, serve
         async with Client(serve.url) as client:
             answer = data(await client.call_tool("count_documents", {"path": "guide/late.md"}))
             assert answer["total"] == 1 or answer["index_stale"], answer
-            waited = data(await client.call_tool("count_documents", {"path": "guide/late.md",
-                                                                     "wait_for_pending_writes": True}))
+            waited = data(
+                await client.call_tool("count_documents", {"path": "guide/late.md", "wait_for_pending_writes": True})
+            )
             assert waited == {"total": 1, "index_stale": False}, serve.log
 
     asyncio.run(session())
@@ -418,21 +439,38 @@ def network_test_host() -> Iterator[Callable[[int, dict[str, str]], int]]:
     remove_stale_test_hosts()
     tag = f"{os.getpid() % 100000}"
     namespace, here, there = f"vaultmcp{tag}", f"vmh{tag}", f"vmn{tag}"
-    setup = [["ip", "netns", "add", namespace],
-             ["ip", "link", "add", here, "type", "veth", "peer", "name", there],
-             ["ip", "link", "set", there, "netns", namespace],
-             ["ip", "addr", "add", f"{HOST_SIDE}/24", "dev", here], ["ip", "link", "set", here, "up"],
-             ["ip", "netns", "exec", namespace, "ip", "addr", "add", "198.51.100.2/24", "dev", there],
-             ["ip", "netns", "exec", namespace, "ip", "link", "set", there, "up"]]
+    setup = [
+        ["ip", "netns", "add", namespace],
+        ["ip", "link", "add", here, "type", "veth", "peer", "name", there],
+        ["ip", "link", "set", there, "netns", namespace],
+        ["ip", "addr", "add", f"{HOST_SIDE}/24", "dev", here],
+        ["ip", "link", "set", here, "up"],
+        ["ip", "netns", "exec", namespace, "ip", "addr", "add", "198.51.100.2/24", "dev", there],
+        ["ip", "netns", "exec", namespace, "ip", "link", "set", there, "up"],
+    ]
     try:
         for command in setup:
             if subprocess.run(command, capture_output=True).returncode != 0:
                 pytest.skip(f"cannot make a network namespace here ({' '.join(command)} failed)")
 
         def post(port: int, headers: dict[str, str]) -> int:
-            run = subprocess.run(["ip", "netns", "exec", namespace, sys.executable, "-c", POST_FROM_THE_HOST,
-                                  HOST_SIDE, str(port), json.dumps(headers)],
-                                 capture_output=True, text=True, timeout=60)
+            run = subprocess.run(
+                [
+                    "ip",
+                    "netns",
+                    "exec",
+                    namespace,
+                    sys.executable,
+                    "-c",
+                    POST_FROM_THE_HOST,
+                    HOST_SIDE,
+                    str(port),
+                    json.dumps(headers),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
             assert run.returncode == 0, run.stderr
             return int(run.stdout.split()[-1])
 
@@ -470,9 +508,17 @@ def post_status(address: str, port: int, headers: dict[str, str]) -> int:
     connection = http.client.HTTPConnection(address, port, timeout=10)
     try:
         body = json.dumps(call_body("count_documents", {}))
-        connection.request("POST", "/mcp", body, {"Content-Type": "application/json",
-                                                  "Accept": "application/json, text/event-stream",
-                                                  "Mcp-Protocol-Version": "2025-06-18", **headers})
+        connection.request(
+            "POST",
+            "/mcp",
+            body,
+            {
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+                "Mcp-Protocol-Version": "2025-06-18",
+                **headers,
+            },
+        )
         response = connection.getresponse()
         response.read()
         return response.status
@@ -512,14 +558,24 @@ def test_a_bearer_token_from_the_environment_is_required_and_never_shown(small, 
         output = served.process.communicate(timeout=10)[0]
     assert token not in output
     monkeypatch.delenv("VAULT_TEST_TOKEN")
-    run = subprocess.run([str(SCRIPT), "serve", str(small.index_path), "--transport", "http",
-                          "--token-env", "VAULT_TEST_TOKEN"], capture_output=True, text=True, timeout=30)
+    run = subprocess.run(
+        [str(SCRIPT), "serve", str(small.index_path), "--transport", "http", "--token-env", "VAULT_TEST_TOKEN"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert run.returncode == 2 and "VAULT_TEST_TOKEN, which is not set" in run.stderr
 
 
 def test_the_live_server_takes_its_token_from_the_environment_variable_the_option_names(small, monkeypatch):
-    options = SimpleNamespace(mcp_host="127.0.0.1", mcp_port=free_port(), mcp_path="/mcp", mcp_allowed_hosts=[],
-                              wait_timeout=1, mcp_token_env="VAULT_LIVE_TOKEN")
+    options = SimpleNamespace(
+        mcp_host="127.0.0.1",
+        mcp_port=free_port(),
+        mcp_path="/mcp",
+        mcp_allowed_hosts=[],
+        wait_timeout=1,
+        mcp_token_env="VAULT_LIVE_TOKEN",
+    )
     monkeypatch.delenv("VAULT_LIVE_TOKEN", raising=False)
     assert not LiveServer(options, Freshness()).reserve(), "no token set: not served at all"
     monkeypatch.setenv("VAULT_LIVE_TOKEN", "live-token")
@@ -538,8 +594,10 @@ def test_the_live_server_takes_its_token_from_the_environment_variable_the_optio
 
 def test_workers_serve_the_index_from_that_many_processes(small):
     with http_server(small.index_path, "--workers", "2") as served:
-        children = [int(pid) for pid in Path(f"/proc/{served.process.pid}/task/{served.process.pid}/children")
-                    .read_text().split()]
+        children = [
+            int(pid)
+            for pid in Path(f"/proc/{served.process.pid}/task/{served.process.pid}/children").read_text().split()
+        ]
         assert len(children) == 2
         before = {child: socket_count(child) for child in children}
         clients = [RawClient(served.port) for _ in range(16)]
@@ -571,8 +629,13 @@ def process_state(pid: int) -> str:
 
 
 def test_every_malformed_line_over_stdio_gets_a_json_rpc_error_and_the_session_goes_on(small):
-    server = subprocess.Popen([str(SCRIPT), "serve", str(small.index_path)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [str(SCRIPT), "serve", str(small.index_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert server.stdin is not None and server.stdout is not None and server.stderr is not None
     stdin, stdout, stderr = server.stdin, server.stdout, server.stderr
     answers: list[dict[str, Any]] = []
@@ -608,8 +671,20 @@ def test_every_malformed_line_over_stdio_gets_a_json_rpc_error_and_the_session_g
             answer = next_answer(number)
             assert answer["error"]["code"] == code and answer["id"] == request_id, answer
             assert len(answer["error"]["message"]) <= limits.MESSAGE_CHARS
-        send(json.dumps({"jsonrpc": "2.0", "id": 9, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}))
+        send(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 9,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "raw", "version": "1"},
+                    },
+                }
+            )
+        )
         assert next_answer(len(malformed) + 1)["result"]["serverInfo"]["name"] == "mkdocs-vault-mcp"
     finally:
         stdin.close()
@@ -620,8 +695,15 @@ def test_every_malformed_line_over_stdio_gets_a_json_rpc_error_and_the_session_g
 def stateful_server(index: Path, max_sessions: int, idle_seconds: float) -> Iterator[int]:
     """The HTTP server with sessions kept (`--stateful-sessions`), its limits made small; yields the port."""
     sock = bind("127.0.0.1", 0)
-    http = uvicorn_server(create_server(IndexReader(index)), "127.0.0.1", "/mcp", [], stateful=True,
-                            max_sessions=max_sessions, session_idle_seconds=idle_seconds)
+    http = uvicorn_server(
+        create_server(IndexReader(index)),
+        "127.0.0.1",
+        "/mcp",
+        [],
+        stateful=True,
+        max_sessions=max_sessions,
+        session_idle_seconds=idle_seconds,
+    )
     thread = threading.Thread(target=lambda: asyncio.run(http.serve(sockets=[sock])), daemon=True)
     thread.start()
     deadline = time.monotonic() + STARTUP_SECONDS
@@ -635,8 +717,12 @@ def stateful_server(index: Path, max_sessions: int, idle_seconds: float) -> Iter
 
 
 def open_session(raw: RawClient) -> str:
-    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+    }
     raw.connection.request("POST", "/mcp", json.dumps(initialize), raw.headers)
     response = raw.connection.getresponse()
     response.read()
@@ -647,8 +733,9 @@ def open_session(raw: RawClient) -> str:
 
 
 def session_status(raw: RawClient, session: str) -> int:
-    raw.connection.request("POST", "/mcp", json.dumps(call_body("count_documents", {})),
-                           {**raw.headers, "Mcp-Session-Id": session})
+    raw.connection.request(
+        "POST", "/mcp", json.dumps(call_body("count_documents", {})), {**raw.headers, "Mcp-Session-Id": session}
+    )
     response = raw.connection.getresponse()
     response.read()
     return response.status

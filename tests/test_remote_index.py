@@ -226,7 +226,9 @@ def test_too_many_redirects_and_an_unreachable_site_without_a_cache_are_errors_t
 
     done = subprocess.run(
         [str(SCRIPT), "serve", f"http://127.0.0.1:{free_port()}/", "--cache", str(tmp_path / "cache")],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 2
     assert "cannot reach http://127.0.0.1:" in done.stderr and "No cached copy to serve instead" in done.stderr
@@ -239,9 +241,24 @@ def test_every_worker_process_says_the_same_of_the_index_whichever_refreshed_it(
     server, _ = web
     port = free_port()
     process = subprocess.Popen(
-        [str(SCRIPT), "serve", server.url, "--cache", str(tmp_path / "cache"), "--refresh", "0.3",
-         "--transport", "http", "--port", str(port), "--workers", "2"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            str(SCRIPT),
+            "serve",
+            server.url,
+            "--cache",
+            str(tmp_path / "cache"),
+            "--refresh",
+            "0.3",
+            "--transport",
+            "http",
+            "--port",
+            str(port),
+            "--workers",
+            "2",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         assert process.stdout is not None

@@ -94,7 +94,10 @@ def test_a_uri_that_names_no_page_is_an_error_that_says_what_is_accepted(built: 
     with session_over(built.index_path) as mcp:
         for uri, expected in [
             ("docs://docs.example.com/guide/missing.md", "No document at path 'guide/missing.md'"),
-            ("docs://other.example.com/index.md", "is not a page of this server; its pages are docs://docs.example.com/"),
+            (
+                "docs://other.example.com/index.md",
+                "is not a page of this server; its pages are docs://docs.example.com/",
+            ),
             ("https://docs.example.com/handbook/", "list them with resources/list"),
             ("docs://docs.example.com/guide/install.md#nowhere", "No section 'nowhere'"),
         ]:
@@ -142,8 +145,9 @@ def test_a_listener_learns_when_pages_come_or_go_and_when_its_page_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(resources, "CHANGE_POLL_SECONDS", 0.05)
-    site = built_site(tmp_path / "site", {"plugins": ["vault-mcp"]}, {"index.md": "# Home\n\nHi.\n",
-                                                                       "a.md": "# A\n\nFirst.\n"})
+    site = built_site(
+        tmp_path / "site", {"plugins": ["vault-mcp"]}, {"index.md": "# Home\n\nHi.\n", "a.md": "# A\n\nFirst.\n"}
+    )
     served = tmp_path / "served.sqlite"
     shutil.copyfile(site.index_path, served)
 
@@ -156,9 +160,10 @@ def test_a_listener_learns_when_pages_come_or_go_and_when_its_page_changes(
     async def main() -> list[Any]:
         events: list[Any] = []
         server = create_server(IndexReader(served))
-        async with Client(server) as client, client.listen(
-            resources_list_changed=True, resource_subscriptions=["docs:///a.md"]
-        ) as sub:
+        async with (
+            Client(server) as client,
+            client.listen(resources_list_changed=True, resource_subscriptions=["docs:///a.md"]) as sub,
+        ):
 
             async def collect(sub: Subscription) -> None:
                 async for event in sub:

@@ -296,9 +296,37 @@ def test_filters_combine_with_the_query(mcp: Session) -> None:
 
 @pytest.mark.parametrize(
     "query",
-    ['"unbalanced', "(", ")", "a) OR (b", "NEAR(", "NEAR(kiwi", "*", "kiwi*mango", "title:", "nosuchcolumn: kiwi",
-     "AND", "OR kiwi", "kiwi NOT", "^", "^kiwi", "kiwi + ", "{title", "-kiwi", "kiwi:", '""', "🙂", "\\", "'",
-     "kiwi's", "c++", "x = y", "@", "$$$", "SELECT * FROM sections; --"],
+    [
+        '"unbalanced',
+        "(",
+        ")",
+        "a) OR (b",
+        "NEAR(",
+        "NEAR(kiwi",
+        "*",
+        "kiwi*mango",
+        "title:",
+        "nosuchcolumn: kiwi",
+        "AND",
+        "OR kiwi",
+        "kiwi NOT",
+        "^",
+        "^kiwi",
+        "kiwi + ",
+        "{title",
+        "-kiwi",
+        "kiwi:",
+        '""',
+        "🙂",
+        "\\",
+        "'",
+        "kiwi's",
+        "c++",
+        "x = y",
+        "@",
+        "$$$",
+        "SELECT * FROM sections; --",
+    ],
 )
 def test_a_malformed_fts5_query_never_errors_and_still_finds_its_words(mcp: Session, query: str) -> None:
     result = mcp.ok("search", query=query)
@@ -378,9 +406,7 @@ def test_a_code_name_finds_the_page_that_names_it_not_its_stemmed_look_alike(mcp
         ("content.code.copy", "setup/code-blocks.md"),
     ],
 )
-def test_code_with_punctuation_finds_the_page_that_names_it(
-    mcp: Session, built: Site, query: str, page: str
-) -> None:
+def test_code_with_punctuation_finds_the_page_that_names_it(mcp: Session, built: Site, query: str, page: str) -> None:
     plain = plain_fts(built, query)  # malformed: its literal words, ANDed
     assert plain and plain[0] != page
     assert mcp.paths(query)[0] == page
@@ -414,9 +440,7 @@ def test_limit_caps_the_pages(mcp: Session) -> None:
 # --- results: urls and snippets ------------------------------------------------------------------
 
 
-def test_a_section_url_is_the_page_url_and_the_id_of_its_heading_in_the_built_html(
-    mcp: Session, built: Site
-) -> None:
+def test_a_section_url_is_the_page_url_and_the_id_of_its_heading_in_the_built_html(mcp: Session, built: Site) -> None:
     hits = mcp.ok("search", query="BackgroundTasks add_task", limit=3, sections_per_page=3)["result"]
     page = next(hit for hit in hits if hit["path"] == "tutorial/background-tasks.md")
     assert page["url"] == "/tutorial/background-tasks/"
@@ -483,14 +507,21 @@ def test_read_returns_the_page_fields(mcp: Session) -> None:
 
 def test_read_one_section_by_heading_text_or_anchor(mcp: Session) -> None:
     expected = "## Using `BackgroundTasks`\n\nFirst, import `BackgroundTasks` and define a"
-    for section in ("Using BackgroundTasks", "using backgroundtasks", "Using `BackgroundTasks`",
-                    "using-backgroundtasks", "#using-backgroundtasks"):
+    for section in (
+        "Using BackgroundTasks",
+        "using backgroundtasks",
+        "Using `BackgroundTasks`",
+        "using-backgroundtasks",
+        "#using-backgroundtasks",
+    ):
         answer = mcp.ok("read", path="tutorial/background-tasks.md", section=section)
         assert answer["markdown"].startswith(expected), section
         assert answer["markdown"].endswith("so the\nclient never waits for it."), section
         assert "## Caveat" not in answer["markdown"]
         assert answer["section"] == {
-            "heading": "Using BackgroundTasks", "level": 2, "anchor": "using-backgroundtasks",
+            "heading": "Using BackgroundTasks",
+            "level": 2,
+            "anchor": "using-backgroundtasks",
             "url": "/tutorial/background-tasks/#using-backgroundtasks",
         }
     source = mcp.ok("read", path="tutorial/background-tasks.md", section="using-backgroundtasks", view="source")
@@ -541,12 +572,17 @@ def fastapi(fastapi_en: Path) -> Iterator[Session]:
 
 @pytest.mark.parametrize(
     "query",
-    ["release notes", "fastapi", "response", "how do I return a custom status code?", "include_in_schema=False",
-     "dependencies OR security OR response OR request", "a"],
+    [
+        "release notes",
+        "fastapi",
+        "response",
+        "how do I return a custom status code?",
+        "include_in_schema=False",
+        "dependencies OR security OR response OR request",
+        "a",
+    ],
 )
-def test_search_with_limit_10_on_the_fastapi_docs_stays_under_20000_characters(
-    fastapi: Session, query: str
-) -> None:
+def test_search_with_limit_10_on_the_fastapi_docs_stays_under_20000_characters(fastapi: Session, query: str) -> None:
     result = fastapi.call("search", query=query, limit=10)
     assert not result.is_error
     assert 0 < len(result.structured_content["result"]) <= 10

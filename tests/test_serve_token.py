@@ -25,9 +25,17 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> Site:
 def post_status(port: int, authorization: str) -> int:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     try:
-        connection.request("POST", "/mcp", json.dumps(CALL), {
-            "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-            "Mcp-Protocol-Version": "2025-06-18", "Authorization": authorization})
+        connection.request(
+            "POST",
+            "/mcp",
+            json.dumps(CALL),
+            {
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+                "Mcp-Protocol-Version": "2025-06-18",
+                "Authorization": authorization,
+            },
+        )
         response = connection.getresponse()
         response.read()
         return response.status
@@ -38,9 +46,22 @@ def post_status(port: int, authorization: str) -> int:
 def test_a_token_with_white_space_around_it_is_the_token_without_it(small, monkeypatch):
     monkeypatch.setenv("VAULT_TEST_TOKEN", "  padded-token\n")
     port = free_port()
-    process = subprocess.Popen([str(SCRIPT), "serve", str(small.index_path), "--transport", "http", "--port",
-                                str(port), "--token-env", "VAULT_TEST_TOKEN"],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        [
+            str(SCRIPT),
+            "serve",
+            str(small.index_path),
+            "--transport",
+            "http",
+            "--port",
+            str(port),
+            "--token-env",
+            "VAULT_TEST_TOKEN",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         assert process.stdout is not None
         line = process.stdout.readline()
@@ -55,9 +76,22 @@ def test_a_token_with_white_space_around_it_is_the_token_without_it(small, monke
 @pytest.mark.parametrize("value", ["", "   ", "\n\t"])
 def test_a_blank_token_is_refused_at_start(small, monkeypatch, value):
     monkeypatch.setenv("VAULT_TEST_TOKEN", value)
-    run = subprocess.run([str(SCRIPT), "serve", str(small.index_path), "--transport", "http", "--port",
-                          str(free_port()), "--token-env", "VAULT_TEST_TOKEN"],
-                         capture_output=True, text=True, timeout=30)
+    run = subprocess.run(
+        [
+            str(SCRIPT),
+            "serve",
+            str(small.index_path),
+            "--transport",
+            "http",
+            "--port",
+            str(free_port()),
+            "--token-env",
+            "VAULT_TEST_TOKEN",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert run.returncode == 2, run
     assert "VAULT_TEST_TOKEN, which is not set, empty or only white space" in run.stderr
     assert "Traceback" not in run.stderr

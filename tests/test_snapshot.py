@@ -14,8 +14,16 @@ from helpers.mcp_session import call_tools
 from mkdocs_vault_mcp.index import queries
 
 SNAPSHOT_KEYS = [
-    "schema_version", "generated_at", "site_name", "site_url", "total", "by_folder", "by_month", "by_language",
-    "by_tag", "links",
+    "schema_version",
+    "generated_at",
+    "site_name",
+    "site_url",
+    "total",
+    "by_folder",
+    "by_month",
+    "by_language",
+    "by_tag",
+    "links",
 ]
 
 

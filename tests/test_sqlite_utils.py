@@ -9,13 +9,15 @@ from helpers.site import Site
 
 
 def test_sqlite_utils_searches_the_sections_of_a_built_index(site: Site) -> None:
-    site.write_pages({
-        "index.md": "# Home\n\nWelcome.\n",
-        "guide/calibrate.md": "# Calibration\n\nHow to calibrate the station.\n\n"
-                              "## Apply the offset\n\nOffsets are added to raw readings.\n\n"
-                              "## Drift\n\nA wind vane drifts as it ages.\n",
-        "guide/wiring.md": "# Wiring\n\nConnect the vane to pin 34.\n",
-    })
+    site.write_pages(
+        {
+            "index.md": "# Home\n\nWelcome.\n",
+            "guide/calibrate.md": "# Calibration\n\nHow to calibrate the station.\n\n"
+            "## Apply the offset\n\nOffsets are added to raw readings.\n\n"
+            "## Drift\n\nA wind vane drifts as it ages.\n",
+            "guide/wiring.md": "# Wiring\n\nConnect the vane to pin 34.\n",
+        }
+    )
     site.build()
     db = sqlite_utils.Database(site.index_path)
     try:
@@ -26,7 +28,9 @@ def test_sqlite_utils_searches_the_sections_of_a_built_index(site: Site) -> None
         # The porter stemmer, as the tools search: "drifting" finds "drifts"; two pages hold "vane".
         assert [row["headings"] for row in sections.search("drifting", columns=["headings"])] == ["Calibration > Drift"]
         assert sorted(row["path"] for row in sections.search("vane", columns=["path"])) == [
-            "guide/calibrate.md", "guide/wiring.md"]
+            "guide/calibrate.md",
+            "guide/wiring.md",
+        ]
         assert db.table("documents").count == 3
     finally:
         db.close()

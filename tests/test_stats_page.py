@@ -22,7 +22,7 @@ from helpers.site import build_from
 from mkdocs_vault_mcp.stats_charts import MAX_BARS
 
 OUT = Path(__file__).resolve().parent / "out"
-NASTY = '<script>alert("x")</script> & \'q\''
+NASTY = "<script>alert(\"x\")</script> & 'q'"
 
 
 def nav_links(page_html: str) -> list[tuple[str, str]]:
@@ -218,10 +218,13 @@ def expected_charts(snapshot: dict[str, Any]) -> dict[str, list[dict[str, Any]]]
     for name, result in snapshot["by_tag"].items():
         charts[f"tag:{name}"] = expected_bars([(b["key"], b["count"]) for b in result["buckets"]])
     if snapshot["links"]["most_linked"]:
-        charts["most_linked"] = expected_bars([(page["path"], page["linked_from"])
-                                               for page in snapshot["links"]["most_linked"]])
-    charts["months"] = sorted(({"key": b["key"], "other": None, "count": b["count"]}
-                               for b in snapshot["by_month"]["buckets"]), key=lambda b: b["key"])
+        charts["most_linked"] = expected_bars(
+            [(page["path"], page["linked_from"]) for page in snapshot["links"]["most_linked"]]
+        )
+    charts["months"] = sorted(
+        ({"key": b["key"], "other": None, "count": b["count"]} for b in snapshot["by_month"]["buckets"]),
+        key=lambda b: b["key"],
+    )
     return charts
 
 
@@ -231,8 +234,9 @@ def check_page(browser: Browser, site) -> dict[str, Any]:
     snapshot = json.loads((site.site_dir / "vault-mcp" / "snapshot.json").read_text(encoding="utf-8"))
     found = browser.evaluate(CHART_DATA)
     charts = found["charts"]
-    assert {name: [{k: bar[k] for k in ("key", "other", "count")} for bar in bars] for name, bars in charts.items()} \
-        == expected_charts(snapshot)
+    assert {
+        name: [{k: bar[k] for k in ("key", "other", "count")} for bar in bars] for name, bars in charts.items()
+    } == expected_charts(snapshot)
     for name, bars in charts.items():  # what is drawn is what is counted: size proportional to count
         size = "height" if name == "months" else "width"
         scale = max(bar[size] for bar in bars) / max(bar["count"] for bar in bars)
@@ -317,11 +321,14 @@ def test_the_stats_page_in_the_mkdocs_theme_shows_every_chart_nav_and_search_in_
         assert NASTY in [bar["label"] for bar in found["charts"]["tag:tags"]]
         # The theme's header, navigation and working search.
         assert browser.evaluate("document.querySelector('.navbar .navbar-brand').textContent.trim()") == "Test site"
-        assert browser.evaluate("document.querySelectorAll('.navbar-nav .nav-link, .navbar-nav .dropdown-item')"
-                                ".length") >= 20
+        assert (
+            browser.evaluate("document.querySelectorAll('.navbar-nav .nav-link, .navbar-nav .dropdown-item').length")
+            >= 20
+        )
         assert browser.evaluate("document.querySelector('.bs-sidebar a[href=\"#changes-by-month\"]') !== null")
-        assert "Site statistics" in search_finds(browser, "#mkdocs-search-query", "#mkdocs-search-results h3",
-                                                 "statistics")
+        assert "Site statistics" in search_finds(
+            browser, "#mkdocs-search-query", "#mkdocs-search-results h3", "statistics"
+        )
         browser.screenshot(OUT / "stats-mkdocs.png")
 
         browser.open(base + "stats/", width=420)  # a phone: fewer month labels, still no overlap
@@ -331,10 +338,20 @@ def test_the_stats_page_in_the_mkdocs_theme_shows_every_chart_nav_and_search_in_
 
 
 MATERIAL_PALETTE = [
-    {"media": "(prefers-color-scheme: light)", "scheme": "default", "primary": "teal", "accent": "amber",
-     "toggle": {"icon": "material/weather-night", "name": "Switch to dark mode"}},
-    {"media": "(prefers-color-scheme: dark)", "scheme": "slate", "primary": "teal", "accent": "amber",
-     "toggle": {"icon": "material/weather-sunny", "name": "Switch to light mode"}},
+    {
+        "media": "(prefers-color-scheme: light)",
+        "scheme": "default",
+        "primary": "teal",
+        "accent": "amber",
+        "toggle": {"icon": "material/weather-night", "name": "Switch to dark mode"},
+    },
+    {
+        "media": "(prefers-color-scheme: dark)",
+        "scheme": "slate",
+        "primary": "teal",
+        "accent": "amber",
+        "toggle": {"icon": "material/weather-sunny", "name": "Switch to light mode"},
+    },
 ]
 
 COLOURS = """(() => {
@@ -369,11 +386,14 @@ def test_the_stats_page_in_material_follows_its_light_and_dark_palettes_in_chrom
             check_page(browser, site)
             colours[scheme] = browser.evaluate(COLOURS)
             assert browser.evaluate("document.querySelector('.md-header__topic').textContent.trim()") == "Test site"
-            nav = browser.evaluate("[...document.querySelectorAll('.md-nav--primary > .md-nav__list > li')]"
-                                   ".map(li => li.querySelector('a, label').textContent.trim())")
+            nav = browser.evaluate(
+                "[...document.querySelectorAll('.md-nav--primary > .md-nav__list > li')]"
+                ".map(li => li.querySelector('a, label').textContent.trim())"
+            )
             assert nav[-1] == "Site statistics"
-            assert browser.evaluate("document.querySelector('.md-nav--secondary a[href=\"#changes-by-month\"]')"
-                                    " !== null")
+            assert browser.evaluate(
+                "document.querySelector('.md-nav--secondary a[href=\"#changes-by-month\"]') !== null"
+            )
             browser.screenshot(OUT / f"stats-material-{scheme}.png")
         assert "Install" in search_finds(browser, ".md-search__input", ".md-search-result__item h1", "pip")
     assert (colours["light"]["scheme"], colours["dark"]["scheme"]) == ("default", "slate")

@@ -57,14 +57,22 @@ def stdio(target: Path) -> StdioServerParameters:
 def exercise(call: Any, tools: list[Any]) -> dict[str, Any]:
     """A few calls that every transport must answer alike."""
     assert {tool.name for tool in tools} == {
-        "count_documents", "aggregate_documents", "get_recent", "query_documents", "search", "read", "stats", "links"
+        "count_documents",
+        "aggregate_documents",
+        "get_recent",
+        "query_documents",
+        "search",
+        "read",
+        "stats",
+        "links",
     }
     counted = call("count_documents", folder="guide")
     assert not counted.is_error and counted.structured_content == {"total": 2, "index_stale": False}
     assert counted.meta["index_stale"] is False
     months = call("aggregate_documents", by="month")
     assert [(b["key"], b["count"]) for b in months.structured_content["buckets"]] == [
-        ("2025-01", 2), ("2025-03", 1)  # 2025-02-01T00:00+01:00 is January in UTC
+        ("2025-01", 2),
+        ("2025-03", 1),  # 2025-02-01T00:00+01:00 is January in UTC
     ]
     recent = call("get_recent", limit=1)
     assert [row["path"] for row in recent.structured_content["result"]] == ["guide/usage.md"]
@@ -179,7 +187,10 @@ def test_the_http_transport_serves_the_index_read_only_and_a_busy_port_is_one_cl
     port = free_port()
     process = subprocess.Popen(
         [str(SCRIPT), "serve", str(built.site_dir), "--transport", "http", "--port", str(port)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
     )
     assert process.stdout is not None and process.stderr is not None  # both piped
     try:
@@ -231,9 +242,21 @@ def test_the_standalone_server_serves_stdio_without_mkdocs(built: Site) -> None:
 def test_the_standalone_server_serves_http_without_mkdocs(built: Site) -> None:
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-c", WITHOUT_MKDOCS, "serve", str(built.site_dir), "--transport", "http",
-         "--port", str(port)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+        [
+            sys.executable,
+            "-c",
+            WITHOUT_MKDOCS,
+            "serve",
+            str(built.site_dir),
+            "--transport",
+            "http",
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
     )
     assert process.stdout is not None and process.stderr is not None  # both piped
     try:
@@ -264,8 +287,12 @@ def test_the_inspectors_strict_check_finds_no_schema_a_client_may_reject(built: 
     """`npx @modelcontextprotocol/inspector --cli --method tools/list --strict`, with the Node 22 it needs, both
     installed by npm into .cache/inspector once (about a minute); later runs take ~15 s."""
     script = Path(__file__).resolve().parent.parent / "bench" / "inspector_strict.py"
-    done = subprocess.run([sys.executable, str(script), "--site", str(built.site_dir), "--no-results"],
-                          capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [sys.executable, str(script), "--site", str(built.site_dir), "--no-results"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     if done.returncode == 3:
         pytest.skip(f"the Inspector could not be installed from the npm registry: {done.stderr.strip()}")
     assert done.returncode == 0, done.stdout + done.stderr

@@ -21,8 +21,22 @@ from pathlib import Path
 import pytest
 
 TESTS = Path(__file__).resolve().parent
-TIMING_WORDS = {"elapsed", "seconds", "duration", "durations", "took", "median", "medians", "p50", "p95", "p99",
-                "latency", "latencies", "slowest", "fastest"}
+TIMING_WORDS = {
+    "elapsed",
+    "seconds",
+    "duration",
+    "durations",
+    "took",
+    "median",
+    "medians",
+    "p50",
+    "p95",
+    "p99",
+    "latency",
+    "latencies",
+    "slowest",
+    "fastest",
+}
 BOUND_WORDS = {"bound", "budget", "limit"}  # a lowercase name that holds the number a timing is held to
 CLOCKS = {"perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "time", "time_ns"}
 
@@ -47,25 +61,35 @@ def imported_modules(tree: ast.AST) -> set[str]:
 
 
 def calls_a_clock(node: ast.AST) -> bool:
-    return any(isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in CLOCKS
-               and isinstance(call.func.value, ast.Name) and call.func.value.id == "time"
-               for call in ast.walk(node))
+    return any(
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr in CLOCKS
+        and isinstance(call.func.value, ast.Name)
+        and call.func.value.id == "time"
+        for call in ast.walk(node)
+    )
 
 
 def identifiers(node: ast.AST) -> list[str]:
-    return [sub.id if isinstance(sub, ast.Name) else sub.attr
-            for sub in ast.walk(node) if isinstance(sub, ast.Name | ast.Attribute)]
+    return [
+        sub.id if isinstance(sub, ast.Name) else sub.attr
+        for sub in ast.walk(node)
+        if isinstance(sub, ast.Name | ast.Attribute)
+    ]
 
 
 def is_timing(node: ast.AST) -> bool:
     return calls_a_clock(node) or any(
-        name == name.lower() and TIMING_WORDS & set(name.split("_")) for name in identifiers(node))
+        name == name.lower() and TIMING_WORDS & set(name.split("_")) for name in identifiers(node)
+    )
 
 
 def is_number(node: ast.AST) -> bool:
     return any(isinstance(sub, ast.Constant) and type(sub.value) in (int, float) for sub in ast.walk(node)) or any(
         (name == name.upper() and any(c.isalpha() for c in name)) or BOUND_WORDS & set(name.split("_"))
-        for name in identifiers(node))
+        for name in identifiers(node)
+    )
 
 
 def duration_asserts(tree: ast.AST) -> list[int]:
@@ -101,22 +125,25 @@ def test_no_test_asserts_a_measured_duration() -> None:
     assert not found, f"asserts on a duration (timings belong to bench/): {found}"
 
 
-@pytest.mark.parametrize(("source", "refused"), [
-    ("assert time.monotonic() - started < 2", True),
-    ("assert time.perf_counter() - start <= 0.5, 'slow'", True),
-    ("assert elapsed < 5", True),
-    ("assert 0.3 < took_seconds", True),
-    ("assert statistics.median(during) < 0.050", True),
-    ("assert max(latencies) < LIGHT_LATENCY", True),
-    ("assert result.seconds == 3", True),
-    ("assert max(latencies) < bound", True),
-    ("assert slowest > budget", True),
-    ("assert time.monotonic() < deadline, 'never answered'", False),  # a hang guard
-    ("assert len(calls) == 4", False),
-    ("assert max(waited) < HEAVY // 2", False),
-    ("assert STARTUP_SECONDS > 0", False),  # constants alone are not timings
-    ("assert answer['index_age_seconds'] < 60", False),  # a value the server reports, not a measured one
-])
+@pytest.mark.parametrize(
+    ("source", "refused"),
+    [
+        ("assert time.monotonic() - started < 2", True),
+        ("assert time.perf_counter() - start <= 0.5, 'slow'", True),
+        ("assert elapsed < 5", True),
+        ("assert 0.3 < took_seconds", True),
+        ("assert statistics.median(during) < 0.050", True),
+        ("assert max(latencies) < LIGHT_LATENCY", True),
+        ("assert result.seconds == 3", True),
+        ("assert max(latencies) < bound", True),
+        ("assert slowest > budget", True),
+        ("assert time.monotonic() < deadline, 'never answered'", False),  # a hang guard
+        ("assert len(calls) == 4", False),
+        ("assert max(waited) < HEAVY // 2", False),
+        ("assert STARTUP_SECONDS > 0", False),  # constants alone are not timings
+        ("assert answer['index_age_seconds'] < 60", False),  # a value the server reports, not a measured one
+    ],
+)
 def test_the_duration_detector(source: str, refused: bool) -> None:
     assert bool(duration_asserts(ast.parse(source))) is refused
 

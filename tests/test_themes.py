@@ -17,8 +17,8 @@ from helpers.site import Site, built_site
 PAGES = {
     "index.md": "# Home\n\nWelcome to the site.\n\n## Start here { #start }\n\nFirst steps.\n",
     "guide/setup.md": "---\ntags: [setup, guide]\ndescription: How to set up.\n---\n# Setup\n\n"
-                      "!!! note \"Before you start\"\n    Read this.\n\nSteps follow.\n\n### Install\n\n"
-                      "```bash\n# comment, not a heading\npip install x\n```\n",
+    '!!! note "Before you start"\n    Read this.\n\nSteps follow.\n\n### Install\n\n'
+    "```bash\n# comment, not a heading\npip install x\n```\n",
     "guide/usage.md": "Usage\n=====\n\nUse it.\n\nDetails\n-------\n\nMore.\n",
 }
 EXTENSIONS = ["attr_list", "admonition", {"toc": {"permalink": True}}, "pymdownx.superfences"]
@@ -32,8 +32,11 @@ def build_site(root: Path, theme: str, plugins: list) -> Site:
 
 def page_files(site: Site) -> dict[str, str]:
     """Every page the site shows but the stats page, less the build time the mkdocs theme writes into one."""
-    return {str(path.relative_to(site.site_dir)): BUILD_DATE.sub("", path.read_text(encoding="utf-8"))
-            for path in site.site_dir.rglob("*.html") if "stats" not in path.parts}
+    return {
+        str(path.relative_to(site.site_dir)): BUILD_DATE.sub("", path.read_text(encoding="utf-8"))
+        for path in site.site_dir.rglob("*.html")
+        if "stats" not in path.parts
+    }
 
 
 def search_entries(site: Site) -> list[dict]:
@@ -53,9 +56,13 @@ def index_content(site: Site) -> list[tuple]:
 def builds(tmp_path_factory) -> dict[tuple[str, bool], Site]:
     """Each theme with the search plugin, with and without vault-mcp."""
     return {
-        (theme, with_vault): build_site(tmp_path_factory.mktemp(f"{theme}-{with_vault}"), theme,
-                                        ["search", "vault-mcp"] if with_vault else ["search"])
-        for theme in THEMES for with_vault in (True, False)
+        (theme, with_vault): build_site(
+            tmp_path_factory.mktemp(f"{theme}-{with_vault}"),
+            theme,
+            ["search", "vault-mcp"] if with_vault else ["search"],
+        )
+        for theme in THEMES
+        for with_vault in (True, False)
     }
 
 
@@ -69,7 +76,9 @@ def test_pages_are_indexed_under_each_theme_beside_the_search_plugin(builds, the
     assert docs["guide/setup.md"]["summary"] == "How to set up."
     assert [s["headings"] for s in site.sections("guide/usage.md")] == ["Usage", "Usage > Details"]
     assert [(s["anchor"], s["headings"]) for s in site.sections("index.md")] == [
-        ("home", "Home"), ("start", "Home > Start here")]
+        ("home", "Home"),
+        ("start", "Home > Start here"),
+    ]
 
 
 def test_the_theme_does_not_change_what_is_indexed(builds):
@@ -140,8 +149,9 @@ def test_example_site_builds_clean_but_for_its_broken_front_matter(tmp_path, mon
     assert warnings[0].startswith("vault-mcp: Front matter of 'community/contributing.md' is not valid YAML (")
     docs = site.documents()
     assert 15 <= len(docs) <= 30
-    assert not any(path.startswith(("drafts/", "internal/", "blog/archive/", "blog/category/", "stats"))
-                   for path in docs)
+    assert not any(
+        path.startswith(("drafts/", "internal/", "blog/archive/", "blog/category/", "stats")) for path in docs
+    )
     assert docs["community/contributing.md"]["meta"] == {}
     assert "legal/privacy.md" in docs  # not_in_nav
     assert any(not path.isascii() for path in docs)

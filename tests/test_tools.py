@@ -99,8 +99,18 @@ PROJ = {"proj/one.md", "proj/sub/deep.md"}
 INDEXED_FIELDS = ["description", "featured", "labels", "published", "status", "tags", "updated", "version"]
 FILTER_TOOLS = ["count_documents", "aggregate_documents", "query_documents", "search"]
 TOOLS = ["count_documents", "aggregate_documents", "get_recent", "query_documents", "search", "read", "stats", "links"]
-SHARED = {"query", "scope", "path", "folder", "pattern", "filters", "modified_after", "modified_before", "language",
-          "wait_for_pending_writes"}
+SHARED = {
+    "query",
+    "scope",
+    "path",
+    "folder",
+    "pattern",
+    "filters",
+    "modified_after",
+    "modified_before",
+    "language",
+    "wait_for_pending_writes",
+}
 
 
 def folder_of(path: str) -> str:
@@ -213,7 +223,9 @@ def test_a_folder_that_holds_no_page_is_an_error(mcp: Session, tool: str, folder
 @pytest.mark.parametrize("tool", [*FILTER_TOOLS, "get_recent"])
 @pytest.mark.parametrize("folder", list(FOLDER_CASES))
 def test_folder_selects_the_pages_under_it_or_for_the_root_only_the_root_pages(
-    mcp: Session, tool: str, folder: str,
+    mcp: Session,
+    tool: str,
+    folder: str,
 ) -> None:
     assert_selects(mcp, tool, FOLDER_CASES[folder], folder=folder)
 
@@ -294,7 +306,10 @@ FILTER_CASES = [
 @pytest.mark.parametrize("tool", FILTER_TOOLS)
 @pytest.mark.parametrize("filters, expected", FILTER_CASES, ids=[json.dumps(case[0]) for case in FILTER_CASES])
 def test_filters_select_the_pages_whose_front_matter_matches(
-    mcp: Session, tool: str, filters: dict, expected: set[str],
+    mcp: Session,
+    tool: str,
+    filters: dict,
+    expected: set[str],
 ) -> None:
     assert_selects(mcp, tool, expected, filters=filters)
 
@@ -329,14 +344,19 @@ TIME_CASES = [
 @pytest.mark.parametrize("tool", FILTER_TOOLS)
 @pytest.mark.parametrize("window", TIME_CASES, ids=[json.dumps(case) for case in TIME_CASES])
 def test_modified_after_and_before_select_the_pages_in_that_window(
-    mcp: Session, tool: str, window: dict[str, str],
+    mcp: Session,
+    tool: str,
+    window: dict[str, str],
 ) -> None:
     assert_selects(mcp, tool, modified_in(window.get("modified_after"), window.get("modified_before")), **window)
 
 
 def test_time_cases_fall_on_the_boundaries() -> None:
     assert modified_in("2025-04-01T01:30:00Z") == {
-        "proj/one.md", "project/two.md", "guide/install.md", "guide/advanced/tuning.md"
+        "proj/one.md",
+        "project/two.md",
+        "guide/install.md",
+        "guide/advanced/tuning.md",
     }
     assert modified_in("2025-04-01T01:30:00.000001Z") == {"guide/install.md", "guide/advanced/tuning.md"}
     assert modified_in(None, "2025-04-01T00:30:00+02:00") == modified_in(None, "2025-04-01T01:30:00Z") - {
@@ -380,15 +400,25 @@ QUERY_CASES = [
 @pytest.mark.parametrize("tool", ["count_documents", "aggregate_documents", "query_documents"])
 @pytest.mark.parametrize("query, scope, expected", QUERY_CASES, ids=[f"{q!r}-{s}" for q, s, _ in QUERY_CASES])
 def test_query_selects_the_pages_that_match_it_in_its_scope(
-    mcp: Session, tool: str, query: str, scope: str, expected: set[str],
+    mcp: Session,
+    tool: str,
+    query: str,
+    scope: str,
+    expected: set[str],
 ) -> None:
     assert_selects(mcp, tool, expected, query=query, scope=scope)
 
 
-@pytest.mark.parametrize("query, scope, expected", [case for case in QUERY_CASES if case[0].strip()],
-                         ids=[f"{q!r}-{s}" for q, s, _ in QUERY_CASES if q.strip()])
+@pytest.mark.parametrize(
+    "query, scope, expected",
+    [case for case in QUERY_CASES if case[0].strip()],
+    ids=[f"{q!r}-{s}" for q, s, _ in QUERY_CASES if q.strip()],
+)
 def test_search_ranks_the_pages_matching_the_whole_query_first(
-    mcp: Session, query: str, scope: str, expected: set[str],
+    mcp: Session,
+    query: str,
+    scope: str,
+    expected: set[str],
 ) -> None:
     """search never fails on a query; on this site the pages matching the whole query are the best ranked, and
     where no page matches it whole, every page shown matches one of its words."""
@@ -486,7 +516,10 @@ def test_get_recent_is_newest_first_with_ties_by_path(mcp: Session) -> None:
     rows = mcp.ok("get_recent", limit=1000)["result"]
     assert [row["path"] for row in rows] == newest_first(ALL)
     assert [row["path"] for row in rows[:4]] == [
-        "guide/advanced/tuning.md", "guide/install.md", "proj/one.md", "project/two.md"
+        "guide/advanced/tuning.md",
+        "guide/install.md",
+        "proj/one.md",
+        "project/two.md",
     ]
     assert [row["path"] for row in mcp.ok("get_recent")["result"]] == newest_first(ALL)[:20]
     assert [row["path"] for row in mcp.ok("get_recent", limit=3)["result"]] == newest_first(ALL)[:3]
@@ -557,7 +590,9 @@ def test_paging_visits_every_page_once_in_order(mcp: Session, sort: str, order: 
 def test_paging_with_filters_and_past_the_end(mcp: Session) -> None:
     first = mcp.ok("query_documents", folder="guide", limit=1)
     assert ([row["path"] for row in first["result"]], first["total"], first["next_offset"]) == (
-        ["guide/advanced/tuning.md"], 2, 1
+        ["guide/advanced/tuning.md"],
+        2,
+        1,
     )
     last = mcp.ok("query_documents", folder="guide", limit=1, offset=1)
     assert ([row["path"] for row in last["result"]], last["next_offset"]) == (["guide/install.md"], None)
@@ -614,8 +649,11 @@ BAD_INPUT = [
     ("count_documents", {"query": {"text": "x"}}, ["query", "a string"]),
     ("count_documents", {"wait_for_pending_writes": "maybe"}, ["wait_for_pending_writes", "true or false"]),
     ("count_documents", {"tags": "alpha"}, ["unknown argument 'tags'", "folder", "filters"]),
-    ("get_recent", {"pattern": "*"},
-     ["unknown argument 'pattern'", "limit, folder, language, wait_for_pending_writes"]),
+    (
+        "get_recent",
+        {"pattern": "*"},
+        ["unknown argument 'pattern'", "limit, folder, language, wait_for_pending_writes"],
+    ),
     ("count_documents", {"language": "xx"}, ["No page is in language 'xx'", "languages: 'en'"]),
     ("aggregate_documents", {"by": "country"}, ['"language"']),
 ]
@@ -643,8 +681,15 @@ def test_every_filter_tool_checks_every_filter(mcp: Session, tool: str) -> None:
 
 def test_null_stands_for_an_argument_not_given(mcp: Session) -> None:
     everything = mcp.ok(
-        "query_documents", folder=None, pattern=None, path=None, filters=None, order=None,
-        modified_after=None, modified_before=None, limit=1000,
+        "query_documents",
+        folder=None,
+        pattern=None,
+        path=None,
+        filters=None,
+        order=None,
+        modified_after=None,
+        modified_before=None,
+        limit=1000,
     )
     assert everything["total"] == len(PAGES)
     assert [row["path"] for row in everything["result"]] == sorted(ALL)
@@ -656,8 +701,31 @@ def test_numbers_and_booleans_sent_as_strings_are_read(mcp: Session) -> None:
 
 
 WEIRD_VALUES = [
-    None, True, 0, -1, 2.5, 10**30, -(10**30), 1e308, "", " ", "abc", "(", "null", "[1]", "{}", "\x00",
-    "é" * 5000, [], ["a"], {}, {"tags": None}, {"tags": [1]}, {"": ""}, {"tags": {"a": 1}}, "2025-13-45T99:99:99Z",
+    None,
+    True,
+    0,
+    -1,
+    2.5,
+    10**30,
+    -(10**30),
+    1e308,
+    "",
+    " ",
+    "abc",
+    "(",
+    "null",
+    "[1]",
+    "{}",
+    "\x00",
+    "é" * 5000,
+    [],
+    ["a"],
+    {},
+    {"tags": None},
+    {"tags": [1]},
+    {"": ""},
+    {"tags": {"a": 1}},
+    "2025-13-45T99:99:99Z",
 ]
 
 
@@ -753,8 +821,14 @@ def test_descriptions_fit_the_budget_and_point_to_the_right_sibling(mcp: Session
         assert "\n    " not in description  # docstring indentation is not sent
     siblings = {
         "count_documents": ["aggregate_documents", "query_documents", "search", "exact"],
-        "aggregate_documents": ["count_documents", "query_documents", "sum above total", "missing",
-                                "casefold", "truncated"],
+        "aggregate_documents": [
+            "count_documents",
+            "query_documents",
+            "sum above total",
+            "missing",
+            "casefold",
+            "truncated",
+        ],
         "query_documents": ["search", "count_documents", "aggregate_documents", "next_offset"],
         "search": ["count_documents", "query_documents", "read"],
         "get_recent": ["query_documents", "newest first", "ties by path"],

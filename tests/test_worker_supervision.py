@@ -24,15 +24,20 @@ WAIT_SECONDS = 30
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Site:
-    return built_site(tmp_path_factory.mktemp("workers"), {"plugins": ["vault-mcp"]},
-                      {"index.md": "# Home\n\nThe lighthouse keeper.\n"})
+    return built_site(
+        tmp_path_factory.mktemp("workers"),
+        {"plugins": ["vault-mcp"]},
+        {"index.md": "# Home\n\nThe lighthouse keeper.\n"},
+    )
 
 
 @contextmanager
 def workers_server(index: Path, port: int, workers: int = 2) -> Iterator[subprocess.Popen]:
     process = subprocess.Popen(
         [str(SCRIPT), "serve", str(index), "--transport", "http", "--port", str(port), "--workers", str(workers)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         assert process.stdout is not None

@@ -20,8 +20,14 @@ def serve_without(lacking: str, tmp_path: Path, *args: str) -> subprocess.Comple
     """`python -m mkdocs_vault_mcp serve ARGS` in a Python whose `sitecustomize` removed `lacking` at start."""
     (tmp_path / "sitecustomize.py").write_text(SITECUSTOMIZE[lacking])
     path = os.pathsep.join([str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])])
-    return subprocess.run([sys.executable, "-m", "mkdocs_vault_mcp", "serve", *args], capture_output=True, text=True,
-                          timeout=60, stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": path})
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs_vault_mcp", "serve", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": path},
+    )
 
 
 @pytest.mark.parametrize("lacking", ["os.fork", "SO_REUSEPORT"])

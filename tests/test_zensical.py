@@ -46,8 +46,14 @@ def test_a_zensical_build_indexed_from_its_html_is_the_plugins_index(zensical: P
     built_by_zensical, built_by_mkdocs = tmp_path / "zensical", tmp_path / "mkdocs"
     example_for_zensical(built_by_zensical)
     shutil.copytree(built_by_zensical, built_by_mkdocs)  # copy2: the same file times, so mtime-dated pages agree
-    done = subprocess.run([str(zensical / "zensical"), "build", "-f", "mkdocs.yml"], cwd=built_by_zensical,
-                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [str(zensical / "zensical"), "build", "-f", "mkdocs.yml"],
+        cwd=built_by_zensical,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 0 and (built_by_zensical / "site" / "sitemap.xml").is_file(), done.stdout + done.stderr
     assert not (built_by_zensical / "site" / "vault-mcp").exists()  # Zensical ran no plugin
     Site(built_by_mkdocs, None).build()
@@ -59,8 +65,10 @@ def test_a_zensical_build_indexed_from_its_html_is_the_plugins_index(zensical: P
     plugins = index_rows(built_by_mkdocs / "site" / "vault-mcp" / "index.sqlite", meta_less=BLOG_META)
     assert ours == plugins  # documents, titles, URLs, meta, times, sections, anchors, filter values
 
-    with session_over(site / "vault-mcp" / "index.sqlite") as zen, \
-            session_over(built_by_mkdocs / "site" / "vault-mcp" / "index.sqlite") as mk:
+    with (
+        session_over(site / "vault-mcp" / "index.sqlite") as zen,
+        session_over(built_by_mkdocs / "site" / "vault-mcp" / "index.sqlite") as mk,
+    ):
         for query in QUERIES:
             assert zen.paths(query)[:3] == mk.paths(query)[:3], query
         assert zen.ok("stats")["document_count"] == mk.ok("stats")["document_count"] == 22
@@ -71,8 +79,14 @@ def test_a_zensical_build_indexed_from_its_html_is_the_plugins_index(zensical: P
         assert served.paths("calibrate the wind vane")[0] == "guide/sensors/wind/wind-vane.md"
 
     # Zensical rebuilds from its cache; indexing again finds nothing changed
-    rebuilt = subprocess.run([str(zensical / "zensical"), "build", "-f", "mkdocs.yml"], cwd=built_by_zensical,
-                             capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    rebuilt = subprocess.run(
+        [str(zensical / "zensical"), "build", "-f", "mkdocs.yml"],
+        cwd=built_by_zensical,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
     assert rebuilt.returncode == 0, rebuilt.stdout + rebuilt.stderr
     again = summary_line(run_index(str(site), "--docs-dir", "docs", "--config", "mkdocs.yml", cwd=built_by_zensical))
     assert ": 0 changed, 22 unchanged, 0 removed" in again
@@ -81,9 +95,17 @@ def test_a_zensical_build_indexed_from_its_html_is_the_plugins_index(zensical: P
 def test_zensical_stops_at_front_matter_that_mkdocs_only_warns_about(zensical: Path, tmp_path: Path) -> None:
     """Why example-site is built without community/contributing.md here (a listed difference)."""
     example_for_zensical(tmp_path / "site")
-    shutil.copy2(ROOT / "example-site" / "docs" / "community" / "contributing.md",
-                 tmp_path / "site" / "docs" / "community" / "contributing.md")
-    done = subprocess.run([str(zensical / "zensical"), "build", "-f", "mkdocs.yml"], cwd=tmp_path / "site",
-                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    shutil.copy2(
+        ROOT / "example-site" / "docs" / "community" / "contributing.md",
+        tmp_path / "site" / "docs" / "community" / "contributing.md",
+    )
+    done = subprocess.run(
+        [str(zensical / "zensical"), "build", "-f", "mkdocs.yml"],
+        cwd=tmp_path / "site",
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode != 0
     assert "error reading page metadata 'community/contributing.md'" in done.stdout + done.stderr

@@ -53,8 +53,11 @@ def missing(manager: Any = None) -> list[str]:
     if list(inspect.signature(ServerSession.__init__).parameters)[:3] != ["self", "request_outbound", "connection"]:
         absent.append("ServerSession._connection (set from ServerSession.__init__'s connection)")
     if manager is not None:
-        absent += [f"StreamableHTTPSessionManager.{name}" for name in TABLES
-                   if not isinstance(getattr(manager, name, None), dict)]
+        absent += [
+            f"StreamableHTTPSessionManager.{name}"
+            for name in TABLES
+            if not isinstance(getattr(manager, name, None), dict)
+        ]
     return absent
 
 

@@ -28,8 +28,9 @@ LIVERELOAD_MODULES = frozenset({"mkdocs.livereload", "properdocs.livereload"})
 
 def is_livereload_server(server: Any) -> bool:
     """Whether `server` is (a subclass of) MkDocs' or ProperDocs' LiveReloadServer, without importing either."""
-    return any(cls.__name__ == "LiveReloadServer" and cls.__module__ in LIVERELOAD_MODULES
-               for cls in type(server).__mro__)
+    return any(
+        cls.__name__ == "LiveReloadServer" and cls.__module__ in LIVERELOAD_MODULES for cls in type(server).__mro__
+    )
 
 
 def missing(server: Any) -> list[str]:

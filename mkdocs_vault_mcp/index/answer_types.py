@@ -213,4 +213,3 @@ class LinksAnswer(TypedDict):
     total: int
     next_offset: int | None
     index_stale: bool
-

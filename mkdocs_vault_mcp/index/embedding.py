@@ -54,8 +54,7 @@ class Model:
             import onnxruntime
             from tokenizers import Tokenizer
         except ImportError as error:
-            raise ModelUnavailable(
-                f"{error.name} is not installed; pip install 'mkdocs-vault-mcp[semantic]'") from None
+            raise ModelUnavailable(f"{error.name} is not installed; pip install 'mkdocs-vault-mcp[semantic]'") from None
         self.np = numpy
         folder = Path(model) if Path(model).is_dir() else _download(model)
         onnx = next((folder / name for name in ONNX_FILES if (folder / name).is_file()), None)
@@ -140,8 +139,9 @@ def cached_vectors(model: str, cache_path: Path, texts: dict[str, str]) -> dict[
         keys = list(texts)
         for start in range(0, len(keys), 500):
             chunk = keys[start : start + 500]
-            found.update(cache.execute(
-                f"SELECT key, vector FROM vectors WHERE key IN ({', '.join('?' * len(chunk))})", chunk))
+            found.update(
+                cache.execute(f"SELECT key, vector FROM vectors WHERE key IN ({', '.join('?' * len(chunk))})", chunk)
+            )
         todo = {key: text for key, text in texts.items() if key not in found}
         if todo:
             found.update(_embed_with_progress(load_model(model), todo, cache))
@@ -173,8 +173,10 @@ def _embed_with_progress(model: Model, todo: dict[str, str], cache: sqlite3.Conn
         if now - last_report >= PROGRESS_SECONDS and len(made) < len(order):
             last_report = now
             rate = len(made) / (now - started)
-            log.info(f"vault-mcp: embedded {len(made)} of {len(order)} sections, {rate:.1f} a second,"
-                     f" about {_duration((len(order) - len(made)) / rate)} left")
+            log.info(
+                f"vault-mcp: embedded {len(made)} of {len(order)} sections, {rate:.1f} a second,"
+                f" about {_duration((len(order) - len(made)) / rate)} left"
+            )
     elapsed = time.monotonic() - started
     log.info(f"vault-mcp: embedded {len(made)} sections in {_duration(elapsed)}")
     return made
@@ -182,4 +184,3 @@ def _embed_with_progress(model: Model, todo: dict[str, str], cache: sqlite3.Conn
 
 def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
-

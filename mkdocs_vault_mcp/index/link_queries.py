@@ -27,9 +27,11 @@ LINK_FROM = (
     " LEFT JOIN sections s ON s.document_id = l.document_id AND s.position = l.position"
 )
 # A broken link's target is what it names: the path as written, from the linking page's file, when relative.
-LINK_COLUMNS = ("d.path, s.heading, s.anchor, d.url, l.text, l.url,"
-                " CASE WHEN l.broken = 'page' THEN coalesce(l.written, l.target) ELSE l.target_path END,"
-                " l.anchor, l.broken")
+LINK_COLUMNS = (
+    "d.path, s.heading, s.anchor, d.url, l.text, l.url,"
+    " CASE WHEN l.broken = 'page' THEN coalesce(l.written, l.target) ELSE l.target_path END,"
+    " l.anchor, l.broken"
+)
 LINK_ORDER = " ORDER BY d.path, l.position, l.rowid"
 
 
@@ -40,7 +42,7 @@ def split_target(target: str, conn: sqlite3.Connection | None = None) -> tuple[s
         cuts = [len(target)] + [at for at in range(len(target) - 1, -1, -1) if target[at] == "#"]
         for cut in cuts:
             if conn.execute("SELECT 1 FROM documents WHERE path = ?", [target[:cut]]).fetchone() is not None:
-                return target[:cut], target[cut + 1:] or None
+                return target[:cut], target[cut + 1 :] or None
     path, _, anchor = target.partition("#")
     return path, anchor or None
 
@@ -120,9 +122,10 @@ def _links(
 def _backlinks_to(conn: sqlite3.Connection, target: str) -> tuple[str, list[Any]]:
     """The condition (to AND) and its parameters that keep the links to `target` from other pages."""
     path, anchor = split_target(target, conn)
-    known = conn.execute("SELECT 1 FROM documents WHERE path = ?", [path]).fetchone() or conn.execute(
-        "SELECT 1 FROM links WHERE target_path = ? LIMIT 1", [path]
-    ).fetchone()
+    known = (
+        conn.execute("SELECT 1 FROM documents WHERE path = ?", [path]).fetchone()
+        or conn.execute("SELECT 1 FROM links WHERE target_path = ? LIMIT 1", [path]).fetchone()
+    )
     if known is None:
         raise InvalidArgument(
             f"No page at target {path!r} and no link to it (paths are exact and case-sensitive, "
@@ -136,9 +139,7 @@ def _backlinks_to(conn: sqlite3.Connection, target: str) -> tuple[str, list[Any]
     return where, params
 
 
-def _link_rows(
-    conn: sqlite3.Connection, where: str, params: list[Any], limit: int, offset: int
-) -> Listing[LinkRow]:
+def _link_rows(conn: sqlite3.Connection, where: str, params: list[Any], limit: int, offset: int) -> Listing[LinkRow]:
     """The links `where` keeps, one page of them, with their total."""
     total = conn.execute(f"SELECT count(*){LINK_FROM} WHERE {where}", params).fetchone()[0]
     rows = []
@@ -208,7 +209,8 @@ def orphan_count(conn: sqlite3.Connection) -> int:
     """`links(show="orphans")`'s total for the whole site, without joining every page to its document."""
     count: int = conn.execute(
         f"SELECT count(*) FROM pages p WHERE {ORPHAN} AND p.document_id NOT IN"
-        f" (SELECT id FROM documents WHERE path IN ({', '.join('?' * len(HOME_PAGES))}))", HOME_PAGES,
+        f" (SELECT id FROM documents WHERE path IN ({', '.join('?' * len(HOME_PAGES))}))",
+        HOME_PAGES,
     ).fetchone()[0]
     return count
 

@@ -94,8 +94,9 @@ class OtherSchema(Exception):
 def stored_versions(conn: sqlite3.Connection) -> tuple[str | None, str | None]:
     """The schema and package versions an index was written with (None where it does not say). An index that
     predates the `schema_version` row says its schema as the prefix of its `options` row."""
-    facts = dict(conn.execute(
-        "SELECT key, value FROM info WHERE key IN ('schema_version', 'package_version', 'options')"))
+    facts = dict(
+        conn.execute("SELECT key, value FROM info WHERE key IN ('schema_version', 'package_version', 'options')")
+    )
     schema = facts.get("schema_version")
     if schema is None and ":" in facts.get("options", ""):
         schema = facts["options"].partition(":")[0]

@@ -157,8 +157,11 @@ def index_stats(conn: sqlite3.Connection, language: str | None = None) -> Stats:
         return _read_stats(conn, language)
     kept = _STATS_BY_VERSION.get((version, language), lambda: _read_stats(conn, language))
     # A copy: the server adds index_stale to the answer it is given.
-    return {**kept, "indexed_frontmatter_fields": list(kept["indexed_frontmatter_fields"]),
-            "languages": list(kept["languages"])}
+    return {
+        **kept,
+        "indexed_frontmatter_fields": list(kept["indexed_frontmatter_fields"]),
+        "languages": list(kept["languages"]),
+    }
 
 
 def _read_stats(conn: sqlite3.Connection, language: str | None) -> Stats:
@@ -166,9 +169,9 @@ def _read_stats(conn: sqlite3.Connection, language: str | None) -> Stats:
     where, params = ("WHERE language = ?", [language]) if language is not None else ("", [])
     # One statement each: together they would scan the table, apart each reads an index.
     documents = conn.execute(f"SELECT count(*) FROM documents {where}", params).fetchone()[0]
-    folders = conn.execute(
-        f"SELECT count(*) FROM (SELECT DISTINCT folder FROM documents {where})", params
-    ).fetchone()[0]
+    folders = conn.execute(f"SELECT count(*) FROM (SELECT DISTINCT folder FROM documents {where})", params).fetchone()[
+        0
+    ]
     oldest = conn.execute(f"SELECT min(modified) FROM documents {where}", params).fetchone()[0]
     newest = conn.execute(f"SELECT max(modified) FROM documents {where}", params).fetchone()[0]
     if language is None:

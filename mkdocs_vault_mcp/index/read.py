@@ -61,8 +61,10 @@ class PageText:
     ) -> None:
         self.content, self.url, self.languages = content, url, languages
         starts = [start for *_, start in heads] + [len(content)]
-        parts = [Part(heading, level, anchor, start, starts[index + 1])
-                 for index, (heading, level, anchor, start) in enumerate(heads)]
+        parts = [
+            Part(heading, level, anchor, start, starts[index + 1])
+            for index, (heading, level, anchor, start) in enumerate(heads)
+        ]
         intro = Part("", 0, None, 0, starts[0])
         self._markdown: dict[int, str] = {}
         self.parts: tuple[Part, ...] = (intro, *parts)

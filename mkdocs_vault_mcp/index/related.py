@@ -37,9 +37,11 @@ def _sections_of(document_id: int, anchor: str | None) -> tuple[str, list[int | 
     params: list[int | str] = [document_id]
     if anchor is not None:
         where += " AND position >= (SELECT position FROM sections WHERE document_id = ? AND anchor = ?)"
-        where += (" AND position < coalesce((SELECT min(b.position) FROM sections a JOIN sections b ON"
-                  " b.document_id = a.document_id AND b.position > a.position AND b.level <= a.level"
-                  " WHERE a.document_id = ? AND a.anchor = ?), 1e9)")
+        where += (
+            " AND position < coalesce((SELECT min(b.position) FROM sections a JOIN sections b ON"
+            " b.document_id = a.document_id AND b.position > a.position AND b.level <= a.level"
+            " WHERE a.document_id = ? AND a.anchor = ?), 1e9)"
+        )
         params += [document_id, anchor, document_id, anchor]
     return where, params
 
@@ -64,14 +66,16 @@ def distinctive_terms(conn: sqlite3.Connection, document_id: int, anchor: str | 
     finally:
         memory.close()
     total = section_count(conn) or 1  # rowids leave gaps where pages were written again
-    uses = {term: count for term, count in counts
-            if len(term) >= 2 and _PLAIN_TERM.match(term) and not is_stop_word(term)}
+    uses = {
+        term: count for term, count in counts if len(term) >= 2 and _PLAIN_TERM.match(term) and not is_stop_word(term)
+    }
     terms = list(uses)
     frequencies: dict[str, int] = {}
     for start in range(0, len(terms), 500):  # the vocabulary table answers IN with one lookup per term
         chunk = terms[start : start + 500]
-        frequencies.update(conn.execute(
-            f"SELECT term, doc FROM sections_vocab WHERE term IN ({', '.join('?' * len(chunk))})", chunk))
+        frequencies.update(
+            conn.execute(f"SELECT term, doc FROM sections_vocab WHERE term IN ({', '.join('?' * len(chunk))})", chunk)
+        )
     weights = {}
     for term, count in uses.items():
         sections = frequencies.get(term, 0)
@@ -91,17 +95,22 @@ def related(
     row = conn.execute("SELECT id FROM documents WHERE path = ?", [path]).fetchone()
     if row is None:
         raise no_document("target", path, "'guide/install.md', optionally with '#anchor'")
-    if anchor and conn.execute(
-        "SELECT 1 FROM sections WHERE document_id = ? AND anchor = ?", [row[0], anchor]
-    ).fetchone() is None:
+    if (
+        anchor
+        and conn.execute("SELECT 1 FROM sections WHERE document_id = ? AND anchor = ?", [row[0], anchor]).fetchone()
+        is None
+    ):
         raise InvalidArgument(f"No section with anchor {anchor!r} in {path!r}; read view='outline' lists them.")
     wanted = min(SEARCH_RESULTS, offset + limit + 1)
     hits: list[SearchHit] = []
     terms = distinctive_terms(conn, row[0], anchor or None)
     if terms:
         expression = " OR ".join(f'"{term}"' for term in terms)
-        hits = [hit for hit in search(conn, expression, dataclasses.replace(filters, query=None), limit=wanted)
-                if hit["path"] != path]
+        hits = [
+            hit
+            for hit in search(conn, expression, dataclasses.replace(filters, query=None), limit=wanted)
+            if hit["path"] != path
+        ]
     # With section vectors (index/semantic.py), the pages nearest in meaning too, fused by rank: on the judged
     # queries the two together find more of a page's fellow relevant pages than either alone.
     nearest = related_pages(conn, row[0], anchor or None, filters, wanted)

@@ -48,12 +48,15 @@ class SiteFiles:
             if base == "/" or not target.startswith(parent):
                 return None
             base = parent
-        folder, slash, rest = target[len(base):].partition("/")
+        folder, slash, rest = target[len(base) :].partition("/")
         if not slash or not folder:
             return None
         if self._folders is None:
-            self._folders = {url[len(base):].partition("/")[0] for url in self.files
-                             if url.startswith(base) and "/" in url[len(base):]}
+            self._folders = {
+                url[len(base) :].partition("/")[0]
+                for url in self.files
+                if url.startswith(base) and "/" in url[len(base) :]
+            }
         return None if folder in self._folders else rest
 
 
@@ -67,7 +70,10 @@ def files_digest(site_files: dict[str, str], version_base: str | None) -> str:
 
 
 def resolve_links(
-    conn: sqlite3.Connection, site_files: dict[str, str], changed: set[str], same_files: bool = False,
+    conn: sqlite3.Connection,
+    site_files: dict[str, str],
+    changed: set[str],
+    same_files: bool = False,
     version_base: str | None = None,
 ) -> set[str]:
     """Each link's target page and whether it is broken, against the site as this build has it (SiteFiles); returns
@@ -105,18 +111,26 @@ def _store_site_files(
     """Bring `site_files` up to date and fill `temp.changed_keys` with what changed; returns the addresses whose
     file moved, came or went."""
     stored = {} if same_files else dict(conn.execute("SELECT url, path FROM site_files"))
-    moved = [] if same_files else [url for url in stored.keys() | site_files.keys()
-                                   if stored.get(url) != site_files.get(url)]
+    moved = (
+        []
+        if same_files
+        else [url for url in stored.keys() | site_files.keys() if stored.get(url) != site_files.get(url)]
+    )
     conn.executemany("DELETE FROM site_files WHERE url = ?", [[url] for url in moved if url in stored])
-    conn.executemany("INSERT INTO site_files (url, path) VALUES (?, ?)",
-                     [(url, site_files[url]) for url in moved if url in site_files])
+    conn.executemany(
+        "INSERT INTO site_files (url, path) VALUES (?, ?)",
+        [(url, site_files[url]) for url in moved if url in site_files],
+    )
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS changed_keys (kind TEXT, key TEXT, PRIMARY KEY (kind, key))")
     conn.execute("DELETE FROM temp.changed_keys")
-    conn.executemany("INSERT OR IGNORE INTO temp.changed_keys VALUES ('url', ?)",
-                     [[key] for url in moved for key in (url, url[:-1]) if key])
+    conn.executemany(
+        "INSERT OR IGNORE INTO temp.changed_keys VALUES ('url', ?)",
+        [[key] for url in moved for key in (url, url[:-1]) if key],
+    )
     conn.executemany("INSERT OR IGNORE INTO temp.changed_keys VALUES ('path', ?)", [[path] for path in changed])
-    conn.executemany("INSERT OR IGNORE INTO temp.changed_keys VALUES ('gone', ?)",
-                     [[stored[url]] for url in moved if url in stored])
+    conn.executemany(
+        "INSERT OR IGNORE INTO temp.changed_keys VALUES ('gone', ?)", [[stored[url]] for url in moved if url in stored]
+    )
     return moved
 
 
@@ -136,8 +150,10 @@ def _links_to_check(
     if not same_files and not moved:  # the same files, read another way (mike's versions turned on or off)
         queries = [f"{columns} WHERE l.target IS NOT NULL"]
     elif moved:
-        queries += [f"{columns} WHERE l.target_path IN (SELECT key FROM temp.changed_keys WHERE kind = 'gone')",
-                    f"{columns} WHERE l.broken = 'page'"]
+        queries += [
+            f"{columns} WHERE l.target_path IN (SELECT key FROM temp.changed_keys WHERE kind = 'gone')",
+            f"{columns} WHERE l.broken = 'page'",
+        ]
     for sql in queries:
         rows.update((row[0], row) for row in conn.execute(sql))
     return rows
@@ -153,7 +169,9 @@ def _anchor_lookup(conn: sqlite3.Connection) -> Callable[[str, str], bool | None
         if path not in documents:
             row = conn.execute(
                 "SELECT p.document_id, p.anchors FROM pages p JOIN documents d ON d.id = p.document_id"
-                " WHERE d.path = ?", [path]).fetchone()
+                " WHERE d.path = ?",
+                [path],
+            ).fetchone()
             documents[path] = row[0] if row else -1
             if row:
                 anchors[row[0]] = set(row[1].split("\n"))
@@ -179,10 +197,9 @@ def mark_nav(conn: sqlite3.Connection, nav: set[str], only: set[str] | None = No
     if only is not None:
         conn.executemany(
             "UPDATE pages SET in_nav = 1 WHERE document_id = (SELECT id FROM documents WHERE path = ?)",
-            [[path] for path in only if path in nav])
+            [[path] for path in only if path in nav],
+        )
         return
-    listed = dict(conn.execute(
-        "SELECT d.path, p.in_nav FROM pages p JOIN documents d ON d.id = p.document_id"))
+    listed = dict(conn.execute("SELECT d.path, p.in_nav FROM pages p JOIN documents d ON d.id = p.document_id"))
     flips = [(int(path in nav), path) for path, in_nav in listed.items() if bool(in_nav) != (path in nav)]
-    conn.executemany(
-        "UPDATE pages SET in_nav = ? WHERE document_id = (SELECT id FROM documents WHERE path = ?)", flips)
+    conn.executemany("UPDATE pages SET in_nav = ? WHERE document_id = (SELECT id FROM documents WHERE path = ?)", flips)

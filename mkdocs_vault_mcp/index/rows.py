@@ -34,9 +34,11 @@ def insert_rows(conn: sqlite3.Connection, table_and_columns: str, rows: list[tup
     per_statement = max(1, STATEMENT_VARIABLES // width)
     row_marks = "(" + ", ".join("?" * width) + ")"
     for start in range(0, len(rows), per_statement):
-        chunk = rows[start:start + per_statement]
-        conn.execute(f"INSERT INTO {table_and_columns} VALUES {', '.join([row_marks] * len(chunk))}",
-                     [value for row in chunk for value in row])
+        chunk = rows[start : start + per_statement]
+        conn.execute(
+            f"INSERT INTO {table_and_columns} VALUES {', '.join([row_marks] * len(chunk))}",
+            [value for row in chunk for value in row],
+        )
 
 
 def insert_document(conn: sqlite3.Connection, document: Document) -> None:
@@ -46,15 +48,47 @@ def insert_document(conn: sqlite3.Connection, document: Document) -> None:
         " modified, modified_source, fingerprint, language, fallback_of)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
-            document.path, document.folder, document.url, document.title, document.summary,
-            json.dumps(document.meta, ensure_ascii=False), json.dumps(document.headings, ensure_ascii=False),
-            to_micros(document.modified), document.modified_source, document.fingerprint, document.language,
+            document.path,
+            document.folder,
+            document.url,
+            document.title,
+            document.summary,
+            json.dumps(document.meta, ensure_ascii=False),
+            json.dumps(document.headings, ensure_ascii=False),
+            to_micros(document.modified),
+            document.modified_source,
+            document.fingerprint,
+            document.language,
             document.fallback_of,
         ],
     )
     document_id = cursor.lastrowid
-    conn.execute("INSERT INTO sources (document_id, content, markdown) VALUES (?, ?, ?)",
-                 [document_id, document.content, document.markdown])
+    conn.execute(
+        "INSERT INTO sources (document_id, content, markdown) VALUES (?, ?, ?)",
+        [document_id, document.content, document.markdown],
+    )
+    insert_sections(conn, document_id, document)
+    insert_rows(
+        conn,
+        "field_values (field, value, document_id)",
+        [(name, value, document_id) for name, values in document.values.items() for value in values],
+    )
+    insert_rows(
+        conn,
+        "links (document_id, position, text, url, target, anchor, host, written)",
+        [
+            (document_id, link.position, link.text, link.url, link.target, link.anchor, link.host, link.written)
+            for link in document.links
+        ],
+    )
+    conn.execute(
+        "INSERT INTO pages (document_id, anchors, in_nav, history) VALUES (?, ?, 0, ?)",
+        [document_id, "\n".join(document.anchors), json.dumps(document.history, ensure_ascii=False)],
+    )
+
+
+def insert_sections(conn: sqlite3.Connection, document_id: int | None, document: Document) -> None:
+    """The document's searched rows, one a section."""
     # The FTS5 columns hold CJK text one character a token (index/cjk.py); page-level text once a page.
     path, summary = cjk.separate(document.path), cjk.separate(document.summary)
     searched_title = cjk.separate(document.searched_title)
@@ -62,23 +96,21 @@ def insert_document(conn: sqlite3.Connection, document: Document) -> None:
         conn,
         "sections (document_id, position, level, anchor, heading, start, path, title, headings, summary, body)",
         [
-            (document_id, position, section.level, section.anchor, section.heading, section.start, path,
-             searched_title, cjk.separate(section.trail), summary, cjk.separate(section.body))
+            (
+                document_id,
+                position,
+                section.level,
+                section.anchor,
+                section.heading,
+                section.start,
+                path,
+                searched_title,
+                cjk.separate(section.trail),
+                summary,
+                cjk.separate(section.body),
+            )
             for position, section in enumerate(document.sections)
         ],
-    )
-    insert_rows(
-        conn, "field_values (field, value, document_id)",
-        [(name, value, document_id) for name, values in document.values.items() for value in values],
-    )
-    insert_rows(
-        conn, "links (document_id, position, text, url, target, anchor, host, written)",
-        [(document_id, link.position, link.text, link.url, link.target, link.anchor, link.host, link.written)
-         for link in document.links],
-    )
-    conn.execute(
-        "INSERT INTO pages (document_id, anchors, in_nav, history) VALUES (?, ?, 0, ?)",
-        [document_id, "\n".join(document.anchors), json.dumps(document.history, ensure_ascii=False)],
     )
 
 
@@ -97,8 +129,12 @@ def delete_document(conn: sqlite3.Connection, path: str) -> Deleted:
     sections = conn.execute("DELETE FROM sections WHERE document_id = ?", row).rowcount
     conn.execute("DELETE FROM field_values WHERE document_id = ?", row)
     conn.execute("DELETE FROM sources WHERE document_id = ?", row)
-    targets = {target for (target,) in conn.execute(
-        "SELECT DISTINCT target_path FROM links WHERE document_id = ? AND target_path IS NOT NULL", row)}
+    targets = {
+        target
+        for (target,) in conn.execute(
+            "SELECT DISTINCT target_path FROM links WHERE document_id = ? AND target_path IS NOT NULL", row
+        )
+    }
     conn.execute("DELETE FROM links WHERE document_id = ?", row)
     conn.execute("DELETE FROM pages WHERE document_id = ?", row)
     conn.execute("DELETE FROM documents WHERE id = ?", row)
@@ -114,16 +150,27 @@ def rendered_page_from_rows(conn: sqlite3.Connection, path: str) -> RenderedPage
     row = conn.execute(
         "SELECT d.url, d.title, s.content, d.meta, d.modified, d.modified_source, s.markdown, d.fingerprint,"
         " d.language, d.fallback_of, p.history FROM documents d JOIN sources s ON s.document_id = d.id"
-        " JOIN pages p ON p.document_id = d.id WHERE d.path = ?", [path]).fetchone()
+        " JOIN pages p ON p.document_id = d.id WHERE d.path = ?",
+        [path],
+    ).fetchone()
     if row is None:
         return None
     url, title, content, meta, modified, modified_source, markdown, fingerprint, language, fallback_of, history = row
     site_url = conn.execute("SELECT value FROM info WHERE key = 'site_url'").fetchone()
     return RenderedPage(
-        path=path, url=url, title=title, html=content, meta=json.loads(meta),
-        modified=EPOCH + dt.timedelta(microseconds=modified), modified_source=modified_source,
-        markdown=markdown, fingerprint=fingerprint, language=language, fallback_of=fallback_of,
-        page_path=urlsplit(url).path, site_url=(site_url[0] or None) if site_url else None,
+        path=path,
+        url=url,
+        title=title,
+        html=content,
+        meta=json.loads(meta),
+        modified=EPOCH + dt.timedelta(microseconds=modified),
+        modified_source=modified_source,
+        markdown=markdown,
+        fingerprint=fingerprint,
+        language=language,
+        fallback_of=fallback_of,
+        page_path=urlsplit(url).path,
+        site_url=(site_url[0] or None) if site_url else None,
         history=commits_of_rows(json.loads(history or "[]")),
     )
 

@@ -21,8 +21,19 @@ TOKENIZER = "porter unicode61 remove_diacritics 2"
 FTS_COLUMNS = ("path", "title", "headings", "summary", "body")
 # Every table a working index holds, the dependent ones first (the order to drop them in). `section_vectors`
 # (index/semantic.py) only when the plugin's option semantic is on.
-TABLES = ("section_vectors", "sections_vocab", "sections_fts", "sections", "field_values", "sources", "links",
-          "pages", "site_files", "documents", "info")
+TABLES = (
+    "section_vectors",
+    "sections_vocab",
+    "sections_fts",
+    "sections",
+    "field_values",
+    "sources",
+    "links",
+    "pages",
+    "site_files",
+    "documents",
+    "info",
+)
 
 
 # Plain DDL rather than sqlite-utils' table builder: a first build creates it on every site, and importing and

@@ -64,9 +64,7 @@ def search(
     conn: sqlite3.Connection, query: str, filters: Filters, limit: int = 10, sections_per_page: int = 2
 ) -> list[SearchHit]:
     if not isinstance(query, str) or not query.strip():
-        raise InvalidArgument(
-            "query must not be blank; give keywords, a question, a code name or an FTS5 expression."
-        )
+        raise InvalidArgument("query must not be blank; give keywords, a question, a code name or an FTS5 expression.")
     check_range("limit", limit, 1, SEARCH_RESULTS)
     check_range("sections_per_page", sections_per_page, 1, SECTIONS_PER_PAGE)
     base = compile_filters(conn, dataclasses.replace(filters, query=None))
@@ -193,4 +191,3 @@ def _page_count(conn: sqlite3.Connection, match: str, base: Compiled, enough: in
         [match, *base.params, enough],
     )
     return len(rows.fetchall())
-

@@ -65,4 +65,3 @@ def section_count(conn: sqlite3.Connection) -> int:
         return int(row[0])
     counted: int = conn.execute("SELECT count(*) FROM sections").fetchone()[0]
     return counted
-

@@ -101,9 +101,7 @@ def _marked_rows(
 ) -> list[tuple[Any, ...]]:
     """The sections of `scores`, best first, marked (search_marks.py) and with the exact spellings each holds."""
     columns = VERBATIM_COLUMNS[scope]
-    verbatim = "".join(
-        f", ({' OR '.join(f'instr(s.{column}, ?)' for column in columns)}) > 0" for _ in plan.verbatim
-    )
+    verbatim = "".join(f", ({' OR '.join(f'instr(s.{column}, ?)' for column in columns)}) > 0" for _ in plan.verbatim)
     spellings_bound = [spelling for spelling in plan.verbatim for _ in columns]
     tokens = CJK_SNIPPET_TOKENS if plan.cjk else SNIPPET_TOKENS
     details = None

@@ -96,11 +96,14 @@ def store_vectors(conn: sqlite3.Connection, semantic: dict[str, str] | None, pag
 def _embed_sections(conn: sqlite3.Connection, model: str, cache_path: Path, missing: list[tuple[Any, ...]]) -> None:
     key_of_model = model_key(model)
     texts = {section_id: section_text(title, headings, body) for section_id, title, headings, body in missing}
-    keys = {section_id: hashlib.sha256(f"{key_of_model}\n{text}".encode()).hexdigest()
-            for section_id, text in texts.items()}
+    keys = {
+        section_id: hashlib.sha256(f"{key_of_model}\n{text}".encode()).hexdigest() for section_id, text in texts.items()
+    }
     found = cached_vectors(model, cache_path, {key: texts[section_id] for section_id, key in keys.items()})
-    conn.executemany("INSERT OR REPLACE INTO section_vectors (section_id, vector) VALUES (?, ?)",
-                     [(section_id, found[key]) for section_id, key in keys.items()])
+    conn.executemany(
+        "INSERT OR REPLACE INTO section_vectors (section_id, vector) VALUES (?, ?)",
+        [(section_id, found[key]) for section_id, key in keys.items()],
+    )
 
 
 # --- the query's side ----------------------------------------------------------------------------------------
@@ -142,12 +145,17 @@ def _read_vectors(conn: sqlite3.Connection, model: str) -> Vectors | None:
 
     rows = conn.execute(
         "SELECT v.section_id, s.document_id, v.vector FROM section_vectors v JOIN sections s ON s.id = v.section_id"
-        " ORDER BY v.section_id").fetchall()
+        " ORDER BY v.section_id"
+    ).fetchall()
     if not rows:
         return None
     matrix = np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float16).reshape(len(rows), -1)
-    return Vectors(model, np.array([row[0] for row in rows], dtype=np.int64),
-                   np.array([row[1] for row in rows], dtype=np.int64), matrix.astype(np.float32))
+    return Vectors(
+        model,
+        np.array([row[0] for row in rows], dtype=np.int64),
+        np.array([row[1] for row in rows], dtype=np.int64),
+        matrix.astype(np.float32),
+    )
 
 
 @functools.lru_cache(maxsize=256)
@@ -184,7 +192,12 @@ def _usable(conn: sqlite3.Connection) -> Vectors | str:
 
 
 def nearest_pages(
-    conn: sqlite3.Connection, found: Vectors, target: np.ndarray, filters: Filters, limit: int, per_page: int,
+    conn: sqlite3.Connection,
+    found: Vectors,
+    target: np.ndarray,
+    filters: Filters,
+    limit: int,
+    per_page: int,
     leave_out: int | None = None,
 ) -> list[SearchHit]:
     """The `limit` pages whose sections lie nearest `target`, best first, each with its `per_page` nearest
@@ -227,17 +240,22 @@ def _page(conn: sqlite3.Connection, document_id: int, sections: list[tuple[int, 
     shown: list[SearchSection] = []
     for section_id, score in sections:
         heading, anchor, body = conn.execute(
-            "SELECT heading, anchor, body FROM sections WHERE id = ?", [section_id]).fetchone()
+            "SELECT heading, anchor, body FROM sections WHERE id = ?", [section_id]
+        ).fetchone()
         words = cjk.join(body).split()
         snippet = " ".join(words[:SNIPPET_WORDS]) + (" …" if len(words) > SNIPPET_WORDS else "")
-        shown.append({"heading": heading, "url": url + (f"#{anchor}" if anchor else ""), "snippet": snippet,
-                      "score": round(score, 4)})
+        shown.append(
+            {
+                "heading": heading,
+                "url": url + (f"#{anchor}" if anchor else ""),
+                "snippet": snippet,
+                "score": round(score, 4),
+            }
+        )
     return {"path": path, "title": title, "url": url, "score": round(sections[0][1], 4), "sections": shown}
 
 
-def fuse(
-    keyword: list[SearchHit], meaning: list[SearchHit], weight: float, limit: int
-) -> list[SearchHit]:
+def fuse(keyword: list[SearchHit], meaning: list[SearchHit], weight: float, limit: int) -> list[SearchHit]:
     """Reciprocal rank fusion of two page rankings, the meaning side's weighed `weight`; a page both give keeps
     the keyword side's sections (their snippets mark the query's words)."""
     scores: dict[str, float] = {}
@@ -251,8 +269,12 @@ def fuse(
 
 
 def search_answer(
-    conn: sqlite3.Connection, query: str, filters: Filters, keyword_search: Callable[..., list[SearchHit]],
-    limit: int = 10, sections_per_page: int = 2,
+    conn: sqlite3.Connection,
+    query: str,
+    filters: Filters,
+    keyword_search: Callable[..., list[SearchHit]],
+    limit: int = 10,
+    sections_per_page: int = 2,
 ) -> SearchResult:
     """The `search` tool's answer: `keyword_search` (search.search), fused with the nearest pages when the
     index has vectors and their model loads; `_meta.search` says which ran (and why keywords alone)."""

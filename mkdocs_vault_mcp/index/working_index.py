@@ -183,8 +183,12 @@ class WorkingIndex:
         if settings.site_files is not None:
             digest = files_digest(settings.site_files, settings.version_base)
             self._recount |= resolve_links(
-                self.conn, settings.site_files, self._changed, same_files=self._info("site_files") == digest,
-                version_base=settings.version_base)
+                self.conn,
+                settings.site_files,
+                self._changed,
+                same_files=self._info("site_files") == digest,
+                version_base=settings.version_base,
+            )
             self._write_info(site_files=digest)
             count_linking_pages(self.conn, self._recount | self._changed)
         if settings.nav is not None:
@@ -233,5 +237,3 @@ class WorkingIndex:
             finally:
                 self.conn.close()
                 del self.conn  # a connection while there is one: closed, none until _connect
-
-

@@ -30,8 +30,18 @@ from .writes import ThreadWrites, Writes
 if TYPE_CHECKING:
     from .build_summary import BuildSummary
 
-__all__ = ["BUSY_MILLISECONDS", "CommitWaiter", "IndexBusy", "IndexWriter", "ProcessWrites", "SummaryRequest",
-           "ThreadWrites", "WriterStopped", "stored_documents", "worth_a_process"]
+__all__ = [
+    "BUSY_MILLISECONDS",
+    "CommitWaiter",
+    "IndexBusy",
+    "IndexWriter",
+    "ProcessWrites",
+    "SummaryRequest",
+    "ThreadWrites",
+    "WriterStopped",
+    "stored_documents",
+    "worth_a_process",
+]
 
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
 

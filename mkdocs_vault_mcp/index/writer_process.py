@@ -57,7 +57,8 @@ class ProcessWrites(Writes):
             try:
                 self._child = ForkedChild(
                     functools.partial(_serve_forked_writes, requests_read, replies_write, path),
-                    keep_fds=(requests_read, replies_write))
+                    keep_fds=(requests_read, replies_write),
+                )
             except OSError:  # no process to be had: process_or_thread_writes gives the writes a thread
                 os.close(requests_write)
                 os.close(replies_read)
@@ -71,10 +72,13 @@ class ProcessWrites(Writes):
         else:
             # The folder this package was imported from, last on the child's path: found there when this Python
             # would not find it on its own (a site run from a checkout), and never before the standard library.
-            start = (f"import sys; sys.path.append({str(Path(__file__).resolve().parents[2])!r}); "
-                     "from mkdocs_vault_mcp.index.writer_process import serve_writes; serve_writes()")
-            self._child = subprocess.Popen([sys.executable, "-c", start, str(path)], stdin=subprocess.PIPE,
-                                           stdout=subprocess.PIPE)
+            start = (
+                f"import sys; sys.path.append({str(Path(__file__).resolve().parents[2])!r}); "
+                "from mkdocs_vault_mcp.index.writer_process import serve_writes; serve_writes()"
+            )
+            self._child = subprocess.Popen(
+                [sys.executable, "-c", start, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            )
             self._requests = self._child.stdin  # type: ignore[assignment]
             self._replies = self._child.stdout  # type: ignore[assignment]
             started = "a new Python"
@@ -207,4 +211,3 @@ def _serve(requests: IO[bytes], replies: IO[bytes], path: Path) -> None:
         # The build's stop waits for this end of the replies, not for the process's exit (ProcessWrites.stop).
         with contextlib.suppress(OSError):
             replies.close()
-

@@ -103,4 +103,3 @@ class ThreadWrites(Writes):
                 continue
             if done is not None:
                 done.set_result(result)
-

@@ -160,8 +160,10 @@ class Browser:
 
     def pump(self, seconds: float) -> None:
         """Collect the events that arrive within `seconds` (late console errors)."""
-        self.send("Runtime.evaluate", {"expression": f"new Promise(r => setTimeout(r, {int(seconds * 1000)}))",
-                                       "awaitPromise": True})
+        self.send(
+            "Runtime.evaluate",
+            {"expression": f"new Promise(r => setTimeout(r, {int(seconds * 1000)}))", "awaitPromise": True},
+        )
 
     # -- pages -------------------------------------------------------------------------------
 
@@ -169,16 +171,19 @@ class Browser:
         """Open `url` in a fresh tab, in light or dark colour scheme, and wait for its load event."""
         # A fresh browser context per page: no storage carried over (Material remembers the palette).
         context = self.send("Target.createBrowserContext", browser=True)["browserContextId"]
-        target = self.send("Target.createTarget", {"url": "about:blank", "browserContextId": context},
-                           browser=True)["targetId"]
+        target = self.send("Target.createTarget", {"url": "about:blank", "browserContextId": context}, browser=True)[
+            "targetId"
+        ]
         self.session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True}, browser=True)[
             "sessionId"
         ]
         self.events.clear()
         for domain in ("Page", "Runtime", "Log"):
             self.send(f"{domain}.enable")
-        self.send("Emulation.setDeviceMetricsOverride",
-                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+        self.send(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+        )
         scheme = "dark" if dark else "light"
         self.send("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
         mark = len(self.events)
@@ -187,8 +192,7 @@ class Browser:
         self.pump(0.3)
 
     def evaluate(self, expression: str) -> Any:
-        result = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True,
-                                                "awaitPromise": True})
+        result = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})
         if "exceptionDetails" in result:
             raise DevToolsError(f"{expression!r} raised {result['exceptionDetails']}")
         return result["result"].get("value")
@@ -212,8 +216,10 @@ class Browser:
         """A PNG of the whole page, not just the viewport."""
         height = self.evaluate("Math.ceil(document.documentElement.scrollHeight)")
         width = self.evaluate("document.documentElement.clientWidth")
-        self.send("Emulation.setDeviceMetricsOverride",
-                  {"width": width, "height": min(int(height), 16000), "deviceScaleFactor": 1, "mobile": False})
+        self.send(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": min(int(height), 16000), "deviceScaleFactor": 1, "mobile": False},
+        )
         self.pump(0.2)
         data = self.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})["data"]
         destination.parent.mkdir(parents=True, exist_ok=True)

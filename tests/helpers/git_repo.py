@@ -24,8 +24,9 @@ class Repo:
         root.mkdir(parents=True)
         self.git("init", "-q", "-b", "main")
 
-    def git(self, *args: str, when: int = T0, author: int | None = None,
-            check: bool = True) -> subprocess.CompletedProcess[str]:
+    def git(
+        self, *args: str, when: int = T0, author: int | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
         return run_git(self.root, *args, when=when, author=author, check=check)
 
     def write(self, path: str, text: str) -> None:
@@ -72,10 +73,24 @@ def build_history(root: Path) -> Repo:
     """A repository at `root` with branches, --no-ff and conflicting merges, a rename, an octopus merge, clock skew
     and uncommitted work: tests/test_modified.py says what time each page must get."""
     repo = Repo(root)
-    repo.commit(T0 + 100, *[(HISTORY_DOCS + name, f"{name} v1\n") for name in
-                            ("index.md", "guide.md", "old-name.md", "conflict.md", "theirs.md", "twin.md",
-                             "octopus.md", f"{UNICODE_DIR}/my page.md")],
-                ("README.md", "readme\n"), ("handbook/mkdocs.yml", "site_name: x\n"))
+    repo.commit(
+        T0 + 100,
+        *[
+            (HISTORY_DOCS + name, f"{name} v1\n")
+            for name in (
+                "index.md",
+                "guide.md",
+                "old-name.md",
+                "conflict.md",
+                "theirs.md",
+                "twin.md",
+                "octopus.md",
+                f"{UNICODE_DIR}/my page.md",
+            )
+        ],
+        ("README.md", "readme\n"),
+        ("handbook/mkdocs.yml", "site_name: x\n"),
+    )
     repo.commit(T0 + 200, (HISTORY_DOCS + "guide.md", "guide v2\n"), author=T0 + 50)
     repo.commit(T0 + 300, ("README.md", "outside docs_dir\n"))
 
@@ -111,8 +126,9 @@ def build_history(root: Path) -> Repo:
     repo.git("checkout", "-q", "-b", "o1")
     repo.commit(T0 + 1700, ("README.md", "octopus branch one\n"), (HISTORY_DOCS + "octopus.md", "octopus branches\n"))
     repo.git("checkout", "-q", "-b", "o2", "main")
-    repo.commit(T0 + 1800, (HISTORY_DOCS + "octopus.md", "octopus branches\n"),
-                (HISTORY_DOCS + "HEAD", "ref-like name\n"))
+    repo.commit(
+        T0 + 1800, (HISTORY_DOCS + "octopus.md", "octopus branches\n"), (HISTORY_DOCS + "HEAD", "ref-like name\n")
+    )
     repo.git("checkout", "-q", "main")
     repo.merge(T0 + 1900, "o1", "o2")
 
@@ -146,8 +162,9 @@ def random_history(root: Path, rnd: random.Random) -> Repo:
         repo.git("add", "-A")
         tree = repo.git("write-tree").stdout.strip()
         parent_args = [arg for parent in parents for arg in ("-p", parent)]
-        sha: str = repo.git("commit-tree", tree, "-m", "random", *parent_args,
-                       when=clock, author=clock - rnd.randint(0, 3000)).stdout.strip()
+        sha: str = repo.git(
+            "commit-tree", tree, "-m", "random", *parent_args, when=clock, author=clock - rnd.randint(0, 3000)
+        ).stdout.strip()
         trees[sha] = state
         return sha
 
@@ -185,6 +202,11 @@ def random_history(root: Path, rnd: random.Random) -> Repo:
 
 def git(root: Path, *arguments: str) -> None:
     """Run git in `root` as the author and committer Ana, at the current time; fail when git does."""
-    environment = {**os.environ, "GIT_AUTHOR_NAME": "Ana", "GIT_AUTHOR_EMAIL": "ana@example.org",
-                   "GIT_COMMITTER_NAME": "Ana", "GIT_COMMITTER_EMAIL": "ana@example.org"}
+    environment = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "Ana",
+        "GIT_AUTHOR_EMAIL": "ana@example.org",
+        "GIT_COMMITTER_NAME": "Ana",
+        "GIT_COMMITTER_EMAIL": "ana@example.org",
+    }
     subprocess.run(["git", *arguments], cwd=root, env=environment, check=True, capture_output=True)

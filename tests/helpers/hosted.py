@@ -32,7 +32,9 @@ def start_app(site: Path | str, port: int, **env: str) -> subprocess.Popen[str]:
     process = subprocess.Popen(
         image_command(port),
         env={**os.environ, "VAULT_MCP_SITE": str(site), "PYTHONDONTWRITEBYTECODE": "1", **env},
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     wait_until_healthy(f"http://127.0.0.1:{port}/healthz", process)
     return process

@@ -11,8 +11,10 @@ SUMMARY = re.compile(
     r"^vault-mcp: Indexed (\d+) pages, (\d+) sections: (\d+) changed, (\d+) unchanged, (\d+) removed"
     r" in (\d+\.\d\d) seconds$"
 )
-PAGES = {f"page-{n}.md": f"---\ntags: [t{n}, shared]\n---\n# Page {n}\n\nOriginal text {n}.\n\n## Part\n\nMore {n}.\n"
-         for n in range(5)}
+PAGES = {
+    f"page-{n}.md": f"---\ntags: [t{n}, shared]\n---\n# Page {n}\n\nOriginal text {n}.\n\n## Part\n\nMore {n}.\n"
+    for n in range(5)
+}
 
 
 def summary(site: Site) -> tuple[int, int, int, int, int]:

@@ -15,13 +15,20 @@ SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"
 # Keys that material/blog puts into page.meta before the plugin reads it, and its `date` made datetimes:
 # the index command reads the front matter the author wrote (docs/pages/other-generators.md).
 BLOG_META = {"template", "hide", "date"}
-QUERIES = ["how do I calibrate the wind vane?", "api token", "install breeze on a raspberry pi", "données météo",
-           "anemometer", "release 0.4"]
+QUERIES = [
+    "how do I calibrate the wind vane?",
+    "api token",
+    "install breeze on a raspberry pi",
+    "données météo",
+    "anemometer",
+    "release 0.4",
+]
 
 
 def run_index(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(SCRIPT), "index", *args], capture_output=True, text=True, timeout=120,
-                          stdin=subprocess.DEVNULL, cwd=cwd)
+    return subprocess.run(
+        [str(SCRIPT), "index", *args], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, cwd=cwd
+    )
 
 
 def summary_line(done: subprocess.CompletedProcess[str]) -> str:
@@ -36,11 +43,19 @@ def index_rows(index: Path, *, meta_less: AbstractSet[str] = frozenset()) -> dic
     conn = sqlite3.connect(index)
     try:
         documents = {
-            path: {"url": url, "title": title, "summary": summary, "headings": headings, "modified": modified,
-                   "modified_source": source, "language": language,
-                   "meta": {k: v for k, v in json.loads(meta).items() if k not in meta_less}}
+            path: {
+                "url": url,
+                "title": title,
+                "summary": summary,
+                "headings": headings,
+                "modified": modified,
+                "modified_source": source,
+                "language": language,
+                "meta": {k: v for k, v in json.loads(meta).items() if k not in meta_less},
+            }
             for path, url, title, summary, meta, headings, modified, source, language in conn.execute(
-                "SELECT path, url, title, summary, meta, headings, modified, modified_source, language FROM documents")
+                "SELECT path, url, title, summary, meta, headings, modified, modified_source, language FROM documents"
+            )
         }
         for path, position, level, anchor, heading, trail, searched, body in conn.execute(
             "SELECT d.path, s.position, s.level, s.anchor, s.heading, s.headings, s.title, s.body FROM sections s"
@@ -48,8 +63,7 @@ def index_rows(index: Path, *, meta_less: AbstractSet[str] = frozenset()) -> dic
         ):
             documents[path].setdefault("sections", []).append((position, level, anchor, heading, trail, searched, body))
         for field, value, path in conn.execute(
-            "SELECT v.field, v.value, d.path FROM field_values v JOIN documents d ON d.id = v.document_id"
-            " ORDER BY 1, 2"
+            "SELECT v.field, v.value, d.path FROM field_values v JOIN documents d ON d.id = v.document_id ORDER BY 1, 2"
         ):
             if field not in meta_less:
                 documents[path].setdefault("values", []).append((field, value))

@@ -60,7 +60,7 @@ class Session:
         message = text(result)
         prefix = f"Error executing tool {tool}: "
         assert message.startswith(prefix) and len(message) > len(prefix) + 10, message  # not a crash
-        return message[len(prefix):]
+        return message[len(prefix) :]
 
     def paths(self, query: str, **arguments: Any) -> list[str]:
         """The pages `search` finds, best first."""

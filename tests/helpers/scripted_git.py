@@ -27,19 +27,30 @@ def isolate_git(monkeypatch: pytest.MonkeyPatch, home: Path, ceiling: Path) -> N
         monkeypatch.delenv(name, raising=False)
 
 
-def run_git(root: Path, *args: str, when: int = T0, author: int | None = None,
-            check: bool = True) -> subprocess.CompletedProcess[str]:
+def run_git(
+    root: Path, *args: str, when: int = T0, author: int | None = None, check: bool = True
+) -> subprocess.CompletedProcess[str]:
     """git in `root`, committing at `when` (and authoring at `author`, else `when`)."""
     env = {**os.environ, "GIT_AUTHOR_DATE": f"@{author or when} +0000", "GIT_COMMITTER_DATE": f"@{when} +0000"}
-    return REAL_RUN(["git", "-c", "user.name=Tester", "-c", "user.email=tester@example.com",
-                     "-c", "commit.gpgsign=false", *args],
-                    cwd=root, env=env, capture_output=True, text=True, check=check)
+    return REAL_RUN(
+        ["git", "-c", "user.name=Tester", "-c", "user.email=tester@example.com", "-c", "commit.gpgsign=false", *args],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=check,
+    )
 
 
 def git_log_time(repo_root: Path, path: str) -> int:
     """The reference for a file's git time: `git log -1 --format=%at -- FILE`, run for that file alone."""
-    out = REAL_RUN(["git", "--literal-pathspecs", "log", "-1", "--format=%at", "--", path],
-                   cwd=repo_root, capture_output=True, text=True, check=True).stdout
+    out = REAL_RUN(
+        ["git", "--literal-pathspecs", "log", "-1", "--format=%at", "--", path],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return int(out)
 
 

@@ -27,8 +27,11 @@ reader = IndexReader(Path(index), call_seconds=float(seconds), queued_calls=int(
 serve_http(create_server(reader), host="127.0.0.1", port=int(port), path="/mcp", allowed_hosts=[])
 """
 PORT_ATTEMPTS = 3
-HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-           "Mcp-Protocol-Version": "2025-06-18"}
+HEADERS = {
+    "Content-Type": "application/json",
+    "Accept": "application/json, text/event-stream",
+    "Mcp-Protocol-Version": "2025-06-18",
+}
 EVERY_PREFIX = " OR ".join(f"{letter}*" for letter in string.ascii_lowercase)  # every word of the index
 
 
@@ -49,13 +52,17 @@ def random_pages(count: int, sections: int = 20, words: int = 100, lede: str = "
 
 
 @contextmanager
-def server_process(index: Path, call_seconds: float = 5.0, queued_calls: int = 32,
-                   *, preexec: Any = None) -> Iterator[tuple[int, subprocess.Popen[str]]]:
+def server_process(
+    index: Path, call_seconds: float = 5.0, queued_calls: int = 32, *, preexec: Any = None
+) -> Iterator[tuple[int, subprocess.Popen[str]]]:
     for attempt in range(PORT_ATTEMPTS):
         port = free_port()
         process = subprocess.Popen(
             [sys.executable, "-c", SERVER, str(index), str(port), str(call_seconds), str(queued_calls)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=preexec,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=preexec,
         )
         assert process.stdout is not None and process.stderr is not None
         line = process.stdout.readline()

@@ -85,8 +85,13 @@ class Site:
         """Build the site (mkdocs.yml as `build` writes it) in a fresh Python with nothing imported before it, and
         give the names of every module that build loaded."""
         self.build()  # writes mkdocs.yml
-        done = subprocess.run([sys.executable, "-c", BUILD_THEN_LIST_MODULES, str(self.root / "mkdocs.yml")],
-                              cwd=self.root, capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            [sys.executable, "-c", BUILD_THEN_LIST_MODULES, str(self.root / "mkdocs.yml")],
+            cwd=self.root,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         return set(done.stdout.split())
 
     def build(self, log_level: int = logging.DEBUG, **overrides: Any) -> list[logging.LogRecord]:

@@ -38,12 +38,18 @@ def tool_venv(name: str, packages: list[str], *, beside_tests: bool) -> Path:
     if shared is not None:
         own = subprocess.run(
             [str(target / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            check=True, capture_output=True, text=True,
+            check=True,
+            capture_output=True,
+            text=True,
         ).stdout.strip()
         # addsitedir, not a bare path: the test venv's own .pth files (the editable install's) run too
         Path(own, "_vault_mcp_tests.pth").write_text(f"import site; site.addsitedir({shared!r})\n", encoding="utf-8")
-    done = subprocess.run([str(target / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                           *packages], capture_output=True, text=True, timeout=INSTALL_SECONDS)
+    done = subprocess.run(
+        [str(target / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", *packages],
+        capture_output=True,
+        text=True,
+        timeout=INSTALL_SECONDS,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"pip install {' '.join(packages)} into {target} failed:\n{done.stdout}\n{done.stderr}")
     stamp.write_text(recipe, encoding="utf-8")
