@@ -23,9 +23,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-from mkdocs_vault_mcp import built_pages as built_site  # noqa: E402
-from mkdocs_vault_mcp.documents import build_document  # noqa: E402
-from mkdocs_vault_mcp.page import RenderedPage  # noqa: E402
+from mkdocs_vault_mcp.build import built_pages as built_site  # noqa: E402
+from mkdocs_vault_mcp.page.documents import build_document  # noqa: E402
+from mkdocs_vault_mcp.page.model import RenderedPage  # noqa: E402
 from report import table, write_results  # noqa: E402
 
 MAIN = '<div role="main">'

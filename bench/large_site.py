@@ -43,7 +43,7 @@ import markdown
 import mcp
 from mkdocs.utils import meta as mkdocs_meta
 
-from mkdocs_vault_mcp.fingerprints import fingerprint
+from mkdocs_vault_mcp.build.modified import modified_instant
 from mkdocs_vault_mcp.index import queries
 from mkdocs_vault_mcp.index import search as ranked
 from mkdocs_vault_mcp.index.filters import Filters, compile_filters
@@ -51,9 +51,9 @@ from mkdocs_vault_mcp.index.publish import open_read_only, publish
 from mkdocs_vault_mcp.index.search_rank import COLUMN_WEIGHTS
 from mkdocs_vault_mcp.index.writer import IndexWriter
 from mkdocs_vault_mcp.instants import to_micros
-from mkdocs_vault_mcp.modified import modified_instant
-from mkdocs_vault_mcp.page import RenderedPage
-from mkdocs_vault_mcp.server import IndexReader, create_server
+from mkdocs_vault_mcp.mcp.server import IndexReader, create_server
+from mkdocs_vault_mcp.page.fingerprints import fingerprint
+from mkdocs_vault_mcp.page.model import RenderedPage
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent

@@ -25,7 +25,7 @@ from mkdocs_vault_mcp.index.filters import Filters
 from mkdocs_vault_mcp.index.link_queries import link_summary, links
 from mkdocs_vault_mcp.index.publish import open_read_only
 from mkdocs_vault_mcp.index.writer import IndexWriter
-from mkdocs_vault_mcp.page import RenderedPage
+from mkdocs_vault_mcp.page.model import RenderedPage
 from report import results_from_output  # bench/ is on sys.path when a script runs
 
 NOW = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)

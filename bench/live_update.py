@@ -67,7 +67,7 @@ RESULTS = BENCH / "results"
 sys.path.insert(0, str(BENCH))
 
 import generate_site  # noqa: E402
-from mkdocs_vault_mcp.live import changed_since  # noqa: E402
+from mkdocs_vault_mcp.mcp.live import changed_since  # noqa: E402
 from report import table, write_results  # noqa: E402
 
 MKDOCS = REPO / ".venv" / "bin" / "mkdocs"
@@ -96,9 +96,9 @@ import json
 import os
 import time
 
-import mkdocs_vault_mcp.incremental as incremental
+import mkdocs_vault_mcp.build.incremental as incremental
 import mkdocs_vault_mcp.index.writer as writer
-import mkdocs_vault_mcp.modified as modified
+import mkdocs_vault_mcp.build.modified as modified
 import mkdocs_vault_mcp.plugin as plugin
 
 if not hasattr(plugin, "_vault_bench"):  # MkDocs loads this file again for every rebuild

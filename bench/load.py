@@ -216,7 +216,7 @@ def single_client(site: Path, port: int, rounds: int) -> tuple[dict[str, list[fl
 
     from mcp import Client
 
-    from mkdocs_vault_mcp.server import IndexReader, create_server
+    from mkdocs_vault_mcp.mcp.server import IndexReader, create_server
 
     async def measure() -> tuple[dict[str, list[float]], dict[str, list[float]]]:
         over_http: dict[str, list[float]] = {label: [] for label, _, _ in CASES}

@@ -99,11 +99,11 @@ def replay(pages: list[dict], cache: Path, in_process: bool) -> dict[str, float]
 
     `in_process`: the writer runs in a process of its own (as for sites of writer.PAGES_FOR_A_PROCESS pages or
     more), else on a thread."""
-    from mkdocs_vault_mcp.fingerprints import page_fingerprint
+    from mkdocs_vault_mcp.build.modified import modified_instant, read_git_times
     from mkdocs_vault_mcp.index.writer import IndexWriter
-    from mkdocs_vault_mcp.modified import modified_instant, read_git_times
-    from mkdocs_vault_mcp.page import RenderedPage
-    from mkdocs_vault_mcp.paths import server_path
+    from mkdocs_vault_mcp.page.fingerprints import page_fingerprint
+    from mkdocs_vault_mcp.page.model import RenderedPage
+    from mkdocs_vault_mcp.page.paths import server_path
 
     steps = dict.fromkeys(("open", "fingerprint", "hand over", "commit", "total"), 0.0)
     # fingerprint and hand over: the build's thread alone (what it cannot do while MkDocs renders); open and

@@ -88,8 +88,8 @@ READ_ONLY_MODULES = {
     "index/filters.py",
     "index/link_queries.py",
     "index/related.py",
-    "server.py",
-    "live.py",
+    "mcp/server.py",
+    "mcp/live.py",
     "cli.py",
 }
 

@@ -340,9 +340,9 @@ def rows_named(schema: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]
 
 def sql_alone(tool: str, arguments: dict[str, Any]) -> Any:
     """The query function our tool adapts, with the same arguments (no MCP, no JSON, no pydantic)."""
-    from mkdocs_vault_mcp.arguments import shared_filters
     from mkdocs_vault_mcp.index import queries
     from mkdocs_vault_mcp.index import search as ranked
+    from mkdocs_vault_mcp.mcp.arguments import shared_filters
 
     folder = shared_filters({"folder": arguments.get("folder")})
     return {
@@ -367,7 +367,7 @@ async def where_time_goes(index: Path) -> list[list[str]]:
     from referencing import Registry
 
     from mkdocs_vault_mcp.index.publish import open_read_only
-    from mkdocs_vault_mcp.server import IndexReader, create_server
+    from mkdocs_vault_mcp.mcp.server import IndexReader, create_server
 
     def p50_of(function: Any) -> float:
         function()

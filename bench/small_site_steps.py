@@ -75,7 +75,7 @@ ONE_BUILD = textwrap.dedent("""
     writer._ThreadWrites._work = counted("writer", writer._ThreadWrites._work)
     # Each page's fingerprint and hand-over, timed by hand rather than under BuildState.timed (and never inside it)
     plugin.VaultMcpPlugin._index_page = counted("events", plugin.VaultMcpPlugin._index_page)
-    from mkdocs_vault_mcp import modified
+    from mkdocs_vault_mcp.build import modified
     if hasattr(modified, "GitTimesRead"):
         modified.GitTimesRead._read = counted("git", modified.GitTimesRead._read)
     timed = plugin.BuildState.timed

@@ -28,7 +28,7 @@ import mkdocs.commands.build as mkdocs_build
 from mkdocs.config import load_config
 
 import mkdocs_vault_mcp.plugin as plugin
-from mkdocs_vault_mcp import incremental, stats_page
+from mkdocs_vault_mcp.build import incremental, stats_page
 from mkdocs_vault_mcp.index import build_summary as answers
 from report import results_from_output  # bench/ is on sys.path when a script runs
 

@@ -124,8 +124,8 @@ def target_for(label: str) -> float | None:
 
 def direct_function(label: str, tool: str, arguments: dict[str, Any]) -> Callable[[sqlite3.Connection], Any]:
     """The query function the tool adapts, with the same arguments (no MCP, no JSON, no pydantic)."""
-    from mkdocs_vault_mcp.arguments import shared_filters as filters_from
     from mkdocs_vault_mcp.index import queries
+    from mkdocs_vault_mcp.mcp.arguments import shared_filters as filters_from
 
     args = dict(arguments)
     if tool == "stats":
@@ -236,7 +236,7 @@ def imported_seconds(already: str, modules: str) -> float:
 def import_profile() -> tuple[float, list[tuple[float, str]]]:
     """Import seconds of the server's modules (-X importtime, self times summed per top-level package)."""
     done = subprocess.run(
-        [str(PYTHON), "-X", "importtime", "-c", "import mkdocs_vault_mcp.cli, mkdocs_vault_mcp.server"],
+        [str(PYTHON), "-X", "importtime", "-c", "import mkdocs_vault_mcp.cli, mkdocs_vault_mcp.mcp.server"],
         capture_output=True,
         text=True,
         check=True,
@@ -322,7 +322,7 @@ def main() -> None:
     starts = [asyncio.run(first_answer(site)) for _ in range(args.starts)]
     interpreter = statistics.median(run_seconds([str(PYTHON), "-c", "pass"]) for _ in range(7))
     sdk = imported_seconds("", "mcp.server.lowlevel")
-    ours = imported_seconds("mcp.server.lowlevel", "mkdocs_vault_mcp.cli, mkdocs_vault_mcp.server")
+    ours = imported_seconds("mcp.server.lowlevel", "mkdocs_vault_mcp.cli, mkdocs_vault_mcp.mcp.server")
     import_total, ranked = import_profile()
     initialized = statistics.median(s[0] for s in starts)
     answered = statistics.median(s[1] for s in starts)

@@ -18,7 +18,7 @@ from pathlib import Path
 import anyio
 from mcp import Client
 
-from mkdocs_vault_mcp.server import IndexReader, create_server
+from mkdocs_vault_mcp.mcp.server import IndexReader, create_server
 from report import write_results  # bench/ is on sys.path when a script runs
 
 ORIGINAL = ("count_documents", "aggregate_documents", "get_recent", "query_documents", "search", "read", "stats")

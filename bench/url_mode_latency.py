@@ -115,7 +115,7 @@ async def measure(site: Path, url: str, calls: int, refresh: float) -> dict[str,
 
 
 def describe_microseconds(url: str) -> float:
-    from mkdocs_vault_mcp.remote_index import RemoteIndex
+    from mkdocs_vault_mcp.mcp.remote_index import RemoteIndex
 
     remote = RemoteIndex(url, Path(tempfile.mkdtemp(prefix="url-mode-describe-")), refresh_seconds=0)
     remote.state.downloaded_at = remote.state.confirmed_at = time.time()

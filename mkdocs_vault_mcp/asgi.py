@@ -22,9 +22,9 @@ from mcp.server.lowlevel import Server
 from starlette.middleware.cors import CORSMiddleware
 
 from . import limits
-from .http_guard import Guard, transport_security
-from .remote_index import DEFAULT_MAX_MB, DEFAULT_REFRESH_SECONDS, RemoteIndex, is_url
-from .server import IndexReader, create_server
+from .mcp.http_guard import Guard, transport_security
+from .mcp.remote_index import DEFAULT_MAX_MB, DEFAULT_REFRESH_SECONDS, RemoteIndex, is_url
+from .mcp.server import IndexReader, create_server
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +118,7 @@ def site_index(site: str, cache_dir: str | None, max_size: Any, refresh: Any) ->
         except UsageError as error:
             raise ConfigurationError(str(error)) from None
         return index_file, None
-    from .remote_index import DownloadRefused
+    from .mcp.remote_index import DownloadRefused
 
     remote = RemoteIndex(
         site,

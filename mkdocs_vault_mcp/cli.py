@@ -14,7 +14,7 @@ from pathlib import Path
 
 from . import __version__
 from .command_line import DEFAULT_HOST, DEFAULT_PATH, DEFAULT_PORT, command_line
-from .remote_index import DownloadRefused, RemoteIndex, is_url
+from .mcp.remote_index import DownloadRefused, RemoteIndex, is_url
 
 USAGE_ERROR = 2  # as argparse exits on a bad command line
 WORKERS_FAILED = 3  # serve --workers: the worker processes kept ending, and the server stopped
@@ -106,7 +106,7 @@ def check_serve_options(parser: argparse.ArgumentParser, args: argparse.Namespac
     if args.transport != "http" and (args.workers != 1 or args.token_env or args.stateful_sessions):
         parser.error("--workers, --token-env and --stateful-sessions apply to --transport http only")
     if args.workers != 1:
-        from .workers import unavailable
+        from .mcp.workers import unavailable
 
         lacking = unavailable()
         if lacking:
@@ -120,7 +120,7 @@ def check_serve_options(parser: argparse.ArgumentParser, args: argparse.Namespac
 
 def serve_index(args: argparse.Namespace) -> None:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s: %(message)s")
-    from .server import IndexReader, create_server
+    from .mcp.server import IndexReader, create_server
 
     remote = downloaded_index(args) if is_url(args.site) else None
     if remote is None:
@@ -139,12 +139,12 @@ def serve_index(args: argparse.Namespace) -> None:
             )
     server = create_server(IndexReader(path, describe=remote.describe if remote else None))
     if args.transport == "stdio":
-        from .stdio import serve_stdio
+        from .mcp.stdio import serve_stdio
 
         serve_stdio(server)
         return
-    from .streamable_http import serve_http
-    from .workers import WorkersFailed
+    from .mcp.streamable_http import serve_http
+    from .mcp.workers import WorkersFailed
 
     warning = exposure_warning(args.host, args.port, args.allow_host, args.token_env)
     if warning:
@@ -183,7 +183,7 @@ def downloaded_index(args: argparse.Namespace) -> RemoteIndex:
 
 def exposure_warning(host: str, port: int, allowed_hosts: list[str], token_env: str | None) -> str | None:
     """What a bind beyond loopback exposes, and the options that narrow it; None for a loopback bind."""
-    from .http_guard import LOOPBACK_ADDRESSES, WILDCARD_ADDRESSES
+    from .mcp.http_guard import LOOPBACK_ADDRESSES, WILDCARD_ADDRESSES
 
     try:
         loopback = host in LOOPBACK_ADDRESSES or ipaddress.ip_address(host.strip("[]")).is_loopback
@@ -213,8 +213,8 @@ def exposure_warning(host: str, port: int, allowed_hosts: list[str], token_env: 
 
 
 def index_site(args: argparse.Namespace) -> None:
-    from .built_site import index_site as index_built_site
-    from .site_folder import SiteError
+    from .build.built_site import index_site as index_built_site
+    from .build.site_folder import SiteError
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
     locations = {

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from . import __version__
-from .remote_index import CACHE_ENV, DEFAULT_MAX_MB, DEFAULT_REFRESH_SECONDS
+from .mcp.remote_index import CACHE_ENV, DEFAULT_MAX_MB, DEFAULT_REFRESH_SECONDS
 
 DESCRIPTION = """\
 `mkdocs-vault-mcp serve SITE_DIR`: the MCP tools over a built or deployed site.

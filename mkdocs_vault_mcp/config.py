@@ -9,7 +9,7 @@ from typing import Any, Literal
 from mkdocs.config import base
 from mkdocs.config import config_options as c
 
-from .paths import relative_location
+from .page.paths import relative_location
 
 # The options that decide what goes into the index: when one changes, every page is indexed again.
 INDEXING_OPTIONS = (

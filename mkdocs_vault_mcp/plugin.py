@@ -7,7 +7,7 @@ Order of a build (MkDocs 1.6):
   on_files           open the working index (one write transaction, beside the build); add the stats page
   on_nav             note the pages the nav lists (orphan pages); the stats page into the nav when asked
   on_page_markdown   every page (priority 49): which front matter keys the author wrote
-  on_page_content    every rendered page: a document, unless unchanged since the last build (incremental.py)
+  on_page_content    every rendered page: a document, unless unchanged since the last build (build/incremental.py)
   on_env             all pages are rendered: late content, drop vanished pages, resolve links, commit (a writer
                      process commits while MkDocs renders the templates)
   on_page_context    the stats page (rendered last) gets its content, drawn from the committed index
@@ -38,22 +38,22 @@ from mkdocs.plugins import BasePlugin, event_priority, get_plugin_logger
 from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import Page
 
-from . import stats_page
 from .adapters import mkdocs_serve
-from .build_faults import CACHE_HINT, SITE_HINT, build_fault, check_cache_dir, check_site_dir, fault_of
+from .build import stats_page
+from .build.faults import CACHE_HINT, SITE_HINT, build_fault, check_cache_dir, check_site_dir, fault_of
+from .build.i18n import I18nBuild, LanguageRun, i18n_build, theme_language
+from .build.incremental import IncrementalBuild
+from .build.mkdocs_pages import PageOptions, is_candidate, page_paths, rendered_page, site_files, version_base
+from .build.modified import GitTimes, GitTimesRead
+from .build.snapshot import write_snapshot
 from .config import INDEXING_OPTIONS, VaultMcpConfig, semantic_model
 from .forked import reap_in_background
-from .freshness import Freshness
-from .front_matter import search_excluded
-from .i18n import I18nBuild, LanguageRun, i18n_build, theme_language
-from .incremental import IncrementalBuild
+from .index.freshness import Freshness
 from .index.publish import publish
 from .index.working_index import SummaryRequest
-from .modified import GitTimes, GitTimesRead
-from .page import RenderedPage
-from .page_facts import PageOptions, is_candidate, page_paths, rendered_page, site_files, version_base
-from .paths import relative_location
-from .snapshot import write_snapshot
+from .page.front_matter import search_excluded
+from .page.model import RenderedPage
+from .page.paths import relative_location
 
 if TYPE_CHECKING:
     from mkdocs.utils.templates import TemplateContext
@@ -147,7 +147,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
         self.serving = command == "serve" or called_from_serve()
         self.dirty = dirty
         if self.config.enabled and self.config.serve_mcp and self.serving:
-            from .live import LiveServer  # only `mkdocs serve` pays for the HTTP stack
+            from .mcp.live import LiveServer  # only `mkdocs serve` pays for the HTTP stack
 
             self.freshness = Freshness()  # this run's, whatever an earlier run in this process left
             # Take the port now, outside any build: a busy port is a warning that `--strict` does not count.

@@ -19,7 +19,7 @@ from typing import Any, NotRequired, Required, TypedDict, Union, get_args, get_o
 import pytest
 
 from mkdocs_vault_mcp.index import answer_types
-from mkdocs_vault_mcp.tools import TOOLS
+from mkdocs_vault_mcp.mcp.tools import TOOLS
 
 JSON_TYPES: dict[object, str] = {
     str: "string",

@@ -19,9 +19,9 @@ def test_a_build_imports_none_of_the_tools_side(tmp_path):
     tools_side = {
         "mkdocs_vault_mcp.index.search",
         "mkdocs_vault_mcp.index.related",
-        "mkdocs_vault_mcp.server",
-        "mkdocs_vault_mcp.tools",
-        "mkdocs_vault_mcp.html_to_markdown",
+        "mkdocs_vault_mcp.mcp.server",
+        "mkdocs_vault_mcp.mcp.tools",
+        "mkdocs_vault_mcp.index.html_to_markdown",
         "mcp",
         "uvicorn",
         "markdownify",
@@ -31,7 +31,7 @@ def test_a_build_imports_none_of_the_tools_side(tmp_path):
 
 def test_the_plugin_loads_no_html_parsing_before_a_document_is_made():
     """The build's own thread fingerprints each page and hands it to the writer, which makes the documents: the
-    HTML parsing (documents.py, links.py: their regular expressions are a fifth of the plugin's import) loads
+    HTML parsing (page/documents.py, page/links.py: their regular expressions are a fifth of the plugin's import) loads
     there, in the writer's process on the other CPU when the writer has one."""
     done = subprocess.run(
         [sys.executable, "-c", "import sys, mkdocs_vault_mcp.plugin; print('\\n'.join(sys.modules))"],
@@ -40,8 +40,8 @@ def test_the_plugin_loads_no_html_parsing_before_a_document_is_made():
         check=True,
     )
     modules = set(done.stdout.split())
-    assert {"mkdocs_vault_mcp.plugin", "mkdocs_vault_mcp.fingerprints", "mkdocs_vault_mcp.paths"} <= modules
-    assert modules & {"mkdocs_vault_mcp.documents", "mkdocs_vault_mcp.links"} == set()
+    assert {"mkdocs_vault_mcp.plugin", "mkdocs_vault_mcp.page.fingerprints", "mkdocs_vault_mcp.page.paths"} <= modules
+    assert modules & {"mkdocs_vault_mcp.page.documents", "mkdocs_vault_mcp.page.links"} == set()
 
 
 def test_the_plugin_loads_no_queries_before_the_writer_reads_what_the_build_publishes():
@@ -54,7 +54,11 @@ def test_the_plugin_loads_no_queries_before_the_writer_reads_what_the_build_publ
         check=True,
     )
     modules = set(done.stdout.split())
-    assert {"mkdocs_vault_mcp.plugin", "mkdocs_vault_mcp.snapshot", "mkdocs_vault_mcp.stats_page"} <= modules
+    assert {
+        "mkdocs_vault_mcp.plugin",
+        "mkdocs_vault_mcp.build.snapshot",
+        "mkdocs_vault_mcp.build.stats_page",
+    } <= modules
     queries = {
         "mkdocs_vault_mcp.index.answers",
         "mkdocs_vault_mcp.index.queries",

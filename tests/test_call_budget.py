@@ -13,7 +13,7 @@ import pytest
 
 from helpers.served import EVERY_PREFIX, call, message, random_pages, server_process
 from helpers.site import Site, built_site
-from mkdocs_vault_mcp.server import HEAVY_CALLS
+from mkdocs_vault_mcp.mcp.server import HEAVY_CALLS
 
 HEAVY = 16  # long calls sent at once
 BURST_SECONDS = 0.5  # for the long calls to arrive (all of them take longer than this)

@@ -21,10 +21,10 @@ from helpers.mcp_session import session_with
 from helpers.ports import free_port
 from helpers.site import Site, built_site
 from mkdocs_vault_mcp import __version__
-from mkdocs_vault_mcp.freshness import Freshness
+from mkdocs_vault_mcp.index.freshness import Freshness
 from mkdocs_vault_mcp.index.schema import FORMAT_VERSION
-from mkdocs_vault_mcp.live import LiveServer
-from mkdocs_vault_mcp.streamable_http import answering_endpoints
+from mkdocs_vault_mcp.mcp.live import LiveServer
+from mkdocs_vault_mcp.mcp.streamable_http import answering_endpoints
 
 PAGES = {
     "index.md": "# Home\n\nWelcome to the handbook.\n",

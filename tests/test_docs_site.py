@@ -14,7 +14,7 @@ import pytest
 
 from helpers.mcp_session import Session, session_over
 from mkdocs_vault_mcp.config import VaultMcpConfig
-from mkdocs_vault_mcp.tools import TOOLS
+from mkdocs_vault_mcp.mcp.tools import TOOLS
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"

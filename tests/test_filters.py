@@ -8,12 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from mkdocs_vault_mcp.errors import InvalidArgument
-from mkdocs_vault_mcp.index.filters import (
-    comparable_values,
-    fts_expression,
-    normalize_folder,
-    parse_instant,
-)
+from mkdocs_vault_mcp.index.filters import comparable_values, fts_expression, normalize_folder, parse_instant
 from mkdocs_vault_mcp.index.schema import TOKENIZER
 from mkdocs_vault_mcp.instants import to_micros
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from helpers.mcp_session import session_over
-from mkdocs_vault_mcp.site_folder import PAGE_BYTES
+from mkdocs_vault_mcp.build.site_folder import PAGE_BYTES
 
 SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"
 SECRET = "TOPSECRET-outside-the-site"
@@ -347,9 +347,9 @@ def test_pages_that_were_quadratic_are_indexed_in_bounded_time(tmp_path: Path) -
 def test_unclosed_html_reads_as_a_browser_reads_it() -> None:
     """What scanning in linear time answers: an unclosed comment or script hides the rest, a link without its
     end tag ends where the next one starts, a paragraph where the next one starts."""
-    from mkdocs_vault_mcp.built_pages import content_element, page_title_text, without_theme_parts
-    from mkdocs_vault_mcp.documents import first_paragraph, split_sections
-    from mkdocs_vault_mcp.links import extract_links, page_anchors
+    from mkdocs_vault_mcp.build.built_pages import content_element, page_title_text, without_theme_parts
+    from mkdocs_vault_mcp.page.documents import first_paragraph, split_sections
+    from mkdocs_vault_mcp.page.links import extract_links, page_anchors
 
     links = extract_links('<p><a href="/one/">One <a href="/two/">Two</a></p>', "/", "index.md", None, [0])
     assert [(link.text, link.target) for link in links] == [("One", "/one/"), ("Two", "/two/")]
@@ -446,7 +446,7 @@ def test_a_full_site_disk_names_the_sites_file_not_the_working_index(site: Path,
     assert leftovers == []
 
     # The plugin's publishing names the site's file too, not the working index it copied from.
-    from mkdocs_vault_mcp.build_faults import SITE_HINT, fault_of
+    from mkdocs_vault_mcp.build.faults import SITE_HINT, fault_of
 
     copy_error = OSError(28, "No space left on device", "/cache/build.sqlite", None, f"{published}/.index-1.tmp")
     assert str(fault_of(copy_error, f"write {published}", SITE_HINT)) == (
@@ -457,7 +457,7 @@ def test_a_full_site_disk_names_the_sites_file_not_the_working_index(site: Path,
 def test_pages_are_named_by_folder_in_one_pass_over_the_site() -> None:
     """Each page's path comes from a set of the site's folders, not from a pass over every other page: a site of
     20,000 pages took minutes."""
-    from mkdocs_vault_mcp.built_sources import page_folders, path_from_url
+    from mkdocs_vault_mcp.build.built_sources import page_folders, path_from_url
 
     urls = {
         "",
@@ -499,7 +499,7 @@ def test_pages_are_named_by_folder_in_one_pass_over_the_site() -> None:
 def test_markdown_headings_are_found_in_linear_time() -> None:
     """`read` finds a source's headings line by line: a heading line with a long run of spaces, or of `{#`
     that never closes, took seconds (16,000 spaces: 4 s) where it now takes milliseconds."""
-    from mkdocs_vault_mcp.documents import markdown_headings
+    from mkdocs_vault_mcp.page.documents import markdown_headings
 
     for piece in (" ", "\t", " #", "{#", " {#"):
         (heading,) = markdown_headings("# Start" + piece * 200_000 + "end\n")

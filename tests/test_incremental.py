@@ -27,7 +27,7 @@ from helpers.site import Site
 from mkdocs_vault_mcp import forked
 from mkdocs_vault_mcp.index import publish, schema, writer, writer_process
 from mkdocs_vault_mcp.index.search_counts import section_count
-from mkdocs_vault_mcp.page import RenderedPage
+from mkdocs_vault_mcp.page.model import RenderedPage
 
 
 def row_ids(site: Site) -> dict[str, tuple[int, tuple[int, ...]]]:

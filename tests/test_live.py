@@ -22,9 +22,9 @@ from mcp import Client
 from helpers.live_serve import MKDOCS, STARTUP_SECONDS, Serve, write_site
 from helpers.mcp_session import data
 from helpers.ports import free_port
-from mkdocs_vault_mcp.freshness import Freshness
-from mkdocs_vault_mcp.live import LiveServer, changed_since
-from mkdocs_vault_mcp.server import IndexReader, create_server
+from mkdocs_vault_mcp.index.freshness import Freshness
+from mkdocs_vault_mcp.mcp.live import LiveServer, changed_since
+from mkdocs_vault_mcp.mcp.server import IndexReader, create_server
 
 
 def can_bind(port: int) -> bool:

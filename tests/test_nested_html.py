@@ -12,7 +12,7 @@ import pytest
 from helpers.mcp_session import session_over
 from helpers.served import call, message, server_process
 from helpers.site import Site, built_site
-from mkdocs_vault_mcp.html_to_markdown import DEPTH_NOTE, MAX_DEPTH
+from mkdocs_vault_mcp.index.html_to_markdown import DEPTH_NOTE, MAX_DEPTH
 
 HUGE_DEPTH = 100_000  # a 1.3 MB page of nested divs
 DEEP_DEPTH = 12_000  # a 160 kB page: converted in a worker process, as the huge one

@@ -9,8 +9,8 @@ import re
 import pytest
 
 from helpers.site import Site
-from mkdocs_vault_mcp.documents import build_document, split_sections
-from mkdocs_vault_mcp.page import RenderedPage
+from mkdocs_vault_mcp.page.documents import build_document, split_sections
+from mkdocs_vault_mcp.page.model import RenderedPage
 
 # Pieces of text that are not headings: what raw HTML and prose put between them.
 JUNK = [

@@ -19,9 +19,9 @@ import pytest
 
 from helpers.paths import ROOT
 from helpers.site import Site, build_from
-from mkdocs_vault_mcp.documents import build_document
 from mkdocs_vault_mcp.index.rows import rendered_page_from_rows, stored_paths
-from mkdocs_vault_mcp.page import RenderedPage
+from mkdocs_vault_mcp.page.documents import build_document
+from mkdocs_vault_mcp.page.model import RenderedPage
 
 SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"
 PLUGIN_ENTRY = "  - vault-mcp:\n      modified_meta: updated\n      stats_page_in_nav: true\n"
@@ -127,6 +127,6 @@ def test_the_front_matter_pattern_is_mkdocs_own() -> None:
     """documents.FRONT_MATTER writes out MkDocs' pattern, as the server does not import MkDocs: the same one."""
     from mkdocs.utils.meta import YAML_RE
 
-    from mkdocs_vault_mcp.documents import FRONT_MATTER
+    from mkdocs_vault_mcp.page.documents import FRONT_MATTER
 
     assert (FRONT_MATTER.pattern, FRONT_MATTER.flags) == (YAML_RE.pattern, YAML_RE.flags)

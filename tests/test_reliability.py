@@ -34,11 +34,11 @@ from helpers.ports import free_port
 from helpers.served import PORT_ATTEMPTS, random_pages
 from helpers.site import Site, built_site
 from mkdocs_vault_mcp import limits
-from mkdocs_vault_mcp.freshness import Freshness
-from mkdocs_vault_mcp.live import LiveServer
-from mkdocs_vault_mcp.server import IndexReader, create_server
-from mkdocs_vault_mcp.streamable_http import bind
-from mkdocs_vault_mcp.streamable_http import http_server as uvicorn_server
+from mkdocs_vault_mcp.index.freshness import Freshness
+from mkdocs_vault_mcp.mcp.live import LiveServer
+from mkdocs_vault_mcp.mcp.server import IndexReader, create_server
+from mkdocs_vault_mcp.mcp.streamable_http import bind
+from mkdocs_vault_mcp.mcp.streamable_http import http_server as uvicorn_server
 
 SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"
 STARTUP_SECONDS = 30

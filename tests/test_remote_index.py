@@ -24,8 +24,8 @@ from helpers.mcp_session import Session, session_with
 from helpers.paths import ROOT
 from helpers.ports import free_port
 from helpers.site import Site
-from mkdocs_vault_mcp.remote_index import DownloadRefused, RemoteIndex, index_url, site_folder
-from mkdocs_vault_mcp.server import IndexReader, create_server
+from mkdocs_vault_mcp.mcp.remote_index import DownloadRefused, RemoteIndex, index_url, site_folder
+from mkdocs_vault_mcp.mcp.server import IndexReader, create_server
 
 SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"
 # One call of every tool, as an agent makes them.

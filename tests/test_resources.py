@@ -18,8 +18,8 @@ from mcp_types import ResourceTemplateReference, ResourceUpdatedNotification, Te
 from helpers.mcp_session import session_over
 from helpers.ports import free_port
 from helpers.site import Site, built_site
-from mkdocs_vault_mcp import resources
-from mkdocs_vault_mcp.server import IndexReader, create_server
+from mkdocs_vault_mcp.mcp import resources
+from mkdocs_vault_mcp.mcp.server import IndexReader, create_server
 
 PAGES = {
     "index.md": "# Home\n\nWelcome to the handbook.\n",

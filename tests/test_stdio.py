@@ -18,7 +18,7 @@ from mcp import StdioServerParameters
 from helpers.mcp_session import session_with
 from helpers.ports import free_port
 from helpers.site import Site, built_site
-from mkdocs_vault_mcp.server import IndexReader
+from mkdocs_vault_mcp.mcp.server import IndexReader
 
 SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"
 PAGES = {
@@ -271,8 +271,8 @@ def test_the_standalone_server_serves_http_without_mkdocs(built: Site) -> None:
 
 def test_the_http_transport_module_imports_nothing_of_mkdocs() -> None:
     code = (
-        "import sys, mkdocs_vault_mcp.cli, mkdocs_vault_mcp.server, mkdocs_vault_mcp.stdio, "
-        "mkdocs_vault_mcp.streamable_http\n"
+        "import sys, mkdocs_vault_mcp.cli, mkdocs_vault_mcp.mcp.server, mkdocs_vault_mcp.mcp.stdio, "
+        "mkdocs_vault_mcp.mcp.streamable_http\n"
         "print(sorted(m for m in sys.modules if m == 'mkdocs' or m.startswith('mkdocs.')))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)

@@ -19,8 +19,8 @@ from jsonschema import Draft202012Validator
 
 from helpers.mcp_session import Session, index_stale, session_over, session_with, text
 from helpers.site import Site, built_site
-from mkdocs_vault_mcp.freshness import Freshness
-from mkdocs_vault_mcp.server import IndexReader, create_server
+from mkdocs_vault_mcp.index.freshness import Freshness
+from mkdocs_vault_mcp.mcp.server import IndexReader, create_server
 
 
 def page(front_matter: str, body: str) -> str:

@@ -105,7 +105,7 @@ def test_the_workers_end_when_the_parent_is_killed_and_the_port_can_be_taken_aga
 
 
 def test_workers_that_keep_dying_stop_the_server_with_a_status_that_says_so(site):
-    from mkdocs_vault_mcp.workers import RESTARTS_PER_WINDOW
+    from mkdocs_vault_mcp.mcp.workers import RESTARTS_PER_WINDOW
 
     port = free_port()
     with workers_server(site.index_path, port, workers=2) as parent:

@@ -2,7 +2,7 @@
 
 The query functions of `index` return these (plain dicts at run time, so the JSON sent is unchanged), and
 tests/test_answer_types.py holds each tool's answer type to the output schema that `tools/list` publishes
-(schemas.py). A query returns its answer without `index_stale`, which the server adds to the tools whose
+(mcp/schemas.py). A query returns its answer without `index_stale`, which the server adds to the tools whose
 schema has it: for those, the published answer type is the query's result type plus that key.
 
 Typing only, importing nothing of the package: the build's processes and the standalone server import the

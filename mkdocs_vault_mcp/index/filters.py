@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ..errors import InvalidArgument
-from ..front_matter import normalize_value
 from ..instants import to_micros
+from ..page.front_matter import normalize_value
 from . import cjk
 
 SCOPES = {

@@ -1,6 +1,6 @@
 """Questions about the links between pages: backlinks, outlinks, broken links, orphan pages, most linked pages.
 
-The `links` table holds one row per link of a page's content (`mkdocs_vault_mcp.links`), resolved to the
+The `links` table holds one row per link of a page's content (`mkdocs_vault_mcp.page.links`), resolved to the
 target page when the build commits; `pages` says which pages the nav lists. Filters are the shared ones: they
 select the linking pages for `backlinks`, `outlinks` and `broken`, and the listed pages for `orphans` and
 `most_linked`.

@@ -22,10 +22,10 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from ..documents import FRONT_MATTER, fenced_code_languages, markdown_headings
 from ..errors import InvalidArgument
 from ..instants import rfc3339
 from ..limits import READ_CHARS
+from ..page.documents import FRONT_MATTER, fenced_code_languages, markdown_headings
 from .answer_types import OutlineEntry, ReadAnswer, ReadSection
 from .filters import check_choice, check_range, no_document
 
@@ -76,12 +76,12 @@ class PageText:
         if converted is None:
             # Imported when a page is first read: a server that only counts and searches never pays for it.
             from .. import budget
-            from ..html_to_markdown import HEAVY_CHARS, html_to_markdown
+            from .html_to_markdown import HEAVY_CHARS, html_to_markdown
 
             part = self.parts[index]
             fragment = self.content[part.start : part.end]
             if len(fragment) > HEAVY_CHARS:
-                from ..conversion_pool import to_markdown
+                from .conversion_pool import to_markdown
 
                 budget.turn_heavy()  # waits for its turn before it starts
                 converted = to_markdown(fragment, self.url, self.languages, CONVERTING_PROCESSES)

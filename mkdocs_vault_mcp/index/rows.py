@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit
 
 from ..instants import EPOCH, to_micros
-from ..page import RenderedPage, commits_of_rows
+from ..page.model import RenderedPage, commits_of_rows
 from . import cjk
 
 if TYPE_CHECKING:
-    from ..documents import Document
+    from ..page.documents import Document
 
 # Bound variables per statement: SQLite allows 999 before 3.32 (32,766 since).
 STATEMENT_VARIABLES = 999

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from .. import __version__
 from ..instants import now_micros
-from ..page import IndexedFields, RenderedPage
+from ..page.model import IndexedFields, RenderedPage
 from .publish import is_corrupt
 from .resolve import count_linking_pages, files_digest, mark_nav, resolve_links, set_digest
 from .rows import delete_document, insert_document
@@ -159,7 +159,7 @@ class WorkingIndex:
                 page = replace(page, markdown=Path(page.source_file).read_text(encoding="utf-8-sig"))
         # Imported where documents are made (the writer's process or thread): a build's own thread never loads
         # the HTML parsing, whose regular expressions and classes are a large part of the plugin's import.
-        from ..documents import build_document
+        from ..page.documents import build_document
 
         document = build_document(page, indexed_fields)
         self._changed.add(document.path)
@@ -221,7 +221,7 @@ class WorkingIndex:
         if settings.summary is None:
             return None
         # Here, beside MkDocs rendering the templates, rather than on the build's thread once it waits for the
-        # commit; imported here, as documents.py is in put, where only the writer pays for the import.
+        # commit; imported here, as page/documents.py is in put, where only the writer pays for the import.
         from .build_summary import read_build_summary
 
         return read_build_summary(self.conn, settings.summary)

@@ -1,6 +1,6 @@
 """The writer: one build's writes to the working index, in one transaction, beside the build.
 
-`IndexWriter` is what the build calls: it hands each page over as a `RenderedPage` (page.py). The writes themselves
+`IndexWriter` is what the build calls: it hands each page over as a `RenderedPage` (page/model.py). The writes themselves
 (making each page's document from its HTML, its rows (rows.py), FTS5's tokenizing, the commit) are
 working_index.WorkingIndex's. For a build with PAGES_FOR_A_PROCESS pages or more to write and a second CPU, it
 runs in a process of its own (writer_process.py): MkDocs renders on one core, the page's document and its inserts
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..forked import reap_exited, spare_cpu
-from ..page import IndexedFields, RenderedPage
+from ..page.model import IndexedFields, RenderedPage
 from .publish import is_corrupt
 from .schema import FORMAT_VERSION
 from .working_index import BUSY_MILLISECONDS, CommitSettings, IndexBusy, SummaryRequest

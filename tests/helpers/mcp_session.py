@@ -14,7 +14,7 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 from mcp_types import CallToolResult, TextContent
 
-from mkdocs_vault_mcp.server import IndexReader, create_server
+from mkdocs_vault_mcp.mcp.server import IndexReader, create_server
 
 
 def text(result: CallToolResult) -> str:

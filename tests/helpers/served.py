@@ -19,8 +19,8 @@ from helpers.ports import free_port
 SERVER = """
 import sys
 from pathlib import Path
-from mkdocs_vault_mcp.server import IndexReader, create_server
-from mkdocs_vault_mcp.streamable_http import serve_http
+from mkdocs_vault_mcp.mcp.server import IndexReader, create_server
+from mkdocs_vault_mcp.mcp.streamable_http import serve_http
 
 index, port, seconds, queued = sys.argv[1:5]
 reader = IndexReader(Path(index), call_seconds=float(seconds), queued_calls=int(queued))

@@ -1,0 +1,215 @@
+"""What MkDocs' pages and files say, as plain data: a rendered page's model (page.RenderedPage), the paths its
+pages take in the index, and the site's files by the URL links point at.
+
+The plugin hands pages and files over as MkDocs and the other plugins left them.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from html import unescape
+from typing import Any, NamedTuple
+from urllib.parse import urlsplit
+
+from mkdocs.plugins import get_plugin_logger
+from mkdocs.structure.files import File, Files, InclusionLevel
+from mkdocs.structure.pages import Page
+
+from ..config import VaultMcpConfig
+from ..page.front_matter import yaml_problem
+from ..page.model import RenderedPage
+from ..page.paths import excluded_by, join_url, server_path
+from .i18n import I18nBuild, document_identity
+from .modified import GitTimes, modified_instant
+
+log = get_plugin_logger("vault-mcp")
+
+
+class PageOptions(NamedTuple):
+    """The plugin options every rendered page asks for, read once a build: an option of MkDocs' plugin config is a
+    descriptor over a dict, slow enough to show on a large site's rebuilds under `mkdocs serve`."""
+
+    include_generated: bool
+    exclude: list[str]
+    modified: str
+    modified_meta: str | None
+    indexed_fields: Any
+    respect_search_exclude: bool
+
+    @classmethod
+    def of(cls, options: VaultMcpConfig) -> PageOptions:
+        return cls(
+            options.include_generated,
+            list(options.exclude),
+            options.modified,
+            options.modified_meta,
+            options.indexed_fields,
+            options.respect_search_exclude,
+        )
+
+
+def is_candidate(file: File, options: PageOptions) -> bool:
+    """Whether a page may be a document before its front matter is known (plugin options `include_generated`,
+    `exclude`)."""
+    if file.generated_by is not None and not options.include_generated:
+        return False
+    return not excluded_by(file.src_uri, options.exclude)
+
+
+def page_paths(
+    files: Files, included: Callable[[InclusionLevel], bool], options: PageOptions, i18n: I18nBuild | None
+) -> list[str]:
+    """The index paths of every page of the site that may be a document, rendered by this build or not."""
+    levels = included_levels(included)
+    return [
+        document_identity(file, i18n)[0]
+        for file in files
+        if file.inclusion in levels and file.is_documentation_page() and is_candidate(file, options)
+    ]
+
+
+def site_files(files: Files, included: Callable[[InclusionLevel], bool], config: Any) -> dict[str, str]:
+    """Every file of the site (pages, generated pages, static files) by its server path: what links resolve to."""
+    base, levels = base_path(config), included_levels(included)
+    return {file_server_path(base + file.url): file.src_uri for file in files if file.inclusion in levels}
+
+
+def included_levels(included: Callable[[InclusionLevel], bool]) -> tuple[InclusionLevel, ...]:
+    """The inclusion levels `included` lets in: a file's level is found among them by identity, where calling
+    `included` for each of a site's files costs an enum lookup each time."""
+    return tuple(level for level in InclusionLevel if included(level))
+
+
+# Every build asks for the server path of every file of the site, and a rebuild under `mkdocs serve` has the same
+# files as the build before: the paths are worked out once a serve run (a bound above any real site's file count)
+file_server_path = functools.lru_cache(maxsize=1 << 17)(server_path)
+
+
+def rendered_page(
+    page: Page,
+    site_url: str | None,
+    options: PageOptions,
+    *,
+    git: GitTimes | None,
+    authored_keys: set[str] | None,
+    language: str,
+    i18n: I18nBuild | None,
+) -> RenderedPage:
+    """The page model of a page MkDocs rendered, without its HTML, fingerprint and Markdown source (the build adds
+    them: build/incremental.py, `with_source`). `authored_keys`: the front matter keys the page had right after
+    material/meta (None: all of them)."""
+    if (page.markdown or "").startswith("---"):  # MkDocs removes front matter it could read
+        warn_broken_front_matter(page)
+    meta = authored_meta(page.meta, authored_keys)
+    path, fallback_of = document_identity(page.file, i18n)
+    modified, source = modified_instant(
+        page.file.src_uri, page.file.abs_src_path, options.modified, git, meta, options.modified_meta
+    )
+    return RenderedPage(
+        path=path,
+        url=join_url(site_url, page.url),
+        # MkDocs keeps a title taken from the H1 as HTML (`Tom &amp; Jerry`) and themes write every title into
+        # the page as it is: a reader sees it unescaped, as the section headings are
+        title=unescape(page.title or ""),
+        html="",
+        meta=meta,
+        modified=modified,
+        modified_source=source,
+        language=language,
+        fallback_of=fallback_of,
+        page_path=site_base_path(site_url) + page.url,
+        site_url=site_url,
+        history=git.history.get(page.file.src_uri, []) if git is not None else [],
+    )
+
+
+def authored_meta(meta: Mapping[Any, Any], authored_keys: set[str] | None) -> dict[Any, Any]:
+    """The front matter the author wrote (the file's own, and `.meta.yml` through material/meta), as other
+    plugins left its values: without the keys that plugins add (git-revision-date-localized's `git_*`) and
+    those they keep for themselves (material/meta's `__extends`)."""
+    return {
+        key: value
+        for key, value in meta.items()
+        if (authored_keys is None or key in authored_keys) and not (isinstance(key, str) and key.startswith("__"))
+    }
+
+
+def source_version(page: Page) -> tuple[int, int] | str:
+    """What a page's fingerprint takes of its file: the size and modification time of a file on disk (an edit
+    gives it a new time, so only the pages indexed again have their file read), else the text a plugin gave it."""
+    if page.file.abs_src_path is not None:
+        try:
+            status = os.stat(page.file.abs_src_path)
+            return status.st_size, status.st_mtime_ns
+        except OSError:
+            pass
+    return source_text(page)
+
+
+def with_source(page: Page, model: RenderedPage, html: str, fingerprint: str) -> RenderedPage:
+    """The page model with its HTML, its fingerprint and its Markdown source, for IndexWriter.put: the file to
+    read the source from, and what stands for it when the file cannot be read. The writer reads the file, off the
+    build's thread, and only for a page indexed again."""
+    if page.file.abs_src_path is not None:  # a file on disk (a plugin that sets a file's content clears it)
+        return replace(
+            model, html=html, fingerprint=fingerprint, markdown=page.markdown or "", source_file=page.file.abs_src_path
+        )
+    return replace(model, html=html, fingerprint=fingerprint, markdown=source_text(page))
+
+
+def source_text(page: Page) -> str:
+    """The page's file as its author wrote it, front matter included (what an agent that edits it needs)."""
+    try:
+        return page.file.content_string
+    except (OSError, ValueError):  # gone or not UTF-8 since MkDocs read it: what MkDocs read is the best left
+        return page.markdown or ""
+
+
+def uses_mike(extra: Any, plugins: Any) -> bool:
+    """Whether the config says mike publishes the site's versions: Material's version selector set to mike
+    (`extra.version.provider`), or mike's own plugin listed."""
+    version = extra.get("version") if isinstance(extra, Mapping) else None
+    if isinstance(version, Mapping) and version.get("provider") == "mike":
+        return True
+    if isinstance(plugins, Mapping):
+        return "mike" in plugins
+    return isinstance(plugins, list) and any(
+        entry == "mike" or (isinstance(entry, Mapping) and "mike" in entry) for entry in plugins
+    )
+
+
+def version_base(config: Any) -> str | None:
+    """Where mike puts the versions' folders (the site's base path), on a site it publishes; else None."""
+    return base_path(config) if uses_mike(config.extra, config.plugins) else None
+
+
+def base_path(config: Any) -> str:
+    """The path the site is served under (`/docs/` for site_url https://example.org/docs/), else `/`."""
+    return site_base_path(config.site_url)
+
+
+@functools.lru_cache(maxsize=8)  # asked for every rendered page, of the one site_url a build has
+def site_base_path(site_url: str | None) -> str:
+    path = urlsplit(site_url).path if site_url else "/"
+    return path if path.endswith("/") else path + "/"
+
+
+def warn_broken_front_matter(page: Page) -> None:
+    """MkDocs drops front matter that is not valid YAML without a word (and renders it as text); say which file
+    and why. MkDocs leaves such a page's Markdown as it was, so its own pattern and loader find the problem again."""
+    import yaml
+    from mkdocs.utils.meta import YAML_RE
+
+    match = YAML_RE.match(page.markdown or "")
+    if match is None:
+        return
+    try:
+        yaml.load(match.group(1), getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # as MkDocs loads it
+    except yaml.YAMLError as error:
+        log.warning(
+            f"Front matter of '{page.file.src_uri}' is not valid YAML ({yaml_problem(error)}); "
+            "the page is indexed without it"
+        )

@@ -1,0 +1,1 @@
+"""The MCP side: the tools, their schemas, the server and its transports."""
