@@ -96,13 +96,14 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # From a copy: setuptools writes build/ and *.egg-info into the tree it builds, where a stale build/lib could
     # slip removed modules into the wheel, and where a suite on another Python may be building at the same time.
     source = tmp_path_factory.mktemp("source") / "mkdocs-vault-mcp"
-    shutil.copytree(
-        ROOT,
-        source,
-        ignore=shutil.ignore_patterns(
-            ".git", ".venv*", ".cache", "build", "dist", "site", "*.egg-info", "__pycache__", "out"
-        ),
-    )
+    left_behind = shutil.ignore_patterns(".git", ".venv*", ".cache", "site", "*.egg-info", "__pycache__", "out")
+
+    def ignored(folder: str, names: list[str]) -> set[str]:
+        # build/ and dist/ only at the top: the package has a build/ subpackage of its own
+        at_top = {"build", "dist"} & set(names) if Path(folder) == ROOT else set()
+        return set(left_behind(folder, names)) | at_top
+
+    shutil.copytree(ROOT, source, ignore=ignored)
     run(sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", out, source)
     return out
 
