@@ -1,5 +1,5 @@
-"""The design stays visible: modules small enough to read whole, functions short enough to read at once, and the
-architecture page naming every module the package has.
+"""The design stays visible: layers that import one way, modules small enough to read whole, functions short
+enough to read at once, and the architecture page naming every module the package has.
 
 A function may be longer than the limit when its module's docstring names it in backticks and says why; the
 exception is then written where a reader of the module sees it first.
@@ -18,8 +18,55 @@ MODULE_LINES = 400
 FUNCTION_LINES = 60
 
 
+# Each layer of the package and the layers it may import (beside itself); the entry points may import any.
+BOTTOM = {"errors", "instants", "limits", "budget", "forked", "adapters", "__init__"}
+MAY_IMPORT = {
+    "bottom": {"bottom"},
+    "page": {"bottom"},
+    "config": {"page", "bottom"},
+    "index": {"page", "bottom"},
+    "build": {"index", "page", "config", "bottom"},
+    "mcp": {"index", "page", "bottom"},
+}
+ENTRY_POINTS = {"plugin", "cli", "command_line", "asgi", "__main__"}
+
+
 def package_modules() -> list[Path]:
     return sorted(PACKAGE.rglob("*.py"))
+
+
+def layer_of(dotted: str) -> str:
+    """The layer of a module named relative to the package (`index.search`, `errors`)."""
+    first = dotted.split(".")[0] or "__init__"
+    if first in BOTTOM:
+        return "bottom"
+    return "entry point" if first in ENTRY_POINTS else first
+
+
+def imported_modules(path: Path) -> set[str]:
+    """The package's modules that `path` imports, named relative to the package."""
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    package = list(parts[:-1])  # `.` is the folder of a module and of an __init__.py alike
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = package[: len(package) - node.level + 1]
+            found.add(".".join([*base, *([node.module] if node.module else [])]))
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(PACKAGE.name + "."):
+            found.add((node.module or "").removeprefix(PACKAGE.name + "."))
+    return found
+
+
+def test_layers_import_one_way() -> None:
+    against_the_flow = []
+    for path in package_modules():
+        layer = layer_of(".".join(path.relative_to(PACKAGE).with_suffix("").parts))
+        if layer == "entry point":
+            continue
+        for target in imported_modules(path):
+            if layer_of(target) not in MAY_IMPORT[layer] | {layer}:
+                against_the_flow.append(f"{path.relative_to(REPO)} ({layer}) imports {target} ({layer_of(target)})")
+    assert against_the_flow == []
 
 
 def test_no_module_is_over_400_lines() -> None:
