@@ -384,15 +384,15 @@ def tools_page(index: Path) -> str:
     for name, tool in TOOLS.items():
         shown = published[name]
         assert shown.description == tool.description, name
-        required = set(tool.rules.get("required", ()))
+        required = set(tool.argument_schema.get("required", ()))
         out += ["", f"## `{name}`", "", f"**{tool.title}.** {paragraphs(tool.description)}", ""]
         out += ["| argument | type | what it does |", "| --- | --- | --- |"]
         shared = [
             argument
-            for argument, rule in tool.rules["properties"].items()
+            for argument, rule in tool.argument_schema["properties"].items()
             if name != FIRST_TOOL and rule is FILTERS_EXPLAINED.get(argument)
         ]
-        for argument, rule in tool.rules["properties"].items():
+        for argument, rule in tool.argument_schema["properties"].items():
             if argument in shared:
                 continue
             mark = " (required)" if argument in required else ""

@@ -265,8 +265,8 @@ def test_a_small_answer_whose_sql_outgrows_the_event_loops_share_is_finished_on_
 
     async def answers() -> tuple[int, list[Any]]:
         reader = IndexReader(small.index_path)
-        quick = await reader.answer(compute(10), wait=False, small=True)
-        slow = await reader.answer(compute(3_000_000), wait=False, small=True)
+        quick = await reader.answer(compute(10), wait=False, small_answer=True)
+        slow = await reader.answer(compute(3_000_000), wait=False, small_answer=True)
         return threading.get_ident(), [quick["structuredContent"]["total"], slow["structuredContent"]["total"]]
 
     loop_thread, totals = anyio.run(answers)

@@ -126,13 +126,13 @@ class IndexReader:
         compute: Callable[[sqlite3.Connection], dict[str, Any]],
         wait: bool,
         reports_staleness: bool = True,
-        small: bool = False,
+        small_answer: bool = False,
     ) -> dict[str, Any]:
         """Run one query in one read transaction, within `call_seconds` of work (CPU time, see budget.py).
 
         In one transaction so that every statement of an answer (a count and its rows) reads the same
         snapshot of the index. On a worker thread so that a slow call never holds the event loop, which
-        serves every other client (SQLite releases the GIL while it works); but a `small` answer (little
+        serves every other client (SQLite releases the GIL while it works); but a small answer (little
         Python work on what SQL returns) first tries on the event loop, with INLINE_SECONDS of SQL work: a
         count or the stats take less time there than waking a worker thread and coming back costs, far less when
         the machine's CPUs are busy. Heavy calls take turns (budget.py):
@@ -140,13 +140,13 @@ class IndexReader:
 
         The answer is the CallToolResult in its wire form (a dict), which the SDK serializes as it is: given a
         CallToolResult it would dump the model to that dict first, a pass over every row of the answer. The
-        text copy of the structured content is compact JSON from pydantic_core, four times as fast as
-        json.dumps and a twentieth shorter.
+        text copy of the structured content is compact JSON from pydantic_core, faster and shorter than
+        json.dumps'.
         """
         if wait and self.freshness.may_be_pending:
             await anyio.to_thread.run_sync(self.freshness.wait, self.wait_timeout)
         token = self.freshness.begin_read()
-        data = self._read(compute, INLINE_SECONDS) if small else None
+        data = self._read(compute, INLINE_SECONDS) if small_answer else None
         if data is None:
             data = await anyio.to_thread.run_sync(self._read, compute, None, self.lanes, limiter=self._reader_threads())
         stale = self.freshness.is_stale(token)
@@ -229,9 +229,9 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> Server:
         if tool is None:
             return failure(f"Unknown tool: {params.name}; this server has {', '.join(TOOLS)}.", index)
         try:
-            given = checked(tool.rules, params.arguments or {})
-            wait = given["wait_for_pending_writes"]
-            return await index.answer(tool.query(given), wait, tool.reports_staleness, tool.small(given))
+            arguments = checked(tool.argument_schema, params.arguments or {})
+            wait = arguments["wait_for_pending_writes"]
+            return await index.answer(tool.query(arguments), wait, tool.reports_staleness, tool.small_answer(arguments))
         except (InvalidArgument, CannotAnswer) as error:
             return failure(f"Error executing tool {tool.name}: {error}", index)
         except Exception:

@@ -57,12 +57,14 @@ class Tool:
     title: str
     description: str
     input_schema: s.Schema
-    rules: s.Schema  # what arguments are checked against: input_schema, with the shared filters' full rules
+    argument_schema: s.Schema  # what arguments are checked against: input_schema, with the shared filters' full rules
     output_schema: s.Schema
     answer_type: type[Mapping[str, Any]]  # the TypedDict of the answer that output_schema publishes
     query: Callable[[dict[str, Any]], Query]
     reports_staleness: bool  # whether the answer has an `index_stale` field (it is always in `_meta`)
-    small: Callable[[dict[str, Any]], bool]  # whether an answer to these arguments is small (`IndexReader.answer`)
+    small_answer: Callable[
+        [dict[str, Any]], bool
+    ]  # whether an answer to these arguments is small (`IndexReader.answer`)
 
     def published(self) -> PublishedTool:
         return PublishedTool(
@@ -84,26 +86,26 @@ def tool(
     answer: s.Schema,
     answer_type: type[Mapping[str, Any]],
     required: tuple[str, ...] = (),
-    small: Callable[[dict[str, Any]], bool] = lambda arguments: False,
+    small_answer: Callable[[dict[str, Any]], bool] = lambda arguments: False,
 ) -> Callable[[ToolFunction], ToolFunction]:
     """Register the decorated function as the tool of its name, described by its docstring."""
 
     def register(function: ToolFunction) -> ToolFunction:
         input_schema = s.parameters(parameters, required)
-        rules = s.parameters({name: full_rule(name, rule) for name, rule in parameters.items()}, required)
-        check_schema_words(function.__name__, rules)
+        argument_schema = s.parameters({name: full_rule(name, rule) for name, rule in parameters.items()}, required)
+        check_schema_words(function.__name__, argument_schema)
         TOOLS[function.__name__] = Tool(
             name=function.__name__,
             title=title,
             description=unwrapped(function.__doc__ or ""),
             input_schema=input_schema,
-            rules=rules,
+            argument_schema=argument_schema,
             output_schema=answer,
             answer_type=answer_type,
             # The server adds index_stale to the answer and takes _meta out of it: a TypedDict is a dict at run time.
             query=cast(Callable[[dict[str, Any]], Query], function),
             reports_staleness="index_stale" in answer["properties"],
-            small=small,
+            small_answer=small_answer,
         )
         return function
 
@@ -148,7 +150,7 @@ SMALL_ROWS = 50
     {**s.FILTERS_EXPLAINED, "wait_for_pending_writes": s.WAIT_FULL},
     s.COUNT_ANSWER,
     CountAnswer,
-    small=no_text_query,
+    small_answer=no_text_query,
 )
 def count_documents(arguments: dict[str, Any]) -> Computes[Count]:
     """Count the pages that match all given filters (shared with aggregate_documents, query_documents and
@@ -176,7 +178,7 @@ def count_documents(arguments: dict[str, Any]) -> Computes[Count]:
     s.AGGREGATE_ANSWER,
     AggregateAnswer,
     required=("by",),
-    small=few_rows,
+    small_answer=few_rows,
 )
 def aggregate_documents(arguments: dict[str, Any]) -> Computes[Aggregation]:
     """Count the matching pages per folder, tag value, month or language.
@@ -201,7 +203,7 @@ def aggregate_documents(arguments: dict[str, Any]) -> Computes[Aggregation]:
     },
     s.RECENT_ANSWER,
     RecentAnswer,
-    small=few_rows,
+    small_answer=few_rows,
 )
 def get_recent(arguments: dict[str, Any]) -> Computes[RecentAnswer]:
     """List the most recently modified pages, newest first, ties by path.
@@ -226,7 +228,7 @@ def get_recent(arguments: dict[str, Any]) -> Computes[RecentAnswer]:
     },
     s.QUERY_ANSWER,
     QueryAnswer,
-    small=few_rows,
+    small_answer=few_rows,
 )
 def query_documents(arguments: dict[str, Any]) -> Computes[DocumentPage]:
     """List the pages that match all given filters as rows (as get_recent's, without text), sorted and paged.
@@ -300,7 +302,7 @@ def read(arguments: dict[str, Any]) -> Computes[ReadAnswer]:
     return lambda conn: read_document(conn, path, section=section, view=view, offset=offset, max_chars=max_chars)
 
 
-@tool("Site statistics", {"wait_for_pending_writes": s.WAIT}, s.STATS_ANSWER, StatsAnswer, small=always)
+@tool("Site statistics", {"wait_for_pending_writes": s.WAIT}, s.STATS_ANSWER, StatsAnswer, small_answer=always)
 def stats(arguments: dict[str, Any]) -> Computes[Stats]:
     """The index: page, section and folder counts, the front matter fields that filters and
     aggregate_documents by=tag accept (indexed_frontmatter_fields), languages, oldest and newest
