@@ -217,6 +217,7 @@ def build_side_by_side(
     running: dict[int, tuple[int, str, Path, float]] = {}
     for config, site_dir, cpu in builds:
         shutil.rmtree(site_dir, ignore_errors=True)
+        site_dir.parent.mkdir(parents=True, exist_ok=True)  # a first run: no sites/ folder yet
         log = site_dir.with_name(site_dir.name + ".log")
         command = [mkdocs, "build", "-q", "-f", str(out / CONFIG_FILE[config]), "-d", str(site_dir)]
         pin = (lambda cpu=cpu: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
