@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from report import table, write_results  # bench/ is on sys.path when a script runs
-from tool_latency import DEFAULT_SITE, SERVER_COMMAND, ensure_site, percentile
+from tool_latency import DEFAULT_SITE, REPO, SERVER_COMMAND, ensure_site, percentile
 
 CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("search keywords", "search", {"query": "dependencies yield"}),
@@ -327,7 +327,7 @@ def main() -> None:
     report = "\n".join(
         [
             f"$ {command}",
-            f"{args.clients} clients x {args.duration:g} s on {args.site} ({os.cpu_count()} CPUs, "
+            f"{args.clients} clients x {args.duration:g} s on {os.path.relpath(args.site.resolve(), REPO)} ({os.cpu_count()} CPUs, "
             f"Python {platform.python_version()}, load average before: {os.getloadavg()[0]:.2f})",
             "",
             table(rows),
