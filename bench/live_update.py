@@ -204,6 +204,14 @@ if not hasattr(plugin, "_vault_bench"):  # MkDocs loads this file again for ever
         plugin.stats_page.render = timed("stats_page.render", plugin.stats_page.render)
     writer.IndexWriter.__init__ = timed("IndexWriter.__init__", writer.IndexWriter.__init__)
     writer.IndexWriter.commit = timed("IndexWriter.commit", writer.IndexWriter.commit, after=committed)
+    if hasattr(writer.IndexWriter, "commit_beside"):  # the build's commit: returns what waits for it
+        commit_beside = writer.IndexWriter.commit_beside
+
+        def commit_beside_timed(self, *args, **kwargs):
+            wait = timed("IndexWriter.commit_beside", commit_beside)(self, *args, **kwargs)
+            return timed("IndexWriter.commit (waited for)", wait, after=committed)
+
+        writer.IndexWriter.commit_beside = commit_beside_timed
     for name in ("put", "keep_only"):
         setattr(writer.IndexWriter, name, timed(f"IndexWriter.{name}", getattr(writer.IndexWriter, name)))
 '''
@@ -374,7 +382,8 @@ def breakdown(record: dict, measure: str = "seconds") -> dict[str, float]:
     page = get("saved page: on_page_content")
     opened = get("IndexWriter.__init__")
     keep = get("IndexWriter.keep_only")
-    commit = get("IndexWriter.commit")
+    # the commit as on_env starts it; the wait for a process's commit falls in the event that waits (on_page_context)
+    commit = get("IndexWriter.commit") + get("IndexWriter.commit_beside")
     others = get("on_page_content") - page
     final = get("IncrementalBuild._write_final_content")
     paths, files = get("page_paths"), get("site_files")
