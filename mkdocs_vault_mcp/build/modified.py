@@ -25,11 +25,9 @@ from .git_cache import (
     write_cache,
     write_commits,
 )
-from .git_log import HISTORY_LENGTH, LOG_FLAGS, Commit, history_per_path, last_change_per_path, read_log, run_git
+from .git_log import LOG_FLAGS, Commit, history_per_path, last_change_per_path, read_log, run_git
 
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
-
-__all__ = ["HISTORY_LENGTH", "GitTimes", "GitTimesRead", "modified_instant", "read_git_times"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # Past this many new commits since the kept read, reading them all is no cheaper than reading everything.
