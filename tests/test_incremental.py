@@ -432,9 +432,9 @@ def test_a_writer_process_that_dies_is_one_clear_error_and_the_working_index_sta
         assert index.fingerprints == {"p1.md": "f1"}
         index.put(small_page(2), "auto")
         writes = index._writes
-        assert isinstance(writes, writer.ProcessWrites)
+        assert isinstance(writes, writer_process.ProcessWrites)
         writes._child.kill()  # what the kernel does to a process out of memory
-        with pytest.raises(writer.WriterStopped, match=r"the index writer process ended with exit status -9"):
+        with pytest.raises(writer_process.WriterStopped, match=r"the index writer process ended with exit status -9"):
             index.commit(indexed_fields="auto", site_name="s", site_url=None)
     finally:
         index.close()
@@ -449,7 +449,7 @@ def test_pages_wait_for_a_busy_writer_process_in_its_pipe_not_in_the_build(tmp_p
     try:
         assert index.fingerprints == {}  # the writer has opened the index
         writes = index._writes
-        assert isinstance(writes, writer.ProcessWrites)
+        assert isinstance(writes, writer_process.ProcessWrites)
         page = replace(small_page(0), html="<p>" + "word " * 20_000 + "</p>")  # 100 KB of HTML
 
         def hand_over_eight_pages() -> None:  # 800 KB, where a pipe holds 64 KB unless it is asked for more
@@ -498,7 +498,7 @@ def test_a_writer_process_still_opening_the_index_says_it_is_not_open_and_pages_
         index = writer.IndexWriter(path, "{}", in_process=True)
         try:
             writes = index._writes
-            assert isinstance(writes, writer.ProcessWrites)
+            assert isinstance(writes, writer_process.ProcessWrites)
             child = writes._child
             time.sleep(0.2)
             assert not index.is_open()

@@ -12,7 +12,7 @@ from typing import Any
 
 from mkdocs.exceptions import PluginError
 
-from ..index.writer import IndexBusy
+from ..index.working_index import IndexBusy
 
 CACHE_HINT = (
     "cache_dir must be a writable folder on a disk with room (the working index is a cache: deleting it is safe)"

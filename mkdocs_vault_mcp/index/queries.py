@@ -10,7 +10,6 @@ import json
 import sqlite3
 from typing import Any
 
-from ..errors import InvalidArgument
 from ..instants import rfc3339
 from ..limits import ROWS
 from .answer_types import Aggregation, Bucket, DocumentPage, DocumentRow, Stats
@@ -196,7 +195,6 @@ def _read_stats(conn: sqlite3.Connection, language: str | None) -> Stats:
 
 __all__ = [
     "Filters",
-    "InvalidArgument",
     "aggregate_documents",
     "count_documents",
     "get_recent",

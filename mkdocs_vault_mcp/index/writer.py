@@ -23,22 +23,16 @@ from ..forked import reap_exited, spare_cpu
 from ..page.model import IndexedFields, RenderedPage
 from .publish import is_corrupt
 from .schema import FORMAT_VERSION
-from .working_index import BUSY_MILLISECONDS, CommitSettings, IndexBusy, SummaryRequest
-from .writer_process import ProcessWrites, WriterStopped, process_or_thread_writes
+from .working_index import CommitSettings
+from .writer_process import process_or_thread_writes
 from .writes import ThreadWrites, Writes
 
 if TYPE_CHECKING:
     from .build_summary import BuildSummary
 
 __all__ = [
-    "BUSY_MILLISECONDS",
     "CommitWaiter",
-    "IndexBusy",
     "IndexWriter",
-    "ProcessWrites",
-    "SummaryRequest",
-    "ThreadWrites",
-    "WriterStopped",
     "stored_documents",
     "worth_a_process",
 ]
