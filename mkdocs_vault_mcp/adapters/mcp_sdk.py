@@ -36,7 +36,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.session import ServerSession
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-from . import AdapterMismatch, mismatch
+from . import mismatch
 
 DISTRIBUTION = "mcp"
 SUPPORTED = ">=2.3,<2.4"
@@ -98,6 +98,3 @@ def client_connection(ctx: ServerRequestContext[Any, Any]) -> Any:
     if connection is None:
         raise mismatch(DISTRIBUTION, ["ServerSession._connection"], SUPPORTED)
     return connection
-
-
-__all__ = ["AdapterMismatch", "client_connection", "evict_longest_idle_session_when_full", "missing", "require"]
