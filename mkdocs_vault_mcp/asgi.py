@@ -21,7 +21,7 @@ from typing import Any
 from mcp.server.lowlevel import Server
 from starlette.middleware.cors import CORSMiddleware
 
-from . import limits
+from .mcp import streamable_http
 from .mcp.http_guard import Guard, transport_security
 from .mcp.remote_index import DEFAULT_MAX_MB, DEFAULT_REFRESH_SECONDS, RemoteIndex, is_url
 from .mcp.server import IndexReader, create_server
@@ -137,15 +137,7 @@ def mcp_app(server: Server, host: str, endpoint: str, hosts: list[str], origins:
     security = transport_security(host, hosts)
     # The SDK refuses a request whose Origin it was not told of; a browser client's origin is one.
     security.allowed_origins = [*security.allowed_origins, *origins]
-    return server.streamable_http_app(
-        streamable_http_path=endpoint,
-        transport_security=security,
-        host=host,
-        stateless_http=not stateful,
-        json_response=True,
-        max_sessions=limits.MAX_SESSIONS,
-        session_idle_timeout=limits.SESSION_IDLE_SECONDS,
-    )
+    return streamable_http.mcp_app(server, host, endpoint, security, stateful)
 
 
 def with_cors(app: Any, origins: list[str]) -> Any:

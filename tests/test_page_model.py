@@ -9,21 +9,19 @@ import contextlib
 import datetime as dt
 import shutil
 import sqlite3
-import subprocess
-import sys
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from helpers.index_command import run_index
 from helpers.paths import ROOT
 from helpers.site import Site, build_from
 from mkdocs_vault_mcp.index.rows import rendered_page_from_rows, stored_paths
 from mkdocs_vault_mcp.page.documents import build_document
 from mkdocs_vault_mcp.page.model import RenderedPage
 
-SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"
 PLUGIN_ENTRY = "  - vault-mcp:\n      modified_meta: updated\n      stats_page_in_nav: true\n"
 # Keys that material/blog puts into page.meta before the plugin reads it; `index SITE_DIR` reads the front matter
 # the author wrote (docs/pages/other-generators.md).
@@ -59,13 +57,7 @@ def both_ways(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Rende
     build_from(root / "mkdocs-plain.yml")
     assert not (root / "site-plain" / "vault-mcp").exists()  # no plugin in that build
     # The plugin's options (modified_meta) are in mkdocs.yml, which `index` reads them from.
-    done = subprocess.run(
-        [str(SCRIPT), "index", str(root / "site-plain"), "--config", str(root / "mkdocs.yml")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+    done = run_index(str(root / "site-plain"), "--config", str(root / "mkdocs.yml"))
     assert done.returncode == 0, done.stderr
     return page_models(root / "site" / "vault-mcp" / "index.sqlite"), page_models(
         root / "site-plain" / "vault-mcp" / "index.sqlite"

@@ -31,6 +31,7 @@ from mcp import Client
 from helpers.live_serve import write_site
 from helpers.mcp_session import data, session_over, session_with, text
 from helpers.ports import free_port
+from helpers.processes import state
 from helpers.served import PORT_ATTEMPTS, random_pages
 from helpers.site import Site, built_site
 from mkdocs_vault_mcp import limits
@@ -611,18 +612,11 @@ def test_workers_serve_the_index_from_that_many_processes(small):
                 client.close()
         served.process.send_signal(signal.SIGINT)
         assert served.process.wait(timeout=10) == 0
-        assert not any(Path(f"/proc/{child}").exists() and "Z" not in process_state(child) for child in children)
+        assert not any(state(child) not in (None, "Z") for child in children)  # each ended: gone or a zombie
 
 
 def socket_count(pid: int) -> int:
     return sum(1 for fd in Path(f"/proc/{pid}/fd").iterdir() if os.readlink(fd).startswith("socket:"))
-
-
-def process_state(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
-    except FileNotFoundError:
-        return "gone"
 
 
 # --- 8. malformed JSON-RPC over stdio ---------------------------------------------------------------------

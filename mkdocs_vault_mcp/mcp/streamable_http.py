@@ -11,9 +11,11 @@ import asyncio
 import socket
 import time
 from collections.abc import Callable
+from typing import Any
 
 import uvicorn
 from mcp.server.lowlevel import Server
+from mcp.server.transport_security import TransportSecuritySettings
 
 from .. import limits
 from ..adapters import mcp_sdk
@@ -73,6 +75,32 @@ def wait_for_answers(http: uvicorn.Server, seconds: float) -> None:
         time.sleep(0.01)
 
 
+def mcp_app(
+    server: Server,
+    host: str,
+    path: str,
+    security: TransportSecuritySettings,
+    stateful: bool,
+    max_sessions: int = limits.MAX_SESSIONS,
+    session_idle_seconds: float = limits.SESSION_IDLE_SECONDS,
+) -> Any:
+    """The SDK's Streamable HTTP app at `path`, for `serve --transport http`, the live server and asgi.py alike.
+
+    Stateless by default: every request stands alone, so no session outlives its request (abandoned sessions hold
+    memory and, at the limit, keep new clients out), and replicas behind a load balancer need no sticky sessions.
+    The tools need no session: they never call the client back. Answers are plain JSON rather than a one-event
+    stream (the tools send no progress), which is quicker to answer."""
+    return server.streamable_http_app(
+        streamable_http_path=path,
+        transport_security=security,
+        host=host,
+        stateless_http=not stateful,
+        json_response=True,
+        max_sessions=max_sessions,
+        session_idle_timeout=session_idle_seconds,
+    )
+
+
 def http_server(
     server: Server,
     host: str,
@@ -83,18 +111,8 @@ def http_server(
     max_sessions: int = limits.MAX_SESSIONS,
     session_idle_seconds: float = limits.SESSION_IDLE_SECONDS,
 ) -> uvicorn.Server:
-    # Stateless by default: every request stands alone, so no session outlives its request (abandoned sessions
-    # hold memory and, at the limit, keep new clients out), and replicas behind a load balancer need no
-    # sticky sessions. The tools need no session: they never call the client back. Answers are plain
-    # JSON rather than a one-event stream (the tools send no progress), which is quicker to answer.
-    app = server.streamable_http_app(
-        streamable_http_path=path,
-        transport_security=transport_security(host, allowed_hosts),
-        host=host,
-        stateless_http=not stateful,
-        json_response=True,
-        max_sessions=max_sessions,
-        session_idle_timeout=session_idle_seconds,
+    app = mcp_app(
+        server, host, path, transport_security(host, allowed_hosts), stateful, max_sessions, session_idle_seconds
     )
     if stateful:
         # At the limit the SDK refuses new clients; here the longest idle session makes room instead.
