@@ -1,5 +1,4 @@
-"""`mkdocs-vault-mcp serve SITE_DIR`: the MCP tools over a built or deployed site.
-`mkdocs-vault-mcp index SITE_DIR`: the index of a site built without the plugin (Zensical, a plain build)."""
+"""The `mkdocs-vault-mcp` command (`serve`, `index`): runs what command_line.py declares and parses."""
 
 from __future__ import annotations
 

@@ -105,7 +105,7 @@ def plugin_entry(plugins: Any) -> dict[str, Any]:
 
 
 def theme_language(theme: Any) -> str:
-    """Material's `theme.language`, MkDocs' `theme.locale`, else `en` (as plugin.theme_language)."""
+    """Material's `theme.language`, MkDocs' `theme.locale`, else `en` (as i18n.theme_language reads a loaded config)."""
     if isinstance(theme, dict):
         language = theme.get("language") or theme.get("locale")
         if language:

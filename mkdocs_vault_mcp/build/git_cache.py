@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..page import model
 from .git_log import Commit
 
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
@@ -19,7 +20,7 @@ CACHE_FORMAT = 3
 # [CACHE_FORMAT, git dir, docs_dir's prefix, HEAD, the index's mtime in ns]; the commits file keeps the first three.
 CacheKey = list[Any]
 # A file's last commits as the cache keeps them: (author time, author name, subject).
-History = list[tuple[int, str, str]]
+History = list[model.Commit]
 
 
 def commits_file(cache_file: Path) -> Path:

@@ -9,6 +9,8 @@ import subprocess
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from ..page import model
+
 GIT_TIMEOUT_SECONDS = 120
 # A git hook exports these; inherited, they would point git at another repository or index than the
 # one that holds docs_dir.
@@ -187,7 +189,7 @@ def last_change_per_path(commits: dict[bytes, Commit]) -> dict[bytes, int]:
     return times
 
 
-def history_per_path(commits: dict[bytes, Commit], paths: set[bytes]) -> dict[bytes, list[tuple[int, str, str]]]:
+def history_per_path(commits: dict[bytes, Commit], paths: set[bytes]) -> dict[bytes, list[model.Commit]]:
     """`git log -10 -- PATH` for every path still present at HEAD, all at once: the same walk as
     `last_change_per_path` (history simplification), which goes on past the first change. A commit with one
     parent (or none) counts when it changes the path; a merge passes the path to its first parent that has the

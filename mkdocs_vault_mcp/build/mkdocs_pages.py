@@ -36,7 +36,6 @@ class PageOptions(NamedTuple):
     exclude: list[str]
     modified: str
     modified_meta: str | None
-    indexed_fields: Any
     respect_search_exclude: bool
 
     @classmethod
@@ -46,7 +45,6 @@ class PageOptions(NamedTuple):
             list(options.exclude),
             options.modified,
             options.modified_meta,
-            options.indexed_fields,
             options.respect_search_exclude,
         )
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..forked import ForkedChild, can_fork, pickled_answer, spare_cpu
+from ..instants import EPOCH
 from .git_cache import (
     CACHE_FORMAT,
     CacheKey,
@@ -29,7 +30,6 @@ from .git_log import LOG_FLAGS, Commit, history_per_path, last_change_per_path, 
 
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # Past this many new commits since the kept read, reading them all is no cheaper than reading everything.
 _CATCH_UP_LIMIT = 500
 _STATUS_ARGS = ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--", "."]
@@ -285,6 +285,6 @@ def modified_instant(
         return datetime.now(UTC), "mtime"
     author_time = git.author_times.get(src_uri) if git and mode != "mtime" else None
     if author_time is not None and git and (mode == "git" or src_uri not in git.dirty):
-        return _EPOCH + timedelta(seconds=author_time), "git"
+        return EPOCH + timedelta(seconds=author_time), "git"
     # st_mtime_ns, not the float st_mtime, so the microseconds come out exact
-    return _EPOCH + timedelta(microseconds=os.stat(abs_src_path).st_mtime_ns // 1000), "mtime"
+    return EPOCH + timedelta(microseconds=os.stat(abs_src_path).st_mtime_ns // 1000), "mtime"
