@@ -5,7 +5,6 @@ refused."""
 
 from __future__ import annotations
 
-import contextlib
 import html
 import logging
 import os
@@ -14,10 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..index import queries
-from ..index.answer_types import Stats
-from ..index.build_summary import build_snapshot
-from ..index.publish import open_read_only, publish
+from ..index.build_summary import BuildSummary
+from ..index.publish import publish
 from . import stats_page
 from .site_folder import PAGE_BYTES, SiteError, Unreadable, leads_outside, read_site_file
 from .snapshot import write_snapshot
@@ -31,17 +28,17 @@ GENERATOR = '<meta name="generator" content="mkdocs-vault-mcp index">'
 @dataclass
 class Published:
     index: Path  # the index inside the site
-    stats: Stats  # the stats tool's answer on it
+    stats: dict[str, Any]  # the stats tool's answer on it
     stats_page: Path | None  # the stats page written, if any
 
 
 def publish_into_site(
-    working_index: Path, site_dir: Path, tag_fields: list[str], stats_option: str | bool, site_name: str
+    working_index: Path, site_dir: Path, summary: BuildSummary, stats_option: str | bool, site_name: str
 ) -> Published:
-    """Publish the committed working index, its snapshot and the stats page into `site_dir/vault-mcp/`."""
-    with contextlib.closing(open_read_only(working_index)) as conn:
-        stats = queries.index_stats(conn)
-        snapshot = build_snapshot(conn, tag_fields, stats)
+    """Publish the committed working index, its snapshot and the stats page (`summary`: the commit's reading of
+    the index) into `site_dir/vault-mcp/`."""
+    stats, snapshot = summary["stats"], summary["site_snapshot"]
+    assert snapshot is not None  # the whole site is indexed: one run of `index` indexes every language
     out = site_dir / "vault-mcp"
     if leads_outside(site_dir.resolve(), out):
         raise SiteError(
@@ -55,7 +52,7 @@ def publish_into_site(
         written = out / "snapshot.json"
         write_snapshot(snapshot, out / "snapshot.json")
         written = None  # the stats page: its error names its file
-        stats_file = write_stats_page(site_dir, stats_option, snapshot, dict(stats), site_name)
+        stats_file = write_stats_page(site_dir, stats_option, snapshot, stats, site_name)
     except OSError as error:
         raise SiteError(
             f"could not write {written or error.filename or site_dir} ({error.strerror or error}); "
