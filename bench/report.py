@@ -222,55 +222,33 @@ def benchmark_of(name: str, command: str) -> Benchmark:
     return BENCHMARKS[max(prefixes, key=len)]
 
 
-def results_path(kind: str, name: str) -> Path:
-    if kind not in KINDS:
-        raise ValueError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
-    return RESULTS / kind / f"{name}.json"
+def write_results(name: str, report: str, command: str | None = None) -> Path:
+    """Write `bench/results/<kind>/<name>.json`: the report with its command, commit, date, machine, load and
+    baseline (the kind and the baseline are the script's entry in BENCHMARKS), its fields in FIELDS' order.
 
-
-def results_record(
-    name: str, report: str, command: str | None = None, *, baseline: str | None = None
-) -> dict[str, Any]:
-    """The fields of a results file written now (see FIELDS), in order."""
+    `command` defaults to this process's own command line (`command_line()`); pass it when the script
+    was run through another one. Returns the path written.
+    """
     command = command or command_line()
+    entry = benchmark_of(name, command)
     script = script_of(command)
     now = datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
     commit = commit_note(f"bench/{script}.py" if script else None)
     if STARTED_AT and not commit.startswith(STARTED_AT):
         commit = f"{STARTED_AT} when the run started; at its end {commit}"
-    return {
+    record = {
         "name": name,
         "command": command,
         "commit": commit,
         "date": now,
         "machine": machine_note(),
         "load": round(os.getloadavg()[0], 2),
-        "baseline": baseline,
+        "baseline": entry.baseline,
         "report": report.rstrip("\n") + "\n",
     }
-
-
-def dump_results(record: dict[str, Any]) -> str:
-    """A results file's text: its fields in FIELDS' order, indented, the report as one string."""
-    return json.dumps({key: record.get(key) for key in FIELDS}, indent=2, ensure_ascii=False) + "\n"
-
-
-def write_results(
-    name: str, report: str, command: str | None = None, *, kind: str | None = None, baseline: str | None = None
-) -> Path:
-    """Write `bench/results/<kind>/<name>.json`: the report with its command, commit, date, machine, load and
-    baseline.
-
-    `command` defaults to this process's own command line (`command_line()`); pass it when the script
-    was run through another one. `kind` and `baseline` default to the script's entry in BENCHMARKS.
-    Returns the path written.
-    """
-    command = command or command_line()
-    entry = benchmark_of(name, command)
-    record = results_record(name, report, command, baseline=baseline or entry.baseline)
-    path = results_path(kind or entry.kind, name)
+    path = RESULTS / entry.kind / f"{name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(dump_results(record), encoding="utf-8")
+    path.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
 
 
