@@ -279,10 +279,10 @@ class RebuildBeforeMkDocsWatches:
 
     def __call__(self) -> None:
         observer = getattr(self.server, "observer", None)
-        if observer is None or observer.is_alive() or not mkdocs_serve.is_livereload_server(self.server):
+        if observer is None or observer.is_alive():
             return  # MkDocs watches: it saw the save itself
-        log.debug("A page was saved before MkDocs watched for changes; rebuilding")
-        mkdocs_serve.request_rebuild(self.server)
+        if mkdocs_serve.request_rebuild(self.server):
+            log.debug("A page was saved before MkDocs watched for changes; rebuilding")
 
 
 def schedule(observer: Any, targets: dict[Path, bool], freshness: Freshness, rebuild: Any = lambda: None) -> Any:
