@@ -616,7 +616,15 @@ def test_workers_serve_the_index_from_that_many_processes(small):
 
 
 def socket_count(pid: int) -> int:
-    return sum(1 for fd in Path(f"/proc/{pid}/fd").iterdir() if os.readlink(fd).startswith("socket:"))
+    return sum(1 for fd in Path(f"/proc/{pid}/fd").iterdir() if link_target(fd).startswith("socket:"))
+
+
+def link_target(fd: Path) -> str:
+    """What an open file of another process is, or "" when it was closed after the listing."""
+    try:
+        return os.readlink(fd)
+    except FileNotFoundError:
+        return ""
 
 
 # --- 8. malformed JSON-RPC over stdio ---------------------------------------------------------------------

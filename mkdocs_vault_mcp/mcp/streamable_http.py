@@ -57,7 +57,8 @@ async def serve_on(http: uvicorn.Server, sock: socket.socket) -> None:
     serving = asyncio.create_task(http.serve(sockets=[sock]))
     while not http.started and not serving.done():
         await asyncio.sleep(0.01)
-    if http.started:
+    # A stop asked for during startup (SIGTERM to a new worker) may have closed the socket already.
+    if http.started and sock.fileno() != -1:
         sock.listen(LISTEN_BACKLOG)
     await serving
 
