@@ -98,6 +98,8 @@ class IncrementalBuild:
     def page_rendered(self, page: Page, html: str) -> None:
         """Write the page's document unless the index holds it as it is."""
         model = self.model_of(page)
+        path = model.path
+        stored = self.writer.fingerprints.get(path, "")
         digest = page_fingerprint(
             html,
             model.title,
@@ -109,9 +111,8 @@ class IncrementalBuild:
             model.language,
             model.fallback_of,
             model.history,
+            known=stored,
         )
-        path = model.path
-        stored = self.writer.fingerprints.get(path, "")
         unchanged = stored == digest or stored.startswith(digest + "/")  # the rest is checked at commit
         self.rendered[path] = TrackedPage(page, html, digest, unchanged)
         # mkdocs-autorefs (mkdocstrings' cross-references) turns its <autoref> elements into links at on_env: such

@@ -106,9 +106,10 @@ def rendered_page(
     modified, source = modified_instant(
         page.file.src_uri, page.file.abs_src_path, options.modified, git, meta, options.modified_meta
     )
+    page_url = page.url
     return RenderedPage(
         path=path,
-        url=join_url(site_url, page.url),
+        url=join_url(site_url, page_url),
         # MkDocs keeps a title taken from the H1 as HTML (`Tom &amp; Jerry`) and themes write every title into
         # the page as it is: a reader sees it unescaped, as the section headings are
         title=unescape(page.title or ""),
@@ -118,7 +119,7 @@ def rendered_page(
         modified_source=source,
         language=language,
         fallback_of=fallback_of,
-        page_path=site_base_path(site_url) + page.url,
+        page_path=site_base_path(site_url) + page_url,
         site_url=site_url,
         history=git.history.get(page.file.src_uri, []) if git is not None else [],
     )

@@ -145,6 +145,7 @@ class GitTimesRead:
             self._receive()
         elif self._thread is not None:
             self._thread.join()
+            self._thread = None  # every page asks for the result: joined once
 
     def result(self) -> GitTimes | None:
         self.wait()

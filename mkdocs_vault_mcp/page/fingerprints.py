@@ -30,14 +30,23 @@ def page_fingerprint(
     modified_source: str,
     markdown: object,
     *more: object,
+    known: str = "",
 ) -> str:
     """The fingerprint of a page as the plugin and `mkdocs-vault-mcp index` both take it: when it is unchanged,
     the page is not indexed again. `modified` None leaves the time out (a built site's file time); `markdown`: the
     source's text, or what stands for it (mkdocs_pages.source_version); `more`: the page's language and what it is
-    a fallback of."""
+    a fallback of; `known`: the fingerprint the index holds for the page, if any.
+
+    When the HTML as it is gives `known` (or its first half, build/incremental.py's late content), the HTML had no
+    parts that differ from run to run, and searching it for them is skipped: most pages of a rebuild are unchanged."""
     meta_json = meta_fingerprint(meta)
     micros = None if modified is None else to_micros(modified)
-    return fingerprint(stable_html(html_content), title, url, meta_json, micros, modified_source, markdown, *more)
+    rest = (title, url, meta_json, micros, modified_source, markdown, *more)
+    if known:
+        as_it_is = fingerprint(html_content, *rest)
+        if known == as_it_is or known.startswith(as_it_is + "/"):
+            return as_it_is
+    return fingerprint(stable_html(html_content), *rest)
 
 
 # Python's default repr of an object names its address ("<Sentinel object at 0x7f5f50b18290>"), new in every run.
