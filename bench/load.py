@@ -4,7 +4,8 @@
 --workers. First the baseline: one client alone, --single calls per case, round robin (its p50 is what a call
 costs with nobody else around). Then --clients clients for --duration seconds, each looping over the cases
 (search, count_documents, aggregate_documents, get_recent) in its own shuffled order, one call at a time, on its
-own HTTP/1.1 connection, with raw JSON-RPC (the server is stateless: no initialize needed). The clients run in
+own HTTP/1.1 connection, with raw JSON-RPC (each connection initializes first, and sends the session id back when
+the server gives one: a stateless server gives none). The clients run in
 --client-processes processes of threads, so the client side is not one GIL; they share the machine's CPUs with
 the server, as they would on one host.
 
@@ -12,7 +13,11 @@ Reported per N: calls, errors (an HTTP status other than 200, a JSON-RPC error, 
 per second, p50 / p99 latency under load beside the single client's p50, and the server's resident memory (all
 its processes) before and after the load.
 
-    .venv/bin/python bench/load.py [--site SITE_DIR] [--clients 50] [--duration 60] [--workers 1,2]
+    .venv/bin/python bench/load.py [--site SITE_DIR] [--clients 50] [--duration 60] [--workers 1,2] [--against DIR]
+
+--against DIR: the same load, right after this checkout's one-worker run, on the server of another checkout of
+the project (DIR/.venv/bin/mkdocs-vault-mcp, one worker, the same index), so that the two are measured in the
+same run on the same machine.
 
 Without --site it uses (and if needed builds) the site of bench/tool_latency.py. Loopback only; every loop is
 bounded by --duration.
@@ -63,9 +68,37 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": HEADERS["Mcp-Protocol-Version"],
+        "capabilities": {},
+        "clientInfo": {"name": "load", "version": "1"},
+    },
+}
+
+
 class Connection:
     def __init__(self, port: int) -> None:
         self.http = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        self.headers = self._initialize()
+
+    def _initialize(self) -> dict[str, str]:
+        """The headers of every call: the session id, when the server keeps sessions."""
+        self.http.request("POST", "/mcp", json.dumps(INITIALIZE), HEADERS)
+        response = self.http.getresponse()
+        response.read()
+        session = response.getheader("mcp-session-id")
+        if session is None:
+            return HEADERS
+        headers = {**HEADERS, "Mcp-Session-Id": session}
+        self.http.request(
+            "POST", "/mcp", json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}), headers
+        )
+        self.http.getresponse().read()
+        return headers
 
     def call(self, tool: str, arguments: dict[str, Any]) -> str | None:
         """None when the call succeeded, else what went wrong."""
@@ -73,7 +106,7 @@ class Connection:
             {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
         )
         try:
-            self.http.request("POST", "/mcp", body, HEADERS)
+            self.http.request("POST", "/mcp", body, self.headers)
             response = self.http.getresponse()
             text = response.read().decode()
         except (OSError, http.client.HTTPException) as error:
@@ -140,19 +173,19 @@ def rss_bytes(pid: int) -> int:
     return total
 
 
-def start_server(site: Path, workers: int) -> tuple[subprocess.Popen, int]:
+def start_server(command: Path, site: Path, workers: int) -> tuple[subprocess.Popen, int]:
     port = free_port()
     server = subprocess.Popen(
         [
-            str(SERVER_COMMAND),
+            str(command),
             "serve",
             str(site),
             "--transport",
             "http",
             "--port",
             str(port),
-            "--workers",
-            str(workers),
+            # Asked for only when more than one, so that a checkout from before the option is served too.
+            *(["--workers", str(workers)] if workers > 1 else []),
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -166,8 +199,10 @@ def start_server(site: Path, workers: int) -> tuple[subprocess.Popen, int]:
     return server, port
 
 
-def run(site: Path, workers: int, clients: int, seconds: float, processes: int, single: int) -> dict[str, Any]:
-    server, port = start_server(site, workers)
+def run(
+    command: Path, site: Path, workers: int, clients: int, seconds: float, processes: int, single: int
+) -> dict[str, Any]:
+    server, port = start_server(command, site, workers)
     try:
         single_latencies, in_process = single_client(site, port, single)
         rss_before = rss_bytes(server.pid)
@@ -244,6 +279,12 @@ def single_client(site: Path, port: int, rounds: int) -> tuple[dict[str, list[fl
     return asyncio.run(measure())
 
 
+def commit_of(checkout: Path) -> str:
+    """A checkout named by its commit, as the results name this one's."""
+    head = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return f"commit {head.stdout.strip()}" if head.returncode == 0 else str(checkout)
+
+
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms"
 
@@ -256,20 +297,26 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2", help="comma-separated worker counts to compare")
     parser.add_argument("--client-processes", type=int, default=5)
     parser.add_argument("--single", type=int, default=100, help="calls per case of the single-client baseline")
+    parser.add_argument("--against", type=Path, help="another checkout of the project, with its own .venv")
     args = parser.parse_args()
     ensure_site(args.site)
+    servers = [("this checkout", SERVER_COMMAND, int(n)) for n in args.workers.split(",")]
+    if args.against is not None:
+        servers.insert(1, (commit_of(args.against), args.against.resolve() / ".venv" / "bin" / "mkdocs-vault-mcp", 1))
     runs = [
-        run(args.site, int(n), args.clients, args.duration, args.client_processes, args.single)
-        for n in args.workers.split(",")
+        {"server": label}
+        | run(command, args.site, workers, args.clients, args.duration, args.client_processes, args.single)
+        for label, command, workers in servers
     ]
 
     rows = [
         [
+            "server",
             "workers",
             "calls",
             "errors",
             "calls/s",
-            "vs 1 worker",
+            "vs this checkout, 1 worker",
             "p50",
             "p99",
             "single-client p50",
@@ -285,6 +332,7 @@ def main() -> None:
         base = base or rate
         rows.append(
             [
+                result["server"],
                 str(result["workers"]),
                 str(len(everything)),
                 str(len(result["errors"])),
