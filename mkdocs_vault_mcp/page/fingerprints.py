@@ -13,7 +13,6 @@ from typing import Any
 from ..instants import to_micros
 from .front_matter import meta_fingerprint
 
-
 # hashlib lets other threads run while it hashes HASH_PIECE bytes or more at once (its documented threshold). Under
 # `mkdocs serve`, MkDocs' file watcher takes the GIL then, and the build's thread waits for it back at every page:
 # fed in smaller pieces, the hash keeps the GIL.
