@@ -16,7 +16,7 @@ from pathlib import Path
 
 from load import HEADERS, Connection, rss_bytes, start_server
 from report import results_from_output
-from tool_latency import DEFAULT_SITE, ensure_site
+from tool_latency import DEFAULT_SITE, SERVER_COMMAND, ensure_site
 
 INITIALIZE = json.dumps(
     {
@@ -38,7 +38,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=10_000)
     args = parser.parse_args()
     ensure_site(args.site)
-    server, port = start_server(args.site, 1)
+    server, port = start_server(SERVER_COMMAND, args.site, 1)
     try:
         connection = Connection(port)
 
