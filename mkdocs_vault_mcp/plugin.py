@@ -39,7 +39,7 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import Page
 
 from .adapters import mkdocs_serve
-from .build import stats_page
+from .build import mkdocs_pages, stats_page
 from .build.faults import CACHE_HINT, SITE_HINT, build_fault, check_cache_dir, check_site_dir, fault_of
 from .build.i18n import I18nBuild, LanguageRun, i18n_build, theme_language
 from .build.incremental import IncrementalBuild
@@ -207,6 +207,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
                     indexed_fields=self.config.indexed_fields,
                     pages=len(files.documentation_pages()),
                     live_readers=self.live is not None,
+                    file_statuses=mkdocs_pages.page_file_statuses(files) if self.serving else None,
                 )
         if self.config.enabled and self.config.stats_page is not False:
             # Each language of a multilingual site has its own stats page, under its own URL prefix.

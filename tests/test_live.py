@@ -10,6 +10,7 @@ import json
 import logging
 import re
 import socket
+import sqlite3
 import subprocess
 import threading
 import time
@@ -238,6 +239,26 @@ def test_dirty_rebuilds_update_only_the_changed_pages_and_keep_the_drafts(tmp_pa
             serve.wait_for(r"Indexed 4 pages, .*: 0 changed, 0 unchanged, 1 removed", mark)
 
     asyncio.run(session())
+    serve.interrupt()
+
+
+def test_serve_indexes_an_edit_that_only_the_source_shows(tmp_path, serve_factory):
+    # Under serve the files' sizes and times come from a process of their own (build/file_statuses.py).
+    port = free_port()
+    serve = serve_factory(write_site(tmp_path, mcp_port=port), mcp_port=port)
+    serve.wait_for(r"Serving on ")
+    usage = tmp_path / "docs" / "guide" / "usage.md"
+    edited = usage.read_text(encoding="utf-8").replace("tags: [python]", "tags: [python]  # reviewed")
+    mark = len(serve.lines)
+    usage.write_text(edited, encoding="utf-8")
+    serve.wait_for(r"Indexed 5 pages, .*: 1 changed, 4 unchanged, 0 removed", mark)
+    index = tmp_path / ".cache" / "plugin" / "vault-mcp" / "serve.sqlite"
+    with contextlib.closing(sqlite3.connect(f"file:{index}?mode=ro", uri=True)) as conn:
+        stored = conn.execute(
+            "SELECT s.markdown FROM sources s JOIN documents d ON d.id = s.document_id WHERE d.path = ?",
+            ["guide/usage.md"],
+        ).fetchone()[0]
+    assert stored == edited
     serve.interrupt()
 
 

@@ -32,6 +32,7 @@ from mkdocs.structure.pages import Page
 from ..index.writer import CommitWaiter, IndexWriter, stored_documents, worth_a_process
 from ..page.fingerprints import fingerprint, page_fingerprint, stable_html
 from ..page.model import IndexedFields, RenderedPage
+from .file_statuses import FileStatuses
 from .mkdocs_pages import source_version, with_source
 
 # The one way the plugin hands pages to this module: a page MkDocs rendered, as its model without HTML, fingerprint
@@ -70,9 +71,11 @@ class IncrementalBuild:
         indexed_fields: IndexedFields,
         pages: int,
         live_readers: bool,
+        file_statuses: FileStatuses | None = None,
     ) -> None:
         """`model_of`: a page's model; `indexed_fields`: the plugin option; `pages`: how many pages the build
-        renders; `live_readers`: IndexWriter's.
+        renders; `live_readers`: IndexWriter's; `file_statuses`: the pages' files' sizes and times, read beside a
+        serve build.
 
         A process of its own writes the index when at least PAGES_FOR_A_PROCESS of the pages are not in it yet (a
         first build, new options) and a second CPU can run it: a rebuild that finds its pages indexed would only
@@ -81,6 +84,7 @@ class IncrementalBuild:
         # page: the build's own memory grows with the site by a path and a fingerprint a page.
         self.model_of = model_of
         self.indexed_fields = indexed_fields
+        self.file_statuses = file_statuses
         # The working index is asked how many pages it holds only when the site alone would be worth a process.
         in_process = worth_a_process(pages) and worth_a_process(pages - stored_documents(path, options_json))
         self.writer = IndexWriter(path, options_json, in_process=in_process, live_readers=live_readers)
@@ -107,7 +111,7 @@ class IncrementalBuild:
             model.meta,
             model.modified,
             model.modified_source,
-            source_version(page),
+            source_version(page, self.file_statuses),
             model.language,
             model.fallback_of,
             model.history,

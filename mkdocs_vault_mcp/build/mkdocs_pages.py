@@ -22,6 +22,7 @@ from ..config import VaultMcpConfig
 from ..page.front_matter import yaml_problem
 from ..page.model import RenderedPage
 from ..page.paths import excluded_by, join_url, server_path
+from .file_statuses import FileStatuses
 from .i18n import I18nBuild, document_identity
 from .modified import GitTimes, modified_instant
 
@@ -136,10 +137,21 @@ def authored_meta(meta: Mapping[Any, Any], authored_keys: set[str] | None) -> di
     }
 
 
-def source_version(page: Page) -> tuple[int, int] | str:
+def page_file_statuses(files: Files) -> FileStatuses:
+    """The sizes and modification times of the site's page files on disk, asked for beside the build."""
+    return FileStatuses(
+        [file.abs_src_path for file in files if file.abs_src_path is not None and file.is_documentation_page()]
+    )
+
+
+def source_version(page: Page, statuses: FileStatuses | None = None) -> tuple[int, int] | str:
     """What a page's fingerprint takes of its file: the size and modification time of a file on disk (an edit
-    gives it a new time, so only the pages indexed again have their file read), else the text a plugin gave it."""
+    gives it a new time, so only the pages indexed again have their file read), else the text a plugin gave it.
+    `statuses`: the files' sizes and times read beside a serve build, where they have them."""
     if page.file.abs_src_path is not None:
+        known = statuses.get(page.file.abs_src_path) if statuses is not None else None
+        if known is not None:
+            return known
         try:
             status = os.stat(page.file.abs_src_path)
             return status.st_size, status.st_mtime_ns
