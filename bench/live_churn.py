@@ -39,6 +39,8 @@ from report import REPO, describe, table, write_results  # bench/ is on sys.path
 
 OUT = REPO / "bench" / "out" / "live-churn"
 SEED = 11
+# Freshness' DEFAULT_SETTLE_SECONDS: a change event no rebuild follows holds a waiting call this long.
+SETTLE = 3.0
 CONFIG = """site_name: Churn site
 docs_dir: docs
 theme:
@@ -142,8 +144,14 @@ class Client:
         message: dict = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message |= {"id": 1, "params": params}
-        self.http.request("POST", "/mcp", json.dumps(message), self.headers)
-        response = self.http.getresponse()
+        try:
+            self.http.request("POST", "/mcp", json.dumps(message), self.headers)
+            response = self.http.getresponse()
+        except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
+            # The server closes a kept-alive connection left idle (a long burst): connect again once.
+            self.http.close()
+            self.http.request("POST", "/mcp", json.dumps(message), self.headers)
+            response = self.http.getresponse()
         text = response.read().decode()
         if session := response.getheader("mcp-session-id"):
             self.headers["Mcp-Session-Id"] = session
@@ -258,6 +266,12 @@ def report(checkouts: dict[str, Path], measured: dict[str, list[dict]], args: ar
         ("failed", "  of which failed (a page deleted while read)"),
     ]:
         rows.append([label, *[spread([r[key] for r in results]) for results in measured.values()]])
+    rows.append(
+        [
+            f"waits of {SETTLE}s or more (the plugin's settle window)",
+            *[str(sum(r["wait"] >= SETTLE for r in rs)) for rs in measured.values()],
+        ]
+    )
     rows.append(["answers correct", *[f"{sum(r['correct'] for r in rs)}/{len(rs)}" for rs in measured.values()]])
     rows.append(
         ["rebuilds started after the answer", *[str(sum(r["after_answer"] for r in rs)) for rs in measured.values()]]
