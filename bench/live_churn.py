@@ -120,6 +120,11 @@ class Serve:
                 raise SystemExit(f"live_churn: no {pattern!r} in the serve log; it ends:\n{tail}")
             time.sleep(0.05)
 
+    def cpu(self) -> float:
+        """CPU seconds of the serve process and of its children it has reaped (a forked writer)."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return sum(int(value) for value in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
     def stop(self) -> None:
         self.process.send_signal(signal.SIGINT)
         try:
@@ -218,18 +223,20 @@ def measure_run(checkout: Path, template: Path, label: str, args: argparse.Names
             client.count("initial")  # nothing pending before the burst
             time.sleep(1.0)
             tag = f"churn-{run}-{number}"
-            started = time.monotonic()
+            started, cpu = time.monotonic(), serve.cpu()
             burst(docs, pages, rng, tag, args.ops, args.gap)
             ended = time.monotonic()
             total = client.count(tag)
             answered = time.monotonic()
             expected = sum(1 for held in pages.values() if held == tag)
             time.sleep(2.0)  # a rebuild the answer did not wait for shows up in the log by now
+            cpu = serve.cpu() - cpu
             built = serve.since(r"Documentation built in ([\d.]+) seconds", started)
             result = {
                 "wait": answered - ended,
                 "burst": ended - started,
                 "correct": total == expected,
+                "cpu": cpu,
                 "rebuilds": len(serve.since(r"Building documentation", started)),
                 "failed": len(serve.since(r"An error happened during the rebuild", started)),
                 "after_answer": len(serve.since(r"Building documentation", answered)),
@@ -263,6 +270,7 @@ def report(checkouts: dict[str, Path], measured: dict[str, list[dict]], args: ar
         ("burst", "the burst itself, s"),
         ("last_built", "last operation -> last rebuild's end, s"),
         ("rebuilds", "rebuilds per burst"),
+        ("cpu", "serve's CPU seconds per burst (until 2 s after the answer)"),
         ("failed", "  of which failed (a page deleted while read)"),
     ]:
         rows.append([label, *[spread([r[key] for r in results]) for results in measured.values()]])
