@@ -270,26 +270,22 @@ def report(checkouts: dict[str, Path], measured: dict[str, list[dict]], args: ar
         ("burst", "the burst itself, s"),
         ("last_built", "last operation -> last rebuild's end, s"),
         ("rebuilds", "rebuilds per burst"),
-        ("cpu", "serve's CPU seconds per burst (until 2 s after the answer)"),
         ("failed", "  of which failed (a page deleted while read)"),
+        ("cpu", "serve's CPU seconds per burst (until 2 s after the answer)"),
     ]:
         rows.append([label, *[spread([r[key] for r in results]) for results in measured.values()]])
-    rows.append(
-        [
-            f"waits of {SETTLE}s or more (the plugin's settle window)",
-            *[str(sum(r["wait"] >= SETTLE for r in rs)) for rs in measured.values()],
-        ]
-    )
-    rows.append(["answers correct", *[f"{sum(r['correct'] for r in rs)}/{len(rs)}" for rs in measured.values()]])
-    rows.append(
-        ["rebuilds started after the answer", *[str(sum(r["after_answer"] for r in rs)) for rs in measured.values()]]
-    )
     rows.append(
         [
             "MkDocs 'built in' per rebuild, s",
             *[spread([s for r in rs for s in r["built_in"]] or [0.0]) for rs in measured.values()],
         ]
     )
+    for label, counted in [
+        (f"waits of {SETTLE} s or more (the plugin's settle window)", lambda r: r["wait"] >= SETTLE),
+        ("bursts with a rebuild started after the answer", lambda r: r["after_answer"] > 0),
+        ("answers correct", lambda r: r["correct"]),
+    ]:
+        rows.append([label, *[f"{sum(counted(r) for r in rs)}/{len(rs)}" for rs in measured.values()]])
     lines = [
         f"{args.pages} generated pages, theme mkdocs; `mkdocs serve` (and `--dirty`) of each checkout's venv;",
         f"{args.runs} serve runs a checkout and mode, alternated between the checkouts, {args.bursts} bursts a run;",
