@@ -78,6 +78,9 @@ BENCHMARKS: dict[str, Benchmark] = {
     "link_check": Benchmark(QUALITY, "MkDocs' own link warnings for the same build."),
     "link_check_browser": Benchmark(QUALITY, "What a browser reaches, following every link of the same site."),
     "link_commit_cost": Benchmark(SPEED, "The same commit after one saved page without links, in the same run."),
+    "live_churn": Benchmark(
+        SPEED, "Another commit's package (`--against`) under the same bursts, its serve runs alternated with these."
+    ),
     "live_update": Benchmark(
         SPEED, "The rebuild of `mkdocs serve` after the same save: the plugin's share of its main thread."
     ),
