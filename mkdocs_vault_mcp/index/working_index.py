@@ -152,16 +152,17 @@ class WorkingIndex:
 
     def put(self, page: RenderedPage, indexed_fields: IndexedFields) -> None:
         """Make the page's document and insert or replace it."""
-        if page.source_file is not None:
-            # As MkDocs reads it (File.content_string); a file gone or no longer UTF-8 since MkDocs read it leaves
-            # what MkDocs read in its place.
-            with contextlib.suppress(OSError, ValueError):
-                page = replace(page, markdown=Path(page.source_file).read_text(encoding="utf-8-sig"))
         # Imported where documents are made (the writer's process or thread): a build's own thread never loads
         # the HTML parsing, whose regular expressions and classes are a large part of the plugin's import.
         from ..page.documents import build_document
 
         document = build_document(page, indexed_fields)
+        if page.source_file is not None:
+            # As MkDocs reads it (File.content_string); a file gone or no longer UTF-8 since MkDocs read it leaves
+            # what MkDocs read in its place. Read once the document is made, so that a long page's source is not
+            # held while its HTML is cut into sections.
+            with contextlib.suppress(OSError, ValueError):
+                document = replace(document, markdown=Path(page.source_file).read_text(encoding="utf-8-sig"))
         self._changed.add(document.path)
         self._delete(document.path)
         self._sections_added += len(document.sections)
