@@ -74,6 +74,9 @@ BENCHMARKS: dict[str, Benchmark] = {
     ),
     "inspector_strict": Benchmark(QUALITY, None),
     "languages_one_site": Benchmark(QUALITY, None),
+    "large_page": Benchmark(
+        SPEED, "The bare build (no plugin) of the same site, with this checkout's venv, in the same rounds."
+    ),
     "large_site": Benchmark(SPEED, "`SELECT count(*) FROM documents` on the same connection, in the same rounds."),
     "link_check": Benchmark(QUALITY, "MkDocs' own link warnings for the same build."),
     "link_check_browser": Benchmark(QUALITY, "What a browser reaches, following every link of the same site."),
