@@ -57,25 +57,26 @@ class Lanes:
 
 
 class _State:
-    __slots__ = ("deadline", "lane", "lanes", "light_until", "refused")
+    __slots__ = ("deadline", "inline", "lane", "lanes", "light_until", "refused")
 
-    def __init__(self, deadline: float, lanes: Lanes | None, light_until: float) -> None:
-        self.deadline, self.lanes, self.light_until = deadline, lanes, light_until
+    def __init__(self, deadline: float, lanes: Lanes | None, light_until: float, inline: bool) -> None:
+        self.deadline, self.lanes, self.light_until, self.inline = deadline, lanes, light_until, inline
         self.lane = "light" if lanes is not None else None
         self.refused = False
 
 
 @contextmanager
-def limited(seconds: float, lanes: Lanes | None = None) -> Iterator[None]:
+def limited(seconds: float, lanes: Lanes | None = None, inline: bool = False) -> Iterator[None]:
     """Run the block as one call of `seconds` of CPU work on this thread; in a light slot of `lanes` (waiting for
     one first), and in a heavy one once it worked `lanes.light_seconds`. Raises Busy when the call was refused
-    a place in the heavy lane (whatever the block raised then: SQLite's "interrupted")."""
+    a place in the heavy lane (whatever the block raised then: SQLite's "interrupted"). `inline`: the call is
+    tried on the event loop, where work that cannot check its budget must not run (`leave_event_loop`)."""
     if lanes is not None:
         lanes.light.acquire()
     start = time.thread_time()
     light_until = start + lanes.light_seconds if lanes is not None else float("inf")
     previous = getattr(_call, "state", None)
-    _call.state = state = _State(start + seconds, lanes, light_until)
+    _call.state = state = _State(start + seconds, lanes, light_until, inline)
     try:
         yield
     except Exception:
@@ -115,9 +116,18 @@ def check() -> None:
         raise OutOfTime
 
 
+def leave_event_loop() -> None:
+    """Raise OutOfTime when the current call is tried on the event loop, before work that cannot check its budget
+    as it goes (a model's inference): the call starts again on a worker thread."""
+    state: _State | None = getattr(_call, "state", None)
+    if state is not None and state.inline:
+        raise OutOfTime
+
+
 def turn_heavy() -> None:
     """Count the current call as a heavy one from now on, before it works that long: for work that cannot check
-    its budget as it goes (parsing a large page)."""
+    its budget as it goes (parsing a large page), which leaves the event loop first."""
+    leave_event_loop()
     state: _State | None = getattr(_call, "state", None)
     if state is not None:
         _turn_heavy(state)

@@ -276,6 +276,26 @@ def test_a_small_answer_whose_sql_outgrows_the_event_loops_share_is_finished_on_
     assert threads[1] == loop_thread and threads[2] != loop_thread  # the slow one gave up there, then a thread
 
 
+def test_work_that_cannot_check_its_budget_never_starts_on_the_event_loop(small):
+    """A call tried on the event loop that reaches such work (a model's inference) starts again on a thread."""
+    from mkdocs_vault_mcp import budget
+
+    threads: list[int] = []
+
+    def compute(conn: sqlite3.Connection) -> dict[str, Any]:
+        threads.append(threading.get_ident())
+        budget.leave_event_loop()
+        return {"total": conn.execute("SELECT count(*) FROM documents").fetchone()[0]}
+
+    async def answer() -> tuple[int, dict[str, Any]]:
+        reader = IndexReader(small.index_path)
+        return threading.get_ident(), await reader.answer(compute, wait=False, small_answer=True)
+
+    loop_thread, answered = anyio.run(answer)
+    assert answered["structuredContent"]["total"] == 3
+    assert threads[0] == loop_thread and threads[1] != loop_thread and len(threads) == 2
+
+
 def test_a_cheap_call_is_answered_while_an_expensive_one_runs(large):
     with http_server(large.index_path) as served:
         port = served.port

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import budget
 from . import cjk
 from .answer_types import SearchHit, SearchResult, SearchSection
 from .embedding import QUERY_THREADS, ModelUnavailable, cached_vectors, load_model, model_key
@@ -181,6 +182,7 @@ def _usable(conn: sqlite3.Connection) -> Vectors | str:
     model = stored_model(conn)
     if model is None:
         return "keywords only: the index holds no section vectors (the plugin's option semantic is off)"
+    budget.leave_event_loop()  # loading the model and embedding the query cannot be stopped part way
     try:
         load_model(model, QUERY_THREADS)
     except ModelUnavailable as error:

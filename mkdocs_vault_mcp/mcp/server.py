@@ -65,8 +65,9 @@ READER_THREADS = 16
 # Calls past LIGHT_SECONDS of work that work at once: one per CPU, the others wait for their turn (see budget.py).
 HEAVY_CALLS = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 LIGHT_SECONDS = 0.05
-# SQL work a small answer may do on the event loop before it moves to a worker thread (and starts again there).
-INLINE_SECONDS = 0.002
+# Work a call may do on the event loop before it moves to a worker thread (and starts again there): enough for most
+# calls, so that they pay no hand-over between threads, whose fight for the GIL costs more than the call under load.
+INLINE_SECONDS = 0.01
 
 
 class IndexReader:
@@ -131,11 +132,11 @@ class IndexReader:
         """Run one query in one read transaction, within `call_seconds` of work (CPU time, see budget.py).
 
         In one transaction so that every statement of an answer (a count and its rows) reads the same
-        snapshot of the index. On a worker thread so that a slow call never holds the event loop, which
-        serves every other client (SQLite releases the GIL while it works); but a small answer (little
-        Python work on what SQL returns) first tries on the event loop, with INLINE_SECONDS of SQL work: a
-        count or the stats take less time there than waking a worker thread and coming back costs, far less when
-        the machine's CPUs are busy. Heavy calls take turns (budget.py):
+        snapshot of the index. A small answer (little Python work on what SQL returns) first tries on the event
+        loop, with INLINE_SECONDS of work: most calls take less time there than the hand-over to a worker thread
+        costs, which under load is mostly the threads and the loop taking turns for the GIL at every SQLite step.
+        Past that, on a worker thread, so that a slow call never holds the event loop, which serves every other
+        client. Heavy calls take turns (budget.py):
         when `queued_calls` of them already wait for theirs, one more is refused at once, with a message.
 
         The answer is the CallToolResult in its wire form (a dict), which the SDK serializes as it is: given a
@@ -191,7 +192,7 @@ class IndexReader:
         """The answer; None when `try_seconds` of work were not enough (nothing else is limited)."""
         conn = self.connection()
         try:
-            with budget.limited(try_seconds or self.call_seconds, lanes):
+            with budget.limited(try_seconds or self.call_seconds, lanes, inline=try_seconds is not None):
                 conn.execute("BEGIN")
                 try:
                     return compute(conn)

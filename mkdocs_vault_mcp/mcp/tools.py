@@ -131,15 +131,11 @@ def always(arguments: dict[str, Any]) -> bool:
     return True
 
 
-def no_text_query(arguments: dict[str, Any]) -> bool:
-    """No full-text query: SQLite's progress handler cannot stop FTS5 within one of its steps, so a query's
-    work on the event loop could outrun the loop's share and then be done again on a thread."""
-    return not (arguments.get("query") or "").strip()
-
-
 def few_rows(arguments: dict[str, Any]) -> bool:
-    """Few rows to build in Python from what SQL returns, and no full-text query."""
-    return arguments["limit"] <= SMALL_ROWS and no_text_query(arguments)
+    """Few rows to build in Python from what SQL returns (which no budget check interrupts). A full-text query may
+    hold the event loop for one FTS5 step longer than its share (SQLite's progress handler cannot stop FTS5 within
+    a step), once: past its share, the call goes on a worker thread."""
+    return bool(arguments["limit"] <= SMALL_ROWS)
 
 
 SMALL_ROWS = 50
@@ -150,7 +146,7 @@ SMALL_ROWS = 50
     {**s.FILTERS_EXPLAINED, "wait_for_pending_writes": s.WAIT_FULL},
     s.COUNT_ANSWER,
     CountAnswer,
-    small_answer=no_text_query,
+    small_answer=always,
 )
 def count_documents(arguments: dict[str, Any]) -> Computes[Count]:
     """Count the pages that match all given filters (shared with aggregate_documents, query_documents and
@@ -255,6 +251,7 @@ def query_documents(arguments: dict[str, Any]) -> Computes[DocumentPage]:
     s.SEARCH_ANSWER,
     SearchAnswer,
     required=("query",),
+    small_answer=few_rows,
 )
 def search(arguments: dict[str, Any]) -> Computes[SearchResult]:
     """Find the pages and sections that answer a question, best first, with snippets and heading links.
