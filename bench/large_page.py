@@ -129,7 +129,8 @@ def tree_rss_kb(pid: int) -> int:
         current = pending.pop()
         try:
             status = Path(f"/proc/{current}/status").read_text()
-            total += int(re.search(r"VmRSS:\s+(\d+)", status)[1]) if "VmRSS" in status else 0
+            resident = re.search(r"VmRSS:\s+(\d+)", status)
+            total += int(resident[1]) if resident else 0
             for task in Path(f"/proc/{current}/task").iterdir():
                 pending += [int(child) for child in (task / "children").read_text().split()]
         except (OSError, TypeError):

@@ -34,6 +34,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from report import REPO, describe, table, write_results  # bench/ is on sys.path when a script runs
 
@@ -232,7 +233,7 @@ def measure_run(checkout: Path, template: Path, label: str, args: argparse.Names
             time.sleep(2.0)  # a rebuild the answer did not wait for shows up in the log by now
             cpu = serve.cpu() - cpu
             built = serve.since(r"Documentation built in ([\d.]+) seconds", started)
-            result = {
+            result: dict[str, Any] = {
                 "wait": answered - ended,
                 "burst": ended - started,
                 "correct": total == expected,

@@ -32,7 +32,6 @@ import multiprocessing
 import os
 import platform
 import random
-import shlex
 import socket
 import statistics
 import subprocess
@@ -42,7 +41,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from report import table, write_results  # bench/ is on sys.path when a script runs
+from report import command_line, table, write_results  # bench/ is on sys.path when a script runs
 from tool_latency import DEFAULT_SITE, REPO, SERVER_COMMAND, ensure_site, percentile
 
 CASES: list[tuple[str, str, dict[str, Any]]] = [
@@ -371,7 +370,7 @@ def main() -> None:
             ]
         )
     first_errors = sorted({error for result in runs for error in result["errors"]})[:5]
-    command = " ".join(shlex.quote(part) for part in [".venv/bin/python", "bench/load.py", *sys.argv[1:]])
+    command = command_line()
     report = "\n".join(
         [
             f"$ {command}",

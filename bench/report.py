@@ -154,9 +154,11 @@ def command_line(argv: list[str] | None = None) -> str:
     through the runner (`.venv/bin/python bench/run.py NAME ...`), however it was started."""
     argv = sys.argv if argv is None else argv
     script = Path(os.path.abspath(argv[0]))
+    # An absolute path (another checkout for --against) as seen from the repository: no path of this machine.
+    arguments = [os.path.relpath(argument, REPO) if os.path.isabs(argument) else argument for argument in argv[1:]]
     if script.parent == BENCH and script.stem in BENCHMARKS:
-        return shlex.join([".venv/bin/python", RUNNER, script.stem, *argv[1:]])
-    return shlex.join([".venv/bin/python", os.path.relpath(script, REPO), *argv[1:]])
+        return shlex.join([".venv/bin/python", RUNNER, script.stem, *arguments])
+    return shlex.join([".venv/bin/python", os.path.relpath(script, REPO), *arguments])
 
 
 def script_of(command: str) -> str | None:
