@@ -62,5 +62,5 @@ class FileStatuses:
         return self._statuses.get(path)
 
     def wait(self) -> None:
-        """Wait for the answer (for a caller that needs them all, and for tests)."""
+        """Wait for the answer."""
         self._asking.join()
