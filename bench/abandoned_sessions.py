@@ -14,22 +14,9 @@ import json
 import time
 from pathlib import Path
 
-from load import HEADERS, Connection, rss_bytes, start_server
+from load import HEADERS, INITIALIZE, Connection, rss_bytes, start_server
 from report import results_from_output
 from tool_latency import DEFAULT_SITE, SERVER_COMMAND, ensure_site
-
-INITIALIZE = json.dumps(
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "abandoned", "version": "1"},
-        },
-    }
-)
 
 
 def main() -> None:
@@ -43,7 +30,7 @@ def main() -> None:
         connection = Connection(port)
 
         def initialize() -> None:
-            connection.http.request("POST", "/mcp", INITIALIZE, HEADERS)
+            connection.http.request("POST", "/mcp", json.dumps(INITIALIZE), HEADERS)
             response = connection.http.getresponse()
             response.read()
             assert response.status == 200, response.status
