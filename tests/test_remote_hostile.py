@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import sqlite3
 import stat
 import subprocess
@@ -26,8 +25,7 @@ from helpers.hostile_site import (
     trickle_headers,
     wait_for,
 )
-from helpers.paths import ROOT
-from helpers.site import Site
+from helpers.site import built_example_site
 from mkdocs_vault_mcp.mcp.download import redirect_problem
 from mkdocs_vault_mcp.mcp.remote_index import DownloadRefused, RemoteIndex, site_folder
 
@@ -38,11 +36,7 @@ INDEX = "/vault-mcp/index.sqlite"
 @pytest.fixture(scope="module")
 def good(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     """A good index, as the example site's build publishes it."""
-    root = tmp_path_factory.mktemp("example")
-    shutil.copytree(ROOT / "example-site", root, dirs_exist_ok=True, ignore=shutil.ignore_patterns("site", ".cache"))
-    site = Site(root, config=None)
-    site.build_in_root()
-    return site.index_path.read_bytes()
+    return built_example_site(tmp_path_factory.mktemp("example")).index_path.read_bytes()
 
 
 @pytest.fixture

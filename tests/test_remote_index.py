@@ -21,9 +21,8 @@ import pytest
 from mcp import StdioServerParameters
 
 from helpers.mcp_session import Session, session_with
-from helpers.paths import ROOT
 from helpers.ports import free_port
-from helpers.site import Site
+from helpers.site import Site, built_example_site
 from mkdocs_vault_mcp.mcp.remote_index import DownloadRefused, RemoteIndex, index_url, site_folder
 from mkdocs_vault_mcp.mcp.server import IndexReader, create_server
 
@@ -67,11 +66,7 @@ class WebServer:
 
 @pytest.fixture(scope="module")
 def example(tmp_path_factory: pytest.TempPathFactory) -> Site:
-    root = tmp_path_factory.mktemp("example")
-    shutil.copytree(ROOT / "example-site", root, dirs_exist_ok=True, ignore=shutil.ignore_patterns("site", ".cache"))
-    site = Site(root, config=None)
-    site.build_in_root()
-    return site
+    return built_example_site(tmp_path_factory.mktemp("example"))
 
 
 @pytest.fixture
