@@ -19,6 +19,7 @@ from helpers.hostile_site import (
     HostileSite,
     Listener,
     endless_body,
+    raw,
     redirect,
     serve_bytes,
     trickle_body,
@@ -139,6 +140,21 @@ def test_the_size_limit_holds_while_streaming_an_answer_of_no_announced_length(
     remote = RemoteIndex(hostile.url("/"), tmp_path / "cache", max_bytes=2 << 20, refresh_seconds=0)
     with pytest.raises(DownloadRefused, match=r"is over 2\.0 MB, above the limit of 2 MB"):
         remote.start()
+    assert leftovers(tmp_path / "cache") == []
+
+
+NOT_HTTP = {
+    "another protocol": b"SSH-2.0-OpenSSH_9.6\r\n",
+    "a thousand headers": b"HTTP/1.1 200 OK\r\n" + b"X-A: b\r\n" * 1000 + b"\r\n",
+    "a bad length": "HTTP/1.1 200 OK\r\nContent-Length: ²\r\n\r\nSQLite".encode(),
+}
+
+
+@pytest.mark.parametrize("answer", NOT_HTTP.values(), ids=NOT_HTTP.keys())
+def test_an_answer_that_is_not_http_is_refused_in_one_line(hostile: HostileSite, tmp_path: Path, answer: bytes) -> None:
+    hostile.routes[INDEX] = raw(answer)
+    message = one_line_error(serve(hostile.url("/"), tmp_path / "cache"))
+    assert f"{hostile.url(INDEX)}" in message and "No cached copy" in message
     assert leftovers(tmp_path / "cache") == []
 
 

@@ -164,13 +164,12 @@ def download(
             raise DownloadRefused(f"gave up on {shown(url)}: {deadline.expired}.") from None
         if isinstance(error, DownloadRefused):
             raise
-        if isinstance(error, (OSError, http.client.HTTPException, ValueError)):
-            reason = getattr(error, "reason", None) or getattr(error, "strerror", None) or error
-            if isinstance(error, ssl.SSLCertVerificationError):
-                reason = f"its certificate is not trusted: {error.verify_message}"
-            reason = str(reason) or type(error).__name__
-            raise DownloadRefused(f"cannot reach {shown(url)} ({reason}).") from None
-        raise
+        # Whatever the connection or the site's answer raised, the caller gets one line that names it.
+        reason = getattr(error, "reason", None) or getattr(error, "strerror", None) or error
+        if isinstance(error, ssl.SSLCertVerificationError):
+            reason = f"its certificate is not trusted: {error.verify_message}"
+        said = " ".join(str(reason).split())[:300] or type(error).__name__
+        raise DownloadRefused(f"cannot reach {shown(url)} ({said}).") from None
     finally:
         deadline.cancel()
 

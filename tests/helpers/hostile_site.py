@@ -94,6 +94,16 @@ def redirect(location: str, status: int = 302) -> Route:
     return route
 
 
+def raw(answer: bytes) -> Route:
+    """A route that answers `answer` as it is, whatever it is, and closes the connection."""
+
+    def route(handler: BaseHTTPRequestHandler) -> None:
+        handler.wfile.write(answer)
+        handler.close_connection = True
+
+    return route
+
+
 def trickle_headers(site: HostileSite, every: float) -> Route:
     """A status line, then headers that never end: one byte every `every` seconds."""
 
