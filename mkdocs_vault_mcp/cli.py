@@ -13,7 +13,8 @@ from pathlib import Path
 
 from . import __version__
 from .command_line import DEFAULT_HOST, DEFAULT_PATH, DEFAULT_PORT, command_line
-from .mcp.remote_index import DownloadRefused, RemoteIndex, is_url
+from .mcp.download import check_url
+from .mcp.remote_index import CacheRefused, DownloadRefused, RemoteIndex, index_url, is_url
 
 USAGE_ERROR = 2  # as argparse exits on a bad command line
 WORKERS_FAILED = 3  # serve --workers: the worker processes kept ending, and the server stopped
@@ -170,9 +171,16 @@ def serve_index(args: argparse.Namespace) -> None:
 
 def downloaded_index(args: argparse.Namespace) -> RemoteIndex:
     """The site's published index, downloaded (or confirmed) now and refreshed every --refresh seconds."""
-    remote = RemoteIndex(args.site, Path(args.cache) if args.cache else None, args.max_size << 20, args.refresh)
+    try:
+        check_url(index_url(args.site))
+    except DownloadRefused as error:
+        raise UsageError(str(error)) from None
+    cache = Path(args.cache) if args.cache else None
+    remote = RemoteIndex(args.site, cache, args.max_size << 20, args.refresh, args.download_timeout)
     try:
         remote.start()
+    except CacheRefused as error:
+        raise UsageError(str(error)) from None
     except DownloadRefused as error:
         raise UsageError(f"{error} No cached copy to serve instead ({remote.folder}).") from None
     except OSError as error:

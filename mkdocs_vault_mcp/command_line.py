@@ -8,9 +8,17 @@ several places for one command's options.
 from __future__ import annotations
 
 import argparse
+import math
 
 from . import __version__
-from .mcp.remote_index import CACHE_ENV, DEFAULT_MAX_MB, DEFAULT_REFRESH_SECONDS
+from .mcp.download import DOWNLOAD_SECONDS, MAX_DOWNLOAD_SECONDS, MIN_DOWNLOAD_SECONDS
+from .mcp.remote_index import (
+    CACHE_ENV,
+    DEFAULT_MAX_MB,
+    DEFAULT_REFRESH_SECONDS,
+    MAX_REFRESH_SECONDS,
+    MIN_REFRESH_SECONDS,
+)
 
 DESCRIPTION = """\
 `mkdocs-vault-mcp serve SITE_DIR`: the MCP tools over a built or deployed site.
@@ -52,13 +60,29 @@ def worker_count(text: str) -> int:
     return int(text)
 
 
-def seconds(text: str) -> float:
+def as_float(text: str) -> float:
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
-        value = -1
-    if not 0 <= value <= 86_400 * 30:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds from 0 to 2592000, got {text!r}")
+        return math.nan  # refused by every range below
+
+
+def refresh_interval(text: str) -> float:
+    value = as_float(text)
+    if not (value == 0 or MIN_REFRESH_SECONDS <= value <= MAX_REFRESH_SECONDS):
+        raise argparse.ArgumentTypeError(
+            f"expected 0 (only at start) or a number of seconds from {MIN_REFRESH_SECONDS} to "
+            f"{MAX_REFRESH_SECONDS}, got {text!r}"
+        )
+    return value
+
+
+def download_deadline(text: str) -> float:
+    value = as_float(text)
+    if not MIN_DOWNLOAD_SECONDS <= value <= MAX_DOWNLOAD_SECONDS:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of seconds from {MIN_DOWNLOAD_SECONDS} to {MAX_DOWNLOAD_SECONDS}, got {text!r}"
+        )
     return value
 
 
@@ -139,10 +163,18 @@ def add_serve_arguments(serve: argparse.ArgumentParser) -> None:
     )
     serve.add_argument(
         "--refresh",
-        type=seconds,
+        type=refresh_interval,
         default=DEFAULT_REFRESH_SECONDS,
         metavar="SECONDS",
-        help=f"a site's URL: ask it for a new index this often (default {DEFAULT_REFRESH_SECONDS}; 0: only at start)",
+        help=f"a site's URL: ask it for a new index this often (default {DEFAULT_REFRESH_SECONDS}, at least "
+        f"{MIN_REFRESH_SECONDS}; 0: only at start)",
+    )
+    serve.add_argument(
+        "--download-timeout",
+        type=download_deadline,
+        default=DOWNLOAD_SECONDS,
+        metavar="SECONDS",
+        help=f"a site's URL: give up on a download that takes longer, redirects and all (default {DOWNLOAD_SECONDS})",
     )
     serve.add_argument(
         "--cache",

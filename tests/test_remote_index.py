@@ -21,9 +21,8 @@ import pytest
 from mcp import StdioServerParameters
 
 from helpers.mcp_session import Session, session_with
-from helpers.paths import ROOT
 from helpers.ports import free_port
-from helpers.site import Site
+from helpers.site import Site, built_example_site
 from mkdocs_vault_mcp.mcp.remote_index import DownloadRefused, RemoteIndex, index_url, site_folder
 from mkdocs_vault_mcp.mcp.server import IndexReader, create_server
 
@@ -67,11 +66,7 @@ class WebServer:
 
 @pytest.fixture(scope="module")
 def example(tmp_path_factory: pytest.TempPathFactory) -> Site:
-    root = tmp_path_factory.mktemp("example")
-    shutil.copytree(ROOT / "example-site", root, dirs_exist_ok=True, ignore=shutil.ignore_patterns("site", ".cache"))
-    site = Site(root, config=None)
-    site.build_in_root()
-    return site
+    return built_example_site(tmp_path_factory.mktemp("example"))
 
 
 @pytest.fixture
@@ -110,7 +105,7 @@ def test_serving_a_sites_url_answers_as_serving_its_folder_refreshes_and_falls_b
     cache = tmp_path / "cache"
     local = StdioServerParameters(command=str(SCRIPT), args=["serve", str(example.site_dir)])
     remote = StdioServerParameters(
-        command=str(SCRIPT), args=["serve", server.url, "--cache", str(cache), "--refresh", "0.3"]
+        command=str(SCRIPT), args=["serve", server.url, "--cache", str(cache), "--refresh", "5"]
     )
     with session_with(local) as mcp:
         expected = answers(mcp)
@@ -133,7 +128,7 @@ def test_serving_a_sites_url_answers_as_serving_its_folder_refreshes_and_falls_b
             deploy(deployed, example.index_path.read_bytes(), later=5)
         finally:
             page.write_text(original, encoding="utf-8")
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 40
         while not mcp.ok("search", query="Zephyrwhistle")["result"]:
             assert time.monotonic() < deadline, "the rebuilt site's index was never served"
             time.sleep(0.1)
@@ -141,7 +136,7 @@ def test_serving_a_sites_url_answers_as_serving_its_folder_refreshes_and_falls_b
 
         # The site goes down: the cached index answers, and says it could not be checked.
         server.stop()
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 40
         while not (mcp.call("stats").meta or {}).get("index_offline"):
             assert time.monotonic() < deadline, "no answer said the site is unreachable"
             time.sleep(0.1)
@@ -248,7 +243,7 @@ def test_every_worker_process_says_the_same_of_the_index_whichever_refreshed_it(
             "--cache",
             str(tmp_path / "cache"),
             "--refresh",
-            "0.3",
+            "5",
             "--transport",
             "http",
             "--port",
@@ -266,7 +261,7 @@ def test_every_worker_process_says_the_same_of_the_index_whichever_refreshed_it(
         with session_with(f"http://127.0.0.1:{port}/mcp") as mcp:
             assert all((mcp.call("stats").meta or {})["index_offline"] is False for _ in range(6))
             server.stop()
-            deadline = time.monotonic() + 20
+            deadline = time.monotonic() + 40
             while not all((mcp.call("stats").meta or {})["index_offline"] for _ in range(10)):
                 assert time.monotonic() < deadline, "some worker never said the site is unreachable"
                 time.sleep(0.2)

@@ -1,14 +1,15 @@
 """A deployed site's index by its URL (`mkdocs-vault-mcp serve https://docs.example.com/`): downloaded into a cache
 folder, checked before use, refreshed with conditional requests, and served from the cache when the site is down.
 
-The standard library's urllib does the HTTP: the download is one GET with two conditional headers, made from a
-background thread, and urllib follows redirects with a limit of our choosing; no HTTP client to depend on.
+The download (download.py) is one GET with two conditional headers, made at start and then from a background
+thread, within one deadline; the cache folder (cache_folder.py) is private and confined. No HTTP client to depend
+on: the standard library's http.client does the HTTP.
 
 A new index is downloaded to a temporary file in the cache folder, checked (size, SQLite header, the index's format
 version, `PRAGMA quick_check`, the tables the tools read), then moved over the cached one with `os.replace`: the
 server's reader opens the file again when it sees a new one, so every answer comes from one whole index, the old
-one or the new. Anything that fails a check is deleted and the cached index stays. Nothing is written outside the
-cache folder.
+one or the new. Anything that fails a check, or any other failure, deletes the temporary file, and the cached index
+stays. Nothing is written outside the cache folder.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import contextlib
 import datetime as dt
 import functools
 import hashlib
-import json
 import logging
 import os
 import secrets
@@ -25,9 +25,6 @@ import sqlite3
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -35,21 +32,22 @@ from urllib.parse import urljoin, urlsplit
 from .. import __version__
 from ..index.publish import OtherSchema, check_index, open_read_only, stored_versions
 from ..index.schema import FORMAT_VERSION
+from .cache_folder import STATE_FILE, CacheRefused, State, confined_folder, header_value, load_state, save_state
+from .download import DOWNLOAD_SECONDS, DownloadRefused, check_url, download, shown
+
+__all__ = ["CacheRefused", "DownloadRefused", "RemoteIndex", "State", "check_downloaded", "index_url", "is_url"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_MB = 512  # room for the index of a very large site
 DEFAULT_REFRESH_SECONDS = 300
-MAX_REDIRECTS = 5
-TIMEOUT_SECONDS = 30
-CHUNK = 1 << 20
+# Below this, a site whose index changes at every request would be downloaded over and over; 0 (only at start)
+# is allowed too.
+MIN_REFRESH_SECONDS = 5
+MAX_REFRESH_SECONDS = 86_400 * 30
 SQLITE_HEADER = b"SQLite format 3\x00"
 CACHE_ENV = "VAULT_MCP_CACHE"  # the ASGI app (asgi.py) reads the same variable
 LEFTOVER_SECONDS = 3600
-
-
-class DownloadRefused(Exception):
-    """The site's index could not be fetched, or what came is not a usable index; the message says which and why."""
 
 
 def is_url(target: str) -> bool:
@@ -82,7 +80,8 @@ def default_cache_dir() -> Path:
 
 def site_folder(cache_dir: Path, url: str) -> Path:
     """One folder per index URL: its host for a reader of the folder, a digest of the whole URL to tell apart."""
-    host = "".join(c if c.isalnum() or c in ".-" else "_" for c in urlsplit(url).netloc) or "site"
+    netloc = urlsplit(url).netloc.rpartition("@")[2]  # never a user name or password in a folder's name
+    host = "".join(c if c.isalnum() or c in ".-" else "_" for c in netloc)[:100] or "site"
     return cache_dir / "sites" / f"{host}-{hashlib.sha256(url.encode()).hexdigest()[:12]}"
 
 
@@ -95,21 +94,6 @@ def _rfc3339(seconds: int) -> str:
     return dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat().replace("+00:00", "Z")
 
 
-class LimitedRedirects(urllib.request.HTTPRedirectHandler):
-    max_redirections = MAX_REDIRECTS
-
-
-@dataclass
-class State:
-    """What the cache folder's `state.json` keeps beside the index."""
-
-    etag: str | None = None
-    last_modified: str | None = None
-    downloaded_at: float | None = None  # when the cached index was downloaded (epoch seconds)
-    confirmed_at: float | None = None  # when the site last said the cached index is its current one
-    problem: str | None = None  # why the last attempt to refresh failed; None when it did not
-
-
 class RemoteIndex:
     """The cached copy of one site's index and the refreshing of it."""
 
@@ -119,41 +103,36 @@ class RemoteIndex:
         cache_dir: Path | None = None,
         max_bytes: int = DEFAULT_MAX_MB << 20,
         refresh_seconds: float = DEFAULT_REFRESH_SECONDS,
+        download_seconds: float = DOWNLOAD_SECONDS,
     ) -> None:
         self.url = index_url(target)
-        self.folder = site_folder(cache_dir or default_cache_dir(), self.url)
+        self.cache_dir = cache_dir or default_cache_dir()
+        self.folder = site_folder(self.cache_dir, self.url)
         self.path = self.folder / "index.sqlite"
         self.max_bytes = max_bytes
         self.refresh_seconds = refresh_seconds
+        self.download_seconds = download_seconds
         # Kept in the cache folder, so every process serving this index (worker processes, forked or not) says
-        # the same of it, whichever one refreshed it.
+        # the same of it, whichever one refreshed it; read once the folder is known to be confined.
         self._state_seen: int | None = None
-        self.state = self._load_state()
+        self.state = State()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._opener = urllib.request.build_opener(LimitedRedirects())
 
     # -- the cache folder ---------------------------------------------------------------------------------------
 
     def _load_state(self) -> State:
-        file = self.folder / "state.json"
-        try:
-            self._state_seen = file.stat().st_mtime_ns
-            data = json.loads(file.read_text(encoding="utf-8"))
-            return State(**{key: data.get(key) for key in State.__dataclass_fields__})
-        except (OSError, ValueError, TypeError):
-            return State()
+        state, self._state_seen = load_state(self.folder)
+        return state
 
     def _save_state(self) -> None:
-        temporary = self.folder / f".state-{secrets.token_hex(8)}.tmp"
-        temporary.write_text(json.dumps(self.state.__dict__), encoding="utf-8")
-        os.replace(temporary, self.folder / "state.json")
+        save_state(self.folder, self.state)
 
     def _current_state(self) -> State:
         """The state as the cache folder holds it now (another process may have refreshed the index)."""
         try:
-            changed = (self.folder / "state.json").stat().st_mtime_ns != self._state_seen
+            changed = (self.folder / STATE_FILE).stat().st_mtime_ns != self._state_seen
         except OSError:
             changed = False
         if changed:
@@ -173,12 +152,15 @@ class RemoteIndex:
     def start(self) -> Path:
         """Fetch (or confirm) the index once, then keep refreshing it in the background; the cached index's path.
 
-        Raises DownloadRefused when there is no cached index to fall back on."""
-        self.folder.mkdir(parents=True, exist_ok=True)
+        Raises DownloadRefused when the URL or the cache folder cannot be used, or there is no cached index to fall
+        back on (CacheRefused, a kind of it, for the cache folder)."""
+        check_url(self.url)
+        confined_folder(self.cache_dir, self.folder.name)
+        self.state = self._load_state()
         for leftover in self.folder.glob(".*.tmp*"):
             # A download killed halfway; a recent one may be another worker process's, still running.
             with contextlib.suppress(OSError):
-                if time.time() - leftover.stat().st_mtime > LEFTOVER_SECONDS:
+                if time.time() - leftover.lstat().st_mtime > LEFTOVER_SECONDS:
                     leftover.unlink()
         if self.has_cache:
             # A cached copy that the cache folder holds but no longer passes the checks is thrown away.
@@ -195,10 +177,11 @@ class RemoteIndex:
         except DownloadRefused as error:
             if not self.has_cache:
                 raise
+            downloaded = self.state.downloaded_at
             log.warning(
-                "mkdocs-vault-mcp: %s Serving the cached index from %s (%s).",
+                "mkdocs-vault-mcp: %s Serving the cached index, downloaded %s (%s).",
                 error,
-                rfc3339_now(self.state.downloaded_at or 0),
+                f"at {rfc3339_now(downloaded)}" if downloaded else "at a time not recorded",
                 self.path,
             )
         if self.refresh_seconds > 0:
@@ -216,10 +199,12 @@ class RemoteIndex:
             except DownloadRefused as error:
                 log.warning("mkdocs-vault-mcp: %s The cached index stays.", error)
             except Exception:  # the refreshing must go on whatever one attempt met
-                log.exception("mkdocs-vault-mcp: refreshing the index from %s failed", self.url)
+                log.exception("mkdocs-vault-mcp: refreshing the index from %s failed", shown(self.url))
 
     def refresh(self) -> bool:
-        """Ask the site for its index if it changed; True when a new index replaced the cached one."""
+        """Ask the site for its index if it changed; True when a new index replaced the cached one.
+
+        Takes at most the download's deadline and the check of what came."""
         with self._lock:
             try:
                 return self._fetch()
@@ -230,71 +215,38 @@ class RemoteIndex:
                 raise
 
     def _fetch(self) -> bool:
-        headers = {"User-Agent": f"mkdocs-vault-mcp/{__version__}", "Accept-Encoding": "identity"}
+        headers: dict[str, str] = {}
         if self.has_cache:
-            if self.state.etag:
-                headers["If-None-Match"] = self.state.etag
-            if self.state.last_modified:
-                headers["If-Modified-Since"] = self.state.last_modified
-        request = urllib.request.Request(self.url, headers=headers)
+            # Checked again: a value that cannot be a header must not make every later request fail.
+            if etag := header_value(self.state.etag):
+                headers["If-None-Match"] = etag
+            if last_modified := header_value(self.state.last_modified):
+                headers["If-Modified-Since"] = last_modified
+        temporary = self.folder / f".download-{secrets.token_hex(8)}.tmp"
         try:
-            response = self._opener.open(request, timeout=TIMEOUT_SECONDS)
-        except urllib.error.HTTPError as error:
-            with contextlib.closing(error):
-                if error.code == 304 and self.has_cache:
-                    self.state.confirmed_at = time.time()
-                    self.state.problem = None
-                    self._save_state()
-                    return False
-                if error.code in (301, 302, 303, 307, 308):
-                    last = error.headers.get("Location")
-                    raise DownloadRefused(
-                        f"{self.url} redirected more than {MAX_REDIRECTS} times (last to {last})."
-                    ) from None
-                hint = " (is the site built with the vault-mcp plugin, and is this its URL?)"
-                hint = hint if error.code == 404 else ""
-                raise DownloadRefused(f"{self.url} answered HTTP {error.code} {error.reason}{hint}.") from None
-        except (urllib.error.URLError, OSError, ValueError) as error:
-            reason = getattr(error, "reason", error)
-            raise DownloadRefused(f"cannot reach {self.url} ({reason}).") from None
-        with contextlib.closing(response):
-            length = response.headers.get("Content-Length")
-            if length and length.isdigit() and int(length) > self.max_bytes:
-                raise DownloadRefused(self._too_big(int(length)))
-            temporary = self.folder / f".download-{secrets.token_hex(8)}.tmp"
+            got = download(self.url, headers, temporary, self.max_bytes, self.download_seconds)
+            if got.status == 304:
+                if not headers:
+                    raise DownloadRefused(f"{shown(self.url)} answered 304 Not Modified to a plain request.")
+                self.state.confirmed_at = time.time()
+                self.state.problem = None
+                self._save_state()
+                return False
             try:
-                received = 0
-                with open(temporary, "wb") as out:
-                    while chunk := response.read(CHUNK):
-                        received += len(chunk)
-                        if received > self.max_bytes:
-                            raise DownloadRefused(self._too_big(received, at_least=True))
-                        out.write(chunk)
-                if length and length.isdigit() and received != int(length):
-                    raise DownloadRefused(f"{self.url} sent {received} of the {length} bytes it announced.")
                 check_downloaded(temporary, self.max_bytes)
-                os.replace(temporary, self.path)
-            except (DownloadRefused, OSError) as error:
-                for suffix in ("", "-journal", "-wal", "-shm"):
+            except DownloadRefused as error:
+                raise DownloadRefused(f"The index downloaded from {shown(self.url)} was refused: {error}") from None
+            os.replace(temporary, self.path)
+        except OSError as error:
+            raise DownloadRefused(f"cannot write the index into {self.folder} ({error.strerror or error}).") from None
+        finally:
+            for suffix in ("", "-journal", "-wal", "-shm"):
+                with contextlib.suppress(OSError):
                     temporary.with_name(temporary.name + suffix).unlink(missing_ok=True)
-                if isinstance(error, DownloadRefused):
-                    raise DownloadRefused(f"The index downloaded from {self.url} was refused: {error}") from None
-                raise DownloadRefused(f"cannot write the index into {self.folder} ({error}).") from None
-            now = time.time()
-            self.state = State(
-                etag=response.headers.get("ETag"),
-                last_modified=response.headers.get("Last-Modified"),
-                downloaded_at=now,
-                confirmed_at=now,
-            )
-            self._save_state()
-            return True
-
-    def _too_big(self, size: int, at_least: bool = False) -> str:
-        return (
-            f"{self.url} is {'over ' if at_least else ''}{size / (1 << 20):.1f} MB, above the limit of "
-            f"{self.max_bytes / (1 << 20):g} MB; raise it with --max-size if this is the site's index."
-        )
+        now = time.time()
+        self.state = State(header_value(got.etag), header_value(got.last_modified), now, now)
+        self._save_state()
+        return True
 
     # -- what answers say -----------------------------------------------------------------------------------------
 
@@ -315,42 +267,58 @@ class RemoteIndex:
 
 
 def check_downloaded(path: Path, max_bytes: int) -> None:
-    """Raise DownloadRefused unless `path` is a whole, readable index of a format this server reads."""
+    """Raise DownloadRefused unless `path` is a whole, readable index of a format this server reads; whatever the
+    file holds, a one-line refusal and never another exception."""
+    try:
+        check_file(path, max_bytes)
+    except (DownloadRefused, OSError):
+        raise
+    except sqlite3.DatabaseError as error:
+        raise DownloadRefused(f"it is not a vault-mcp index SQLite can read ({one_line(error)}).") from None
+    except Exception as error:  # a check that met something no rule above foresaw still refuses the file
+        raise DownloadRefused(f"it could not be checked ({type(error).__name__}: {one_line(error)}).") from None
+
+
+def one_line(error: BaseException) -> str:
+    return " ".join(str(error).split())[:300]
+
+
+def check_file(path: Path, max_bytes: int) -> None:
     size = path.stat().st_size
     if size > max_bytes:
         raise DownloadRefused(f"it is {size / (1 << 20):.1f} MB, above the limit of {max_bytes / (1 << 20):g} MB.")
     with open(path, "rb") as file:
         header = file.read(100)
     if not header.startswith(SQLITE_HEADER):
-        shown = header[:40].decode("utf-8", "replace").strip()
-        raise DownloadRefused(f"it is not an SQLite database (it begins {shown!r}).")
+        shown_start = header[:40].decode("utf-8", "replace").strip()
+        raise DownloadRefused(f"it is not an SQLite database (it begins {shown_start!r}).")
     page_size = int.from_bytes(header[16:18], "big")
     page_size = 65536 if page_size == 1 else page_size
     pages = int.from_bytes(header[28:32], "big")
     if len(header) < 100 or (pages and size < pages * page_size):
         raise DownloadRefused(f"it is cut short: {size} bytes of the {pages * page_size} its header announces.")
+    conn = open_read_only(path)
     try:
-        conn = open_read_only(path)
-        try:
-            problems = [row[0] for row in conn.execute("PRAGMA quick_check")]
-            if problems != ["ok"]:
-                raise DownloadRefused(f"SQLite finds it damaged ({'; '.join(problems[:3])}).")
-            version, _ = stored_versions(conn)
-        finally:
-            conn.close()
-        if version is None or not version.isdigit():
-            raise DownloadRefused("it is an SQLite database but not a vault-mcp index (it says no format version).")
-        try:
-            check_index(path)
-        except OtherSchema:
-            if int(version) > int(FORMAT_VERSION):
-                raise DownloadRefused(
-                    f"it is of index format {version}, newer than this mkdocs-vault-mcp {__version__} reads (format "
-                    f"{FORMAT_VERSION}); upgrade it (pip install -U mkdocs-vault-mcp, or uvx mkdocs-vault-mcp@latest)."
-                ) from None
+        problems = [row[0] for row in conn.execute("PRAGMA quick_check")]
+        if problems != ["ok"]:
+            raise DownloadRefused(f"SQLite finds it damaged ({'; '.join(map(str, problems[:3]))}).")
+        version, _ = stored_versions(conn)
+    finally:
+        conn.close()
+    if version is None:
+        raise DownloadRefused("it is an SQLite database but not a vault-mcp index (it says no format version).")
+    if not isinstance(version, str) or not (version.isascii() and version.isdigit()) or len(version) > 9:
+        said = repr(version)[:24] + ("…" if len(repr(version)) > 24 else "")
+        raise DownloadRefused(f"it says its index format is {said}, which is not a format number.")
+    try:
+        check_index(path)
+    except OtherSchema:
+        if int(version) > int(FORMAT_VERSION):
             raise DownloadRefused(
-                f"it is of index format {version}, older than this mkdocs-vault-mcp {__version__} reads "
-                f"(format {FORMAT_VERSION}); the site must be built again with a current plugin."
+                f"it is of index format {version}, newer than this mkdocs-vault-mcp {__version__} reads (format "
+                f"{FORMAT_VERSION}); upgrade it (pip install -U mkdocs-vault-mcp, or uvx mkdocs-vault-mcp@latest)."
             ) from None
-    except sqlite3.DatabaseError as error:
-        raise DownloadRefused(f"it is not a vault-mcp index SQLite can read ({error}).") from None
+        raise DownloadRefused(
+            f"it is of index format {version}, older than this mkdocs-vault-mcp {__version__} reads "
+            f"(format {FORMAT_VERSION}); the site must be built again with a current plugin."
+        ) from None

@@ -12,6 +12,7 @@ if GENERATOR == "properdocs":
 
 import json
 import logging
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -23,6 +24,8 @@ from typing import Any
 import yaml
 from mkdocs.commands.build import build
 from mkdocs.config import load_config
+
+from helpers.paths import ROOT
 
 BUILD_THEN_LIST_MODULES = textwrap.dedent("""
     import sys
@@ -182,3 +185,11 @@ class _Collect(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.records.append(record)
+
+
+def built_example_site(root: Path) -> Site:
+    """The repository's example-site, copied into `root` (without its last build and cache) and built there."""
+    shutil.copytree(ROOT / "example-site", root, dirs_exist_ok=True, ignore=shutil.ignore_patterns("site", ".cache"))
+    site = Site(root, config=None)
+    site.build_in_root()
+    return site
