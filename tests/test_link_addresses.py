@@ -88,7 +88,8 @@ def test_version_folders_of_a_mike_site_reach_this_builds_page(tmp_path: Path) -
             # Home
 
             The [latest guide](/latest/guide/#setup), the [development one](https://docs.example.org/dev/guide/),
-            the [stable home](/1.2/). Not there in any version: [gone](/latest/gone/). A folder of the site is no
+            the [stable home](/1.2/). Not there in any version: [gone](/latest/gone/),
+            [gone in full](https://docs.example.org/dev/gone/). A folder of the site is no
             version: [wrong](/guide/setup/).
             """,
         "guide.md": "# Guide\n\n## Setup\n\nDone.\n",
@@ -107,9 +108,10 @@ def test_version_folders_of_a_mike_site_reach_this_builds_page(tmp_path: Path) -
         "development one": ("guide.md", None),
         "stable home": ("index.md", None),
         "gone": ("/latest/gone/", None),
+        "gone in full": ("/dev/gone/", None),  # in a version of this site, not another site on the host
         "wrong": ("/guide/setup/", None),
     }
-    assert [target for target, _, _ in found["broken"]] == ["/guide/setup/", "/latest/gone/"]
+    assert [target for target, _, _ in found["broken"]] == ["/dev/gone/", "/guide/setup/", "/latest/gone/"]
 
     # without mike in the config, the same links are broken, but for the full address into a folder this site at
     # the host's root does not have: another site's on the host (as GitHub Pages serves project sites)

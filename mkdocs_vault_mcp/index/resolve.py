@@ -44,6 +44,8 @@ class SiteFiles:
         """Whether `target`, which no file of the site is at, belongs to another site on the host."""
         if not target.startswith("/"):
             return False  # a `.md` path MkDocs left as written: this site's
+        if self.version_base is not None and self._in_version_folder(target, self.version_base) is not None:
+            return False  # another version of this site, as mike publishes them
         if not (target + "/").startswith(self.base):
             return True
         if not full_address or self.base != "/":
