@@ -6,8 +6,11 @@ Each SITE_DIR is a site built with the plugin (its index in `vault-mcp/index.sql
 127.0.0.1 by Python's `http.server` (a static server that redirects a folder's address without its trailing
 slash to the folder, as static hosts do), under the path of the index's `site_url`. Every link of the site to the
 site itself is followed as a browser follows it: the address the page's HTML holds, taken relative to the page's
-own address, redirects followed. A link is reached when the server answers 200 and, when the link names an
-anchor in an HTML page, the page holds an element with that id (or `<a name>`). Links to other hosts are not followed.
+own address, redirects followed (HTTP ones, and the `<meta http-equiv="refresh">` of a redirect page, such as
+mkdocs-redirects writes, the link's anchor kept). A link is reached when the server answers 200 and, when the link
+names an anchor in an HTML page, the page holds an element with that id (or `<a name>`). Links to other hosts are
+not followed, nor those the index takes for another site's on the site's host (no target page, not broken): they
+are counted and listed apart, as they cannot be reached on this site alone.
 
 It prints, for each site: the links `links(show="broken")` reports and how many of them a browser reaches (the
 false alarms, which should be none), and the links it does not report and how many of them a browser does not
@@ -39,6 +42,7 @@ from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
 from report import table, write_results  # noqa: E402
 
 _ID = re.compile(r"""\s(?:id|name)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))""")
+_REFRESH = re.compile(r"""<meta\s+http-equiv=["']?refresh["']?\s+content=["']?\d+\s*;\s*url=([^"'>]+)""", re.I)
 
 
 class Quiet(http.server.SimpleHTTPRequestHandler):
@@ -68,8 +72,8 @@ def every_row(conn: sqlite3.Connection, show: Literal["broken", "outlinks"]) -> 
     return rows
 
 
-def check_site(name: str, site_dir: Path) -> tuple[list[str], list[str], list[str], int]:
-    """(the table's row, false alarms, misses, links followed)"""
+def check_site(name: str, site_dir: Path) -> tuple[list[str], list[str], list[str], list[str]]:
+    """(the table's row, false alarms, misses, links to other sites on the host)"""
     conn = open_read_only(site_dir / "vault-mcp" / "index.sqlite")
     site_url = conn.execute("SELECT value FROM info WHERE key = 'site_url'").fetchone()[0] or "http://site.invalid/"
     broken = every_row(conn, "broken")
@@ -104,7 +108,14 @@ def check_site(name: str, site_dir: Path) -> tuple[list[str], list[str], list[st
         parts = urlsplit(address)
         if parts.scheme not in ("http", "https") or parts.hostname != (site.hostname or "site.invalid"):
             return None
-        found = fetch(local + (parts.path or "/") + (f"?{parts.query}" if parts.query else ""))
+        address = local + (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        found = fetch(address)
+        for _ in range(NoRedirectLoops.max_redirections):  # a redirect page: the browser goes on to its target
+            refresh = _REFRESH.search(found[1]) if found is not None and found[0] == "text/html" else None
+            if refresh is None:
+                break
+            address = urljoin(address, html.unescape(refresh.group(1)).strip())
+            found = fetch(address.partition("#")[0]) if urlsplit(address).netloc == urlsplit(local).netloc else None
         if found is None:
             return False
         kind, text = found
@@ -116,7 +127,9 @@ def check_site(name: str, site_dir: Path) -> tuple[list[str], list[str], list[st
     shown = lambda row: f"{row['path']} -> {row['url']}"  # noqa: E731
     reported = {(row["path"], row["section"], row["url"]) for row in broken}
     false_alarms = [shown(row) for row in broken if reached(row)]
-    followed = [row for row in every if reached(row) is not None]
+    # Another site's on this host, as the index says: not on the built site, so not followed.
+    elsewhere = [row for row in every if row["target"] is None and reached(row) is not None]
+    followed = [row for row in every if row["target"] is not None and reached(row) is not None]
     misses = [
         shown(row) for row in followed if (row["path"], row["section"], row["url"]) not in reported and not reached(row)
     ]
@@ -129,8 +142,9 @@ def check_site(name: str, site_dir: Path) -> tuple[list[str], list[str], list[st
         str(len(false_alarms)),
         str(len(followed) - len(broken)),
         str(len(misses)),
+        str(len(elsewhere)),
     ]
-    return row, false_alarms, misses, len(followed)
+    return row, false_alarms, misses, [shown(row) for row in elsewhere]
 
 
 def main() -> None:
@@ -146,18 +160,21 @@ def main() -> None:
             "of them reached (false alarms)",
             "not reported",
             "of them not reached (misses)",
+            "to other sites on the host (not followed)",
         ]
     ]
     details = []
     for given in arguments.sites:
         name, _, folder = given.partition("=")
-        row, false_alarms, misses, _ = check_site(name, Path(folder))
+        row, false_alarms, misses, elsewhere = check_site(name, Path(folder))
         rows.append(row)
         details += [
             f"{name}: reported broken but reached ({len(false_alarms)}):",
             *false_alarms,
             f"{name}: not reported but not reached ({len(misses)}):",
             *misses,
+            f"{name}: to other sites on the host, not followed ({len(elsewhere)}):",
+            *elsewhere,
             "",
         ]
     report = (

@@ -289,6 +289,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
                 site_url=config.site_url,
                 site_files=site_files(files, included, config),
                 nav=self.state.nav,
+                listed=mkdocs_pages.listed_pages(files),
                 version_base=version_base(config),
                 summary=SummaryRequest(self.config.tag_fields, self.page_language, self.languages.complete),
                 semantic=self.state.semantic,

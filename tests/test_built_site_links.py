@@ -1,7 +1,8 @@
 """`mkdocs-vault-mcp index SITE_DIR` resolves links as the plugin does: one site built by MkDocs with the plugin
 and again without it, then indexed from its HTML, gives the same `links` answers (broken links, backlinks,
 outlinks, orphans, most linked pages), with a nav in mkdocs.yml and without one (MkDocs then lists every page but
-those `not_in_nav` names). Real builds, the console script, real MCP sessions over both indexes."""
+those `not_in_nav` names), a page that mkdocs-redirects writes and another site on the host. Real builds, the
+console script, real MCP sessions over both indexes."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ PAGES = {
         Start with [the install guide](guide/install.md), or [straight to PyPI](guide/install.md#from-pypi).
         Gone: [a page](missing.md) and [a heading](guide/install.md#nope). Also [the FAQ](faq.md) and
         [the site's own address](https://docs.example.org/guide/install/). ![Logo](img/logo.png)
+        Moved: [the old FAQ](https://docs.example.org/old-faq/). Another site on the host: [its
+        guide](https://docs.example.org/python/guide/).
         """,
     "guide/install.md": """
         # Install
@@ -40,6 +43,8 @@ PAGES = {
     "drafts/notes.md": "# Notes\n\nOnly [home](../index.md).\n",
 }
 SHOWS = ("broken", "orphans", "most_linked")
+# mkdocs-redirects writes its pages once the build is done: the plugin knows them from its config, the index finds them.
+REDIRECTS = {"redirects": {"redirect_maps": {"old-faq.md": "faq.md"}}}
 
 
 def all_rows(session: Session, show: str, **arguments: Any) -> list[dict]:
@@ -78,7 +83,7 @@ def test_index_of_a_site_built_without_the_plugin_answers_links_as_the_plugin(
         tmp_path,
         {
             "site_url": "https://docs.example.org/",
-            "plugins": ["vault-mcp"],
+            "plugins": ["vault-mcp", REDIRECTS],
             "validation": {"links": {"anchors": "warn"}},
             **nav,
         },
@@ -88,7 +93,7 @@ def test_index_of_a_site_built_without_the_plugin_answers_links_as_the_plugin(
     (site.docs / "img" / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     site.build()
     plain = yaml.safe_load((tmp_path / "mkdocs.yml").read_text(encoding="utf-8"))
-    plain.update(site_dir="site-plain", plugins=[{"vault-mcp": {"enabled": False}}])
+    plain.update(site_dir="site-plain", plugins=[{"vault-mcp": {"enabled": False}}, REDIRECTS])
     (tmp_path / "mkdocs-plain.yml").write_text(yaml.safe_dump(plain), encoding="utf-8")
     build_from(tmp_path / "mkdocs-plain.yml")
     done = subprocess.run(
@@ -109,6 +114,8 @@ def test_index_of_a_site_built_without_the_plugin_answers_links_as_the_plugin(
         ("guide/install.md", "guide/gone.md", None),
         ("guide/install.md", "/nowhere/", None),
     }
+    outlinks = {row["text"]: row["target"] for row in plugin["outlinks index.md"]}
+    assert (outlinks["the old FAQ"], outlinks["its guide"]) == ("old-faq/index.html", None)
     assert {row["path"]: row["linked_from"] for row in plugin["most_linked"]} == {
         "index.md": 3,
         "faq.md": 2,

@@ -6,6 +6,7 @@ session; incremental builds where the linked page comes and goes."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -87,7 +88,8 @@ def test_version_folders_of_a_mike_site_reach_this_builds_page(tmp_path: Path) -
             # Home
 
             The [latest guide](/latest/guide/#setup), the [development one](https://docs.example.org/dev/guide/),
-            the [stable home](/1.2/). Not there in any version: [gone](/latest/gone/). A folder of the site is no
+            the [stable home](/1.2/). Not there in any version: [gone](/latest/gone/),
+            [gone in full](https://docs.example.org/dev/gone/). A folder of the site is no
             version: [wrong](/guide/setup/).
             """,
         "guide.md": "# Guide\n\n## Setup\n\nDone.\n",
@@ -106,13 +108,20 @@ def test_version_folders_of_a_mike_site_reach_this_builds_page(tmp_path: Path) -
         "development one": ("guide.md", None),
         "stable home": ("index.md", None),
         "gone": ("/latest/gone/", None),
+        "gone in full": ("/dev/gone/", None),  # in a version of this site, not another site on the host
         "wrong": ("/guide/setup/", None),
     }
-    assert [target for target, _, _ in found["broken"]] == ["/guide/setup/", "/latest/gone/"]
+    assert [target for target, _, _ in found["broken"]] == ["/dev/gone/", "/guide/setup/", "/latest/gone/"]
 
-    # without mike in the config, the same links are broken
+    # without mike in the config, the same links are broken, but for the full address into a folder this site at
+    # the host's root does not have: another site's on the host (as GitHub Pages serves project sites)
     site.build(extra={})
-    assert len(links_of(site)["broken"]) == 5
+    assert [target for target, _, _ in links_of(site)["broken"]] == [
+        "/1.2/",
+        "/guide/setup/",
+        "/latest/gone/",
+        "/latest/guide/",
+    ]
 
 
 def test_an_index_whose_links_other_rules_resolved_resolves_them_again(tmp_path: Path) -> None:
@@ -130,3 +139,74 @@ def test_an_index_whose_links_other_rules_resolved_resolves_them_again(tmp_path:
     assert changed == 6
     site.build()  # no page changed, no file of the site either
     assert links_of(site) == expected
+
+
+def test_pages_mkdocs_redirects_writes_are_reached_and_other_sites_on_the_host_are_external(tmp_path: Path) -> None:
+    pages = {
+        "index.md": """
+            # Home
+
+            Moved: [the old guide](/old-guide/#setup), [in full](https://docs.example.org/old-guide/),
+            [relative](old-guide/), [out to PyPI](moved-out/). No page behind it: [no target](/nowhere-new/).
+            Other sites on the host: [Python handler](https://docs.example.org/python/),
+            [its reference](https://docs.example.org/python/reference/#api). Gone on this site: [a typo in a
+            folder it has](https://docs.example.org/guide/typo/), [a path](/python/).
+            """,
+        "guide/index.md": "# Guide\n\n## Setup\n\nDone.\n",
+    }
+    redirects = {
+        "old-guide.md": "guide/index.md#setup",
+        "moved-out.md": "https://pypi.org/",
+        "nowhere-new.md": "missing.md",  # mkdocs-redirects writes no page for a target that is not there
+    }
+    config = {
+        "site_url": "https://docs.example.org/",
+        "plugins": [{"redirects": {"redirect_maps": redirects}}, "vault-mcp"],
+    }
+    site = Site(tmp_path, config)
+    site.write_pages(pages)
+    site.build()
+    assert (site.site_dir / "old-guide" / "index.html").is_file()  # written by mkdocs-redirects, after the plugin
+    assert not (site.site_dir / "nowhere-new").exists()
+    found = links_of(site)
+    assert found["broken"] == [
+        ("/guide/typo/", None, "page"),
+        ("/nowhere-new/", None, "page"),
+        ("/python/", None, "page"),
+    ]
+    assert found["targets"]["the old guide"] == (
+        "old-guide/index.html",
+        "setup",
+    )  # the redirect page, as index finds it
+    assert found["targets"]["Python handler"] == (None, None)
+    with sqlite3.connect(site.index_path) as conn:
+        hosts = dict(conn.execute("SELECT text, host FROM links WHERE target_path IS NULL AND broken IS NULL"))
+    assert hosts == {"Python handler": "docs.example.org", "its reference": "docs.example.org"}
+    counts = json.loads((site.site_dir / "vault-mcp" / "snapshot.json").read_text(encoding="utf-8"))["links"]
+    assert (counts["links"], counts["external_links"], counts["broken_links"]) == (7, 2, 3)
+
+
+def test_addresses_outside_the_sites_path_on_its_host_are_external(tmp_path: Path) -> None:
+    pages = {
+        "index.md": """
+            # Home
+
+            Beside this site on the host: [the blog](https://docs.example.org/blog/post/), [the root](/),
+            [another project](/other/guide/). This site's own: [the guide](https://docs.example.org/proj/guide/),
+            [a gone page](https://docs.example.org/proj/gone/), [the root page](/proj).
+            """,
+        "guide.md": "# Guide\n\nDone.\n",
+    }
+    site = Site(tmp_path, {"site_url": "https://docs.example.org/proj/", "plugins": ["vault-mcp"]})
+    site.write_pages(pages)
+    site.build()
+    found = links_of(site)
+    assert found["broken"] == [("/proj/gone/", None, "page")]
+    assert found["targets"] == {
+        "the blog": (None, None),
+        "the root": (None, None),
+        "another project": (None, None),
+        "the guide": ("guide.md", None),
+        "a gone page": ("/proj/gone/", None),
+        "the root page": ("index.md", None),
+    }

@@ -191,6 +191,42 @@ def test_orphans_are_pages_nothing_links_to_and_most_linked_counts_linking_pages
     assert mcp.ok("links", show="most_linked", limit=1, offset=1)["result"] == most[1:2]
 
 
+def test_posts_listed_by_a_material_blog_are_linked_from_its_generated_pages_and_not_orphans(tmp_path: Path) -> None:
+    blog = Site(
+        tmp_path,
+        {
+            "site_url": "https://example.org/",
+            "theme": {"name": "material"},
+            # one post a page: the index's second page lists the same posts, and counts once
+            "plugins": [{"blog": {"pagination_per_page": 1}}, "vault-mcp"],
+            "nav": ["index.md", "blog/index.md"],
+        },
+    )
+    blog.write_pages(
+        {
+            "index.md": "# Home\n\nWelcome.\n",
+            "blog/index.md": "# Blog\n",
+            "blog/posts/first.md": "---\ndate: 2024-01-02\n---\n\n# First post\n\nHello.\n",
+            "blog/posts/second.md": "---\ndate: 2024-02-03\ncategories: [News]\n---\n\n# Second post\n\nHi.\n",
+            "lost.md": "# Lost\n\nNothing links here.\n",
+        }
+    )
+    blog.build()
+    assert (blog.site_dir / "blog" / "page" / "2" / "index.html").is_file()  # the listing's second page
+
+    def answers() -> tuple[list[str], dict[str, int]]:
+        with session_over(blog.index_path) as session:
+            orphans = [row["path"] for row in rows(session, "orphans")]
+            most = {row["path"]: row["linked_from"] for row in rows(session, "most_linked")}
+        return orphans, most
+
+    # listed by the blog's index and its archive, the second post by its category's page too
+    assert answers() == (["lost.md"], {"blog/posts/second.md": 3, "blog/posts/first.md": 2})
+    blog.write("blog/posts/second.md", "---\ndate: 2024-02-03\n---\n\n# Second post\n\nHi.\n")
+    blog.build()  # the category's page is gone; the first post, unchanged, is still listed
+    assert answers() == (["lost.md"], {"blog/posts/first.md": 2, "blog/posts/second.md": 2})
+
+
 def test_history_keeps_the_last_commits_newest_first(mcp: Session) -> None:
     install = rows(mcp, "history", target="guide/install.md")
     assert [(row["author"], row["subject"]) for row in install] == [

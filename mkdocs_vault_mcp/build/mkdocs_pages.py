@@ -12,7 +12,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from html import unescape
 from typing import Any, NamedTuple
-from urllib.parse import urlsplit
 
 from mkdocs.plugins import get_plugin_logger
 from mkdocs.structure.files import File, Files, InclusionLevel
@@ -22,6 +21,7 @@ from ..config import VaultMcpConfig
 from ..page.front_matter import yaml_problem
 from ..page.model import RenderedPage
 from ..page.paths import excluded_by, join_url, server_path
+from ..page.paths import site_base_path as site_base_path  # built_site.py's, from here
 from .file_statuses import FileStatuses
 from .i18n import I18nBuild, document_identity
 from .modified import GitTimes, modified_instant
@@ -71,9 +71,47 @@ def page_paths(
 
 
 def site_files(files: Files, included: Callable[[InclusionLevel], bool], config: Any) -> dict[str, str]:
-    """Every file of the site (pages, generated pages, static files) by its server path: what links resolve to."""
+    """Every file of the site (pages, generated pages, static files, the redirect pages mkdocs-redirects writes
+    once the build is done) by its server path: what links resolve to."""
     base, levels = base_path(config), included_levels(included)
-    return {file_server_path(base + file.url): file.src_uri for file in files if file.inclusion in levels}
+    found = {file_server_path(base + file.url): file.src_uri for file in files if file.inclusion in levels}
+    for url, dest_path in redirect_pages(files, config):
+        found.setdefault(file_server_path(base + url), dest_path)
+    return found
+
+
+def redirect_pages(files: Files, config: Any) -> list[tuple[str, str]]:
+    """(URL, path in the site) of each page mkdocs-redirects writes (its `redirect_maps`), as it decides: a source
+    whose target is a page of the site or a full address. The site's file at that path, as `index SITE_DIR` finds
+    it, is the redirect page, not its target."""
+    found = []
+    pages = {file.src_uri for file in files.documentation_pages()}
+    for plugin in config.plugins.values():
+        if type(plugin).__module__.partition(".")[0] != "mkdocs_redirects":
+            continue
+        maps = plugin.config.get("redirect_maps") or {}
+        for source, target in maps.items() if isinstance(maps, Mapping) else ():
+            target = str(target)
+            if target.lower().startswith(("http://", "https://")) or target.partition("#")[0] in pages:
+                stub = File(str(source), "", "", config.use_directory_urls)
+                found.append((stub.url, stub.dest_uri))
+    return found
+
+
+def listed_pages(files: Files) -> dict[str, int]:
+    """How many generated listing pages link to each page, by its path: a Material blog's index, archive, category
+    and author pages list its posts in their templates, where the page's content (what is indexed) does not hold
+    them. The pages of one listing's pagination list the same posts, and count once."""
+    listings: dict[int, list[Any]] = {}
+    for file in files.documentation_pages():
+        posts = getattr(file.page, "posts", None)
+        if isinstance(posts, list):
+            listings.setdefault(id(posts), posts)
+    counts: dict[str, int] = {}
+    for posts in listings.values():
+        for path in {post.file.src_uri for post in posts if isinstance(getattr(post, "file", None), File)}:
+            counts[path] = counts.get(path, 0) + 1
+    return counts
 
 
 def included_levels(included: Callable[[InclusionLevel], bool]) -> tuple[InclusionLevel, ...]:
@@ -200,12 +238,6 @@ def version_base(config: Any) -> str | None:
 def base_path(config: Any) -> str:
     """The path the site is served under (`/docs/` for site_url https://example.org/docs/), else `/`."""
     return site_base_path(config.site_url)
-
-
-@functools.lru_cache(maxsize=8)  # asked for every rendered page, of the one site_url a build has
-def site_base_path(site_url: str | None) -> str:
-    path = urlsplit(site_url).path if site_url else "/"
-    return path if path.endswith("/") else path + "/"
 
 
 def warn_broken_front_matter(page: Page) -> None:

@@ -218,9 +218,11 @@ def orphan_count(conn: sqlite3.Connection) -> int:
 def link_summary(conn: sqlite3.Connection, top: int = 10) -> dict[str, Any]:
     """What the snapshot and the stats page show: broken links, orphan pages and the most linked pages."""
     broken = dict(conn.execute("SELECT broken, count(*) FROM links WHERE broken IS NOT NULL GROUP BY broken"))
+    # A link to another site on the site's host has a target address but neither a page nor a fault: external.
+    external = "target IS NULL OR (target_path IS NULL AND broken IS NULL)"
     return {
-        "links": conn.execute("SELECT count(*) FROM links WHERE target IS NOT NULL").fetchone()[0],
-        "external_links": conn.execute("SELECT count(*) FROM links WHERE target IS NULL").fetchone()[0],
+        "links": conn.execute(f"SELECT count(*) FROM links WHERE NOT ({external})").fetchone()[0],
+        "external_links": conn.execute(f"SELECT count(*) FROM links WHERE {external}").fetchone()[0],
         # Every link belongs to a stored page, so the broken ones are those counted above: `links(show="broken")`
         # would scan and sort them all for the same total.
         "broken_links": sum(broken.values()),

@@ -19,12 +19,18 @@ class SiteFiles:
     that path, else (a folder's address without its trailing slash, which servers redirect to the folder) the
     page at the path with the slash. On a site whose versions mike publishes side by side (`version_base`: the
     path the versions' folders are in), an address in a folder the site does not have is taken for one in a
-    version's folder (`/latest/guide/`, `/dev/guide/`) and reaches the page of this build at the rest of it."""
+    version's folder (`/latest/guide/`, `/dev/guide/`) and reaches the page of this build at the rest of it.
 
-    def __init__(self, files: dict[str, str], version_base: str | None = None) -> None:
+    An address this site cannot hold is another site's on the same host (`elsewhere`): one outside the site's path
+    (`base`), and a full address (`https://host/python/`, written with the host) into a top folder a site at the
+    host's root does not have, as GitHub Pages serves project sites beside a user site."""
+
+    def __init__(self, files: dict[str, str], version_base: str | None = None, base: str = "/") -> None:
         self.files = files
         self.version_base = version_base
+        self.base = base
         self._folders: set[str] | None = None
+        self._top: set[str] | None = None
 
     def find(self, target: str) -> str | None:
         path = self._at(target)
@@ -33,6 +39,21 @@ class SiteFiles:
             if rest is not None:
                 path = self._at(self.version_base + rest)
         return path
+
+    def elsewhere(self, target: str, full_address: bool) -> bool:
+        """Whether `target`, which no file of the site is at, belongs to another site on the host."""
+        if not target.startswith("/"):
+            return False  # a `.md` path MkDocs left as written: this site's
+        if self.version_base is not None and self._in_version_folder(target, self.version_base) is not None:
+            return False  # another version of this site, as mike publishes them
+        if not (target + "/").startswith(self.base):
+            return True
+        if not full_address or self.base != "/":
+            return False
+        if self._top is None:
+            self._top = {url[1:].partition("/")[0] for url in self.files}
+        folder, slash, _ = target[1:].partition("/")
+        return bool(folder) and folder not in self._top and (bool(slash) or "." not in folder)
 
     def _at(self, target: str) -> str | None:
         path = self.files.get(target)
@@ -61,12 +82,13 @@ class SiteFiles:
 
 
 # The rules SiteFiles finds a link's file by: an index whose links were resolved by other rules resolves them again.
-FILE_RULES = "folder address without its slash; mike's version folders"
+FILE_RULES = "folder address without its slash; mike's version folders; other sites on the host"
 
 
-def files_digest(site_files: dict[str, str], version_base: str | None) -> str:
-    """What decides where links lead, as the index keeps it: the site's files, the rules, mike's version base."""
-    return f"{set_digest(site_files)} {set_digest({FILE_RULES, version_base or ''})}"
+def files_digest(site_files: dict[str, str], version_base: str | None, base: str = "/") -> str:
+    """What decides where links lead, as the index keeps it: the site's files, the rules, mike's version base, the
+    site's path."""
+    return f"{set_digest(site_files)} {set_digest({FILE_RULES, version_base or '', 'base:' + base})}"
 
 
 def resolve_links(
@@ -75,9 +97,11 @@ def resolve_links(
     changed: set[str],
     same_files: bool = False,
     version_base: str | None = None,
+    base: str = "/",
 ) -> set[str]:
-    """Each link's target page and whether it is broken, against the site as this build has it (SiteFiles); returns
-    the pages that gained or lost a link.
+    """Each link's target page and whether it is broken, against the site as this build has it (SiteFiles, the site
+    at server path `base`); returns the pages that gained or lost a link. A link to another site on the host is
+    neither: no target page, not broken.
 
     Only the links that may have changed are looked at: those of the pages put in this build, those to a page put
     or removed in this build (its anchors may differ), and when the site's files changed, those whose target
@@ -87,15 +111,15 @@ def resolve_links(
     """
     moved = _store_site_files(conn, site_files, changed, same_files)
     rows = _links_to_check(conn, same_files, moved)
-    files = SiteFiles(site_files, version_base)
+    files = SiteFiles(site_files, version_base, base)
     has_anchor = _anchor_lookup(conn)
     changes = []
     touched: set[str] = set()
-    for rowid, target, anchor, stored_path, stored_broken in rows.values():
+    for rowid, target, anchor, host, stored_path, stored_broken in rows.values():
         path = files.find(target)
         broken = None
         if path is None:
-            broken = "page"
+            broken = None if files.elsewhere(target, host is not None) else "page"
         elif anchor and has_anchor(path, anchor) is False:
             broken = "anchor"
         if (path, broken) != (stored_path, stored_broken):
@@ -136,11 +160,11 @@ def _store_site_files(
 
 def _links_to_check(
     conn: sqlite3.Connection, same_files: bool, moved: list[str]
-) -> dict[int, tuple[int, str, str | None, str | None, str | None]]:
-    """The links that may lead elsewhere now (see `resolve_links`): rowid -> rowid, target, anchor, target path
+) -> dict[int, tuple[int, str, str | None, str | None, str | None, str | None]]:
+    """The links that may lead elsewhere now (see `resolve_links`): rowid -> rowid, target, anchor, host, target path
     and broken, as stored."""
-    columns = "SELECT l.rowid, l.target, l.anchor, l.target_path, l.broken FROM links l"
-    rows: dict[int, tuple[int, str, str | None, str | None, str | None]] = {}  # rowid -> the columns above
+    columns = "SELECT l.rowid, l.target, l.anchor, l.host, l.target_path, l.broken FROM links l"
+    rows: dict[int, tuple[int, str, str | None, str | None, str | None, str | None]] = {}  # rowid -> the columns
     queries = [
         f"{columns} JOIN documents d ON d.id = l.document_id"
         " WHERE d.path IN (SELECT key FROM temp.changed_keys WHERE kind = 'path') AND l.target IS NOT NULL",
@@ -182,13 +206,32 @@ def _anchor_lookup(conn: sqlite3.Connection) -> Callable[[str, str], bool | None
 
 
 def count_linking_pages(conn: sqlite3.Connection, paths: set[str]) -> None:
-    """`pages.linked_from` (how many other pages link to the page) for the pages whose links changed."""
+    """`pages.linked_from` (how many other pages link to the page, the generated pages listing it included) for the
+    pages whose links changed."""
     conn.executemany(
-        "UPDATE pages SET linked_from = (SELECT count(DISTINCT l.document_id) FROM links l"
+        "UPDATE pages SET linked_from = listed_from + (SELECT count(DISTINCT l.document_id) FROM links l"
         " WHERE l.target_path = :path AND l.document_id != pages.document_id)"
         " WHERE document_id = (SELECT id FROM documents WHERE path = :path)",
         [{"path": path} for path in paths],
     )
+
+
+def mark_listed(conn: sqlite3.Connection, listed: dict[str, int], scope: set[str]) -> set[str]:
+    """`pages.listed_from` as this build's generated listing pages say (`listed`: a page's path -> how many list
+    it), for the pages of this build (`scope`: a multilingual site's other languages keep theirs); returns the
+    pages whose count changed."""
+    stored = dict(
+        conn.execute(
+            "SELECT d.path, p.listed_from FROM pages p JOIN documents d ON d.id = p.document_id WHERE p.listed_from > 0"
+        )
+    )
+    flips = {path: count for path, count in listed.items() if stored.get(path, 0) != count}
+    flips |= {path: 0 for path in stored if path not in listed and path in scope}
+    conn.executemany(
+        "UPDATE pages SET listed_from = ? WHERE document_id = (SELECT id FROM documents WHERE path = ?)",
+        [(count, path) for path, count in flips.items()],
+    )
+    return set(flips)
 
 
 def mark_nav(conn: sqlite3.Connection, nav: set[str], only: set[str] | None = None) -> None:

@@ -16,7 +16,7 @@ from typing import Generic, TypeVar
 
 # Bump when the schema or what goes into it changes: every page is indexed again, and `serve` refuses an index of
 # another version (info `schema_version`; the prefix of info `options` in an index that predates that row).
-FORMAT_VERSION = "9"
+FORMAT_VERSION = "10"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 FTS_COLUMNS = ("path", "title", "headings", "summary", "body")
 # Every table a working index holds, the dependent ones first (the order to drop them in). `section_vectors`
@@ -151,6 +151,7 @@ CREATE TABLE IF NOT EXISTS "pages" (
    "anchors" TEXT NOT NULL,  -- every id of the page, one per line
    "in_nav" INTEGER NOT NULL,  -- 1 when the site's nav lists the page, as of the last build
    "linked_from" INTEGER DEFAULT 0,  -- how many other pages link to it, kept up to date by each commit
+   "listed_from" INTEGER DEFAULT 0,  -- of them, the generated pages listing it (a blog's index, archive, categories)
    "history" TEXT NOT NULL  -- JSON list of its last commits, newest first
 );
 CREATE INDEX IF NOT EXISTS "idx_pages_linked_from" ON "pages" ("linked_from");

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, NamedTuple
 from .. import __version__
 from ..instants import now_micros
 from ..page.model import IndexedFields, RenderedPage
+from ..page.paths import site_base_path
 from .publish import is_corrupt
-from .resolve import count_linking_pages, files_digest, mark_nav, resolve_links, set_digest
+from .resolve import count_linking_pages, files_digest, mark_listed, mark_nav, resolve_links, set_digest
 from .rows import delete_document, insert_document
 from .schema import FORMAT_VERSION, TABLES, create_schema
 
@@ -65,6 +66,8 @@ class CommitSettings:
     # on a site whose versions mike publishes, the path their folders are in (resolve.SiteFiles)
     version_base: str | None = None
     semantic: dict[str, str] | None = None  # semantic.store_vectors' (the model and the cache file), or None
+    # how many generated pages (a blog's index, archive, categories) list each page, by its path, if known
+    listed: dict[str, int] | None = None
 
 
 class WorkingIndex:
@@ -182,15 +185,19 @@ class WorkingIndex:
         # A digest of the site's files and of the nav: when neither changed (a rebuild after one saved page),
         # neither table is read whole.
         if settings.site_files is not None:
-            digest = files_digest(settings.site_files, settings.version_base)
+            base = site_base_path(settings.site_url)
+            digest = files_digest(settings.site_files, settings.version_base, base)
             self._recount |= resolve_links(
                 self.conn,
                 settings.site_files,
                 self._changed,
                 same_files=self._info("site_files") == digest,
                 version_base=settings.version_base,
+                base=base,
             )
             self._write_info(site_files=digest)
+            if settings.listed is not None:
+                self._recount |= mark_listed(self.conn, settings.listed, set(settings.site_files.values()))
             count_linking_pages(self.conn, self._recount | self._changed)
         if settings.nav is not None:
             digest = set_digest(settings.nav)

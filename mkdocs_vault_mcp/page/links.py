@@ -8,7 +8,8 @@ A link to the site is kept as the server path it points at (percent-decoding und
 `/guide/install/`), which the index maps to a page when the build commits, so that a link to a page indexed
 in another build (incremental builds, `mkdocs serve --dirty`) is resolved against the site as it is now.
 A link MkDocs could not resolve keeps its `.md` target, which is taken relative to the page's file, as
-MkDocs' own warning names it (`guide/missing.md`). A link elsewhere keeps its host.
+MkDocs' own warning names it (`guide/missing.md`). A link elsewhere keeps its host, and so does a full address on
+the site's own host: the commit tells the site's pages from another site's on that host (index/resolve.py).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ class Link(NamedTuple):  # a tuple: pages have hundreds of links, and a tuple is
     url: str  # where it points: the server path with its #anchor, or the external URL
     target: str | None  # a server path (`/guide/install/`), a `.md` path MkDocs left as is, or None (external)
     anchor: str | None
-    host: str | None  # external links only
+    host: str | None  # external links, and full addresses on the site's own host (perhaps another site there)
     written: str | None = None  # a relative link as its author wrote it, taken from the page's file (broken links)
 
 
@@ -104,13 +105,15 @@ def resolve(href: str, page_path: str, src_uri: str, site: SplitResult | None) -
         if site is None or netloc != site.netloc.rpartition("@")[2].lower():
             return href, None, None, netloc.rsplit(":", 1)[0] if not netloc.endswith("]") else netloc, None
     parts = urlsplit(href)
+    own_host = None
     if parts.scheme or parts.netloc:
         if parts.scheme not in ("http", "https", ""):
             return None  # mailto:, tel:, javascript:, data:
         host = parts.hostname or ""
         if site is None or host != site.hostname or parts.port != site.port:
             return href, None, None, host.lower(), None
-        path = parts.path or "/"  # a full address on the site itself
+        path = parts.path or "/"  # a full address on the site's host: this site's, or another's beside it
+        own_host = host.lower()
     elif _SCHEME.match(href):
         return None
     elif parts.path.endswith(".md") and not parts.path.startswith("/"):
@@ -136,7 +139,7 @@ def resolve(href: str, page_path: str, src_uri: str, site: SplitResult | None) -
             written = None
     # Absolute when site_url is set, as read writes the page's links, so it works wherever it is quoted.
     origin = f"{site.scheme}://{site.netloc}" if site is not None else ""
-    return origin + path_part(target) + (f"#{anchor}" if anchor else ""), target, anchor, None, written
+    return origin + path_part(target) + (f"#{anchor}" if anchor else ""), target, anchor, own_host, written
 
 
 def path_part(target: str) -> str:

@@ -10,7 +10,7 @@ import functools
 import hashlib
 import os
 import posixpath
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 
 # Cached: every build resolves every file of the site, and a rebuild under serve the same ones again.
@@ -25,6 +25,13 @@ def server_path(path: str) -> str:
     if path.endswith("/index.html") or path == "index.html":
         path = path[: -len("index.html")]
     return path
+
+
+@functools.lru_cache(maxsize=8)  # asked for every rendered page, of the one site_url a build has
+def site_base_path(site_url: str | None) -> str:
+    """The path a site is served under (`/docs/` for site_url https://example.org/docs/), else `/`."""
+    path = urlsplit(site_url).path if site_url else "/"
+    return path if path.endswith("/") else path + "/"
 
 
 def join_url(site_url: str | None, page_url: str) -> str:
