@@ -45,11 +45,19 @@ class ConnectionGuard:
     A connection is known to the app by the addresses in the request's scope, which are its socket's.
     """
 
-    def __init__(self, max_connections: int | None = None, read_seconds: float = limits.REQUEST_READ_SECONDS) -> None:
+    def __init__(
+        self,
+        max_connections: int | None = None,
+        read_seconds: float = limits.REQUEST_READ_SECONDS,
+        unguarded_warning: str | None = None,
+    ) -> None:
         self.max_connections = max_connections or connection_limit()
         self.read_seconds = read_seconds
         self.connections: dict[ConnectionKey, _Connection] = {}
         self._sweeping: asyncio.TimerHandle | None = None
+        # Logged at the first request when the server does not run `protocol()`, so nothing here guards it.
+        self.unguarded_warning = unguarded_warning
+        self.protocol_runs = False
 
     def protocol(self) -> type[asyncio.Protocol]:
         """uvicorn's h11 protocol, reporting its connections here (uvicorn takes a protocol class as `http`)."""
@@ -69,6 +77,7 @@ class ConnectionGuard:
         return GuardedH11Protocol
 
     def opened(self, protocol: Any, transport: asyncio.Transport) -> None:
+        self.protocol_runs = True
         key = protocol._guard_key = connection_key(
             transport.get_extra_info("peername"), transport.get_extra_info("sockname")
         )
@@ -102,6 +111,9 @@ class ConnectionGuard:
         read whole to when its answer was sent."""
         connection = self.connections.get(connection_key(scope.get("client"), scope.get("server")))
         if connection is None:
+            if not self.protocol_runs and self.unguarded_warning:
+                log.warning(self.unguarded_warning)
+                self.unguarded_warning = None
             return receive, send
         if scope.get("method") in ("GET", "HEAD", "DELETE", "OPTIONS"):
             connection.answering = True  # no body to wait for (an event stream may last)
