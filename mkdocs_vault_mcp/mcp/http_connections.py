@@ -167,7 +167,10 @@ def log_accept_errors_once(loop: asyncio.AbstractEventLoop) -> None:
 
     def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         nonlocal logged
-        if str(context.get("message", "")).startswith("socket.accept() out of system resource"):
+        message = str(context.get("message", ""))
+        if "_start_serving" in message and isinstance(context.get("exception"), ValueError):
+            return  # accepting, paused for lack of files, resumed after the server closed its socket: nothing lost
+        if message.startswith("socket.accept() out of system resource"):
             if not logged:
                 logged = True
                 log.error(
