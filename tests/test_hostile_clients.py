@@ -3,7 +3,7 @@ image's command (uvicorn running the ASGI app factory, as the Dockerfile's CMD s
 without sending a request cannot starve the others: with the server's limit of open files at 1,024, 1,100
 connections that send part of their headers (and reconnect when closed) leave a well-behaved client's calls answered
 at once, and the server logs no stream of accept errors. The bearer token is the one given without the white space
-around it, and a blank one is refused at start. Subscriptions over stateless HTTP cost the server nothing. Real
+around it, and a blank one is refused at start. A body over 4 MB is refused. Subscriptions over stateless HTTP cost the server nothing. Real
 servers in processes of their own, over loopback, and raw sockets."""
 
 from __future__ import annotations
@@ -178,6 +178,13 @@ def test_a_token_with_white_space_around_it_is_the_token_without_it(site, hostin
         assert status == 200 and answer is not None and answer["result"]["structuredContent"]["total"] == 2
         assert rpc(server.port, "tools/call", call, token="wrong-token")[0] == 401
         assert rpc(server.port, "tools/call", call)[0] == 401
+
+
+def test_a_body_over_the_limit_is_refused_before_it_is_parsed(site, hosting):
+    with Hosted(hosting, site.site_dir) as server:
+        status, _ = rpc(server.port, "tools/call", tool_call("search", query="x" * (5 << 20)))
+        assert status == 413
+        assert rpc(server.port, "tools/call", tool_call("count_documents"))[0] == 200
 
 
 @pytest.mark.parametrize("value", ["", " \n\t "])
