@@ -55,6 +55,7 @@ class ConnectionGuard:
         self.read_seconds = read_seconds
         self.connections: dict[ConnectionKey, _Connection] = {}
         self._sweeping: asyncio.TimerHandle | None = None
+        self._sweeping_loop: asyncio.AbstractEventLoop | None = None
         # Logged at the first request when the server does not run `protocol()`, so nothing here guards it.
         self.unguarded_warning = unguarded_warning
         self.protocol_runs = False
@@ -85,8 +86,10 @@ class ConnectionGuard:
         if len(self.connections) > self.max_connections:
             waiting = [k for k, c in self.connections.items() if not c.answering and c.protocol is not protocol]
             self._close(min(waiting, key=lambda k: self.connections[k].waiting_since) if waiting else key)
-        if self._sweeping is None:
-            self._sweeping = asyncio.get_running_loop().call_later(1, self._sweep)
+        loop = asyncio.get_running_loop()
+        # One guard may outlive its event loop (asgi.py's serves the process): a new loop gets a sweep of its own.
+        if self._sweeping is None or self._sweeping_loop is not loop:
+            self._sweeping, self._sweeping_loop = loop.call_later(1, self._sweep), loop
 
     def closed(self, protocol: Any, key: ConnectionKey) -> None:
         known = self.connections.get(key)
