@@ -33,4 +33,5 @@ WORKDIR /tmp
 EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s \
     CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4)"]
-CMD ["uvicorn", "--factory", "mkdocs_vault_mcp.asgi:create_app", "--host", "0.0.0.0", "--port", "8000", "--no-access-log"]
+# --http runs the app's slow-connection guard and connection cap, which live in the HTTP protocol and not in the app.
+CMD ["uvicorn", "--factory", "mkdocs_vault_mcp.asgi:create_app", "--http", "mkdocs_vault_mcp.asgi:GuardedH11Protocol", "--host", "0.0.0.0", "--port", "8000", "--no-access-log"]

@@ -1,30 +1,42 @@
 """A hosted `/mcp` beside a deployed site: an ASGI application for any ASGI server.
 
-    uvicorn --factory mkdocs_vault_mcp.asgi:create_app --host 0.0.0.0 --port 8000
+    uvicorn --factory mkdocs_vault_mcp.asgi:create_app --http mkdocs_vault_mcp.asgi:GuardedH11Protocol \
+        --host 0.0.0.0 --port 8000
     gunicorn -k uvicorn.workers.UvicornWorker "mkdocs_vault_mcp.asgi:create_app()"
     hypercorn --bind 0.0.0.0:8000 "mkdocs_vault_mcp.asgi:create_app()"
 
 Configured by the factory's arguments or, for each one left out, by an environment variable (`VAULT_MCP_*`, see
-`SETTINGS`). Stateless by default: every request stands alone, so any replica behind a load balancer answers any
-request and none needs sticky sessions. A health endpoint (`/healthz`) answers 200 when the index answers, for
-container and Kubernetes probes; it needs no token and takes any Host.
+`SETTINGS`), checked as `serve`'s options are (command_line.py). Stateless by default: every request stands alone,
+so any replica behind a load balancer answers any request and none needs sticky sessions. A health endpoint
+(`/healthz`) answers 200 when the index answers, for container and Kubernetes probes; it needs no token and takes
+any Host.
+
+The app is the one `serve --transport http` serves (streamable_http.guarded_app), with the same Host, Origin, token
+and body checks. Its slow-connection guard and connection cap live in the HTTP protocol, which an ASGI app cannot
+choose: uvicorn runs them with `--http mkdocs_vault_mcp.asgi:GuardedH11Protocol`, as the container image does.
+Under another server, or uvicorn without it, the app logs at its first request that they are off.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mcp.server.lowlevel import Server
 from starlette.middleware.cors import CORSMiddleware
 
-from .mcp import streamable_http
-from .mcp.http_guard import Guard, transport_security
+from .cli import UsageError, check_index, index_path, remote_index
+from .command_line import DEFAULT_PATH, download_deadline, endpoint_path, megabytes, refresh_interval
+from .mcp.download import DOWNLOAD_SECONDS
+from .mcp.http_connections import ConnectionGuard
+from .mcp.http_guard import BlankToken, bearer_token
 from .mcp.remote_index import DEFAULT_MAX_MB, DEFAULT_REFRESH_SECONDS, RemoteIndex, is_url
 from .mcp.server import IndexReader, create_server
+from .mcp.streamable_http import guarded_app
 
 log = logging.getLogger(__name__)
 
@@ -40,16 +52,34 @@ SETTINGS = {
     "cache_dir": "VAULT_MCP_CACHE",  # a site's URL: the cache folder
     "refresh": "VAULT_MCP_REFRESH",  # a site's URL: seconds between checks for a new index
     "max_size": "VAULT_MCP_MAX_SIZE",  # a site's URL: the largest index taken, in MB
+    "download_timeout": "VAULT_MCP_DOWNLOAD_TIMEOUT",  # a site's URL: seconds a whole download may take
 }
 TRUE = ("1", "true", "yes", "on")
+FALSE = ("0", "false", "no", "off")
+DEFAULT_HEALTH_PATH = "/healthz"
+
+# This process's connections, for every app the factory makes in it; uvicorn runs the protocol with
+# `--http mkdocs_vault_mcp.asgi:GuardedH11Protocol`.
+CONNECTIONS = ConnectionGuard(
+    unguarded_warning="The HTTP server does not run the slow-connection guard and connection cap of "
+    "mkdocs_vault_mcp: a client that sends part of a request holds its connection for ever. Under uvicorn, add "
+    "--http mkdocs_vault_mcp.asgi:GuardedH11Protocol (as the container image does); under another "
+    "server, set its own request-read timeout and connection limit."
+)
+GuardedH11Protocol = CONNECTIONS.protocol()
 
 
-class ConfigurationError(Exception):
-    """A setting the app cannot start with; the message names the setting and what it accepts."""
+class ConfigurationError(SystemExit):
+    """A setting the app cannot start with; the message names the setting and what it accepts. A SystemExit, so that
+    an ASGI server calling the factory stops with this one line and no traceback."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"mkdocs-vault-mcp: error: {message}")
 
 
 def setting(name: str, argument: Any) -> Any:
-    """The factory's argument for setting `name`, else its environment variable's value, else None."""
+    """The factory's argument for setting `name`, else its environment variable's value, else None (an empty
+    variable is an unset one)."""
     return argument if argument is not None else os.environ.get(SETTINGS[name]) or None
 
 
@@ -60,13 +90,35 @@ def listed(value: str | list[str] | None) -> list[str]:
     return [item.strip() for item in items if item.strip()]
 
 
-def number(name: str, value: Any, default: float) -> float:
+def checked(name: str, argument: Any, kind: Callable[[str], Any], default: Any) -> Any:
+    """Setting `name` as `serve`'s option of the same meaning takes it (`kind` is its parser), else `default`."""
+    value = setting(name, argument)
     if value is None:
         return default
     try:
-        return float(value)
-    except ValueError:
-        raise ConfigurationError(f"{SETTINGS[name]}={value!r} is not a number.") from None
+        return kind(str(value))
+    except argparse.ArgumentTypeError as error:
+        raise ConfigurationError(f"{SETTINGS[name]} (create_app's {name}): {error}") from None
+
+
+def token_setting(argument: str | None) -> str | None:
+    """The bearer token without the white space around it; None when none is set; refused when blank."""
+    value = argument if argument is not None else os.environ.get(SETTINGS["token"])
+    if value is None:
+        return None
+    try:
+        return bearer_token(value)
+    except BlankToken:
+        raise ConfigurationError(
+            f"{SETTINGS['token']} (create_app's token) is set but empty or only white space; set it to the bearer "
+            "token clients send, or unset it to serve without one."
+        ) from None
+
+
+def switch(text: str) -> bool:
+    if text.strip().lower() not in TRUE + FALSE:
+        raise argparse.ArgumentTypeError(f"expected one of {', '.join(TRUE + FALSE)}, got {text[:100]!r}")
+    return text.strip().lower() in TRUE
 
 
 def create_app(
@@ -81,6 +133,7 @@ def create_app(
     cache_dir: str | None = None,
     refresh: float | None = None,
     max_size: int | None = None,
+    download_timeout: float | None = None,
 ) -> Any:
     """The ASGI app serving the MCP tools and resources of one site at `path`."""
     site = setting("site", site)
@@ -89,55 +142,53 @@ def create_app(
             f"No site to serve: give create_app(site=...) or set {SETTINGS['site']} to a built site folder, the path "
             "of an index.sqlite, or a deployed site's URL."
         )
-    endpoint = setting("path", path) or "/mcp"
-    health = setting("health_path", health_path) or "/healthz"
-    hosts = listed(setting("allowed_hosts", allowed_hosts))
+    endpoint = checked("path", path, endpoint_path, DEFAULT_PATH)
+    health = checked("health_path", health_path, endpoint_path, DEFAULT_HEALTH_PATH)
+    if endpoint == health:
+        raise ConfigurationError(
+            f"{SETTINGS['path']} and {SETTINGS['health_path']} are both {endpoint!r}; give the MCP endpoint and the "
+            "health endpoint paths of their own."
+        )
     origins = listed(setting("cors_origins", cors_origins))
-    secret = setting("token", token)
-    keep_sessions = stateful if stateful is not None else str(setting("stateful", None) or "").lower() in TRUE
-
-    index_file, remote = site_index(
-        site, setting("cache_dir", cache_dir), setting("max_size", max_size), setting("refresh", refresh)
+    secret = token_setting(token)
+    keep_sessions = checked("stateful", None if stateful is None else str(int(stateful)), switch, False)
+    download = (
+        setting("cache_dir", cache_dir),
+        checked("max_size", max_size, megabytes, DEFAULT_MAX_MB),
+        checked("refresh", refresh, refresh_interval, DEFAULT_REFRESH_SECONDS),
+        checked("download_timeout", download_timeout, download_deadline, DOWNLOAD_SECONDS),
     )
+    index_file, remote = site_index(site, *download)
     reader = IndexReader(index_file, describe=remote.describe if remote else None)
     # Bound to every address, as in a container: a loopback Host is accepted only on a loopback connection.
-    host = "0.0.0.0"
-    guarded = Guard(mcp_app(create_server(reader), host, endpoint, hosts, origins, keep_sessions), host, secret)
-    app: Any = WithHealth(guarded, health, reader)
+    app: Any = guarded_app(
+        create_server(reader),
+        "0.0.0.0",
+        endpoint,
+        listed(setting("allowed_hosts", allowed_hosts)),
+        secret,
+        keep_sessions,
+        connections=CONNECTIONS,
+        origins=origins,
+    )
+    app = WithHealth(app, health, reader)
     return with_cors(app, origins) if origins else app
 
 
-def site_index(site: str, cache_dir: str | None, max_size: Any, refresh: Any) -> tuple[Path, RemoteIndex | None]:
-    """The index to serve: a built site's, checked, or a deployed site's, downloaded (with its RemoteIndex)."""
-    if not is_url(site):
-        from .cli import UsageError, check_index, index_path
-
-        try:
-            index_file = index_path(site)
-            check_index(index_file)
-        except UsageError as error:
-            raise ConfigurationError(str(error)) from None
-        return index_file, None
-    from .mcp.remote_index import DownloadRefused
-
-    remote = RemoteIndex(
-        site,
-        Path(cache_dir) if cache_dir else None,
-        int(number("max_size", max_size, DEFAULT_MAX_MB)) << 20,
-        number("refresh", refresh, DEFAULT_REFRESH_SECONDS),
-    )
+def site_index(
+    site: str, cache_dir: str | None, max_mb: int, refresh: float, download_seconds: float
+) -> tuple[Path, RemoteIndex | None]:
+    """The index to serve: a built site's, checked, or a deployed site's, downloaded (with its RemoteIndex), as
+    `serve` finds them."""
     try:
-        return remote.start(), remote
-    except DownloadRefused as error:
-        raise ConfigurationError(f"{error} No cached copy to serve instead ({remote.folder}).") from None
-
-
-def mcp_app(server: Server, host: str, endpoint: str, hosts: list[str], origins: list[str], stateful: bool) -> Any:
-    """The SDK's Streamable HTTP app, answering the allowed Host names and the browser origins given."""
-    security = transport_security(host, hosts)
-    # The SDK refuses a request whose Origin it was not told of; a browser client's origin is one.
-    security.allowed_origins = [*security.allowed_origins, *origins]
-    return streamable_http.mcp_app(server, host, endpoint, security, stateful)
+        if is_url(site):
+            remote = remote_index(site, cache_dir, max_mb, refresh, download_seconds, SETTINGS["cache_dir"])
+            return remote.path, remote
+        index_file = index_path(site)
+        check_index(index_file)
+        return index_file, None
+    except UsageError as error:
+        raise ConfigurationError(str(error)) from None
 
 
 def with_cors(app: Any, origins: list[str]) -> Any:

@@ -14,6 +14,7 @@ from pathlib import Path
 from . import __version__
 from .command_line import DEFAULT_HOST, DEFAULT_PATH, DEFAULT_PORT, command_line
 from .mcp.download import check_url
+from .mcp.http_guard import BlankToken, bearer_token
 from .mcp.remote_index import CacheRefused, DownloadRefused, RemoteIndex, index_url, is_url
 
 USAGE_ERROR = 2  # as argparse exits on a bad command line
@@ -131,12 +132,12 @@ def serve_index(args: argparse.Namespace) -> None:
 
     token = None
     if args.token_env:
-        # Stripped: a value set from a file or a heredoc often ends in a newline that no client sends.
-        token = (os.environ.get(args.token_env) or "").strip() or None
-        if token is None:
+        try:
+            token = bearer_token(os.environ.get(args.token_env) or "")
+        except BlankToken:
             raise UsageError(
                 f"--token-env names {args.token_env}, which is not set, empty or only white space in the environment."
-            )
+            ) from None
     server = create_server(IndexReader(path, describe=remote.describe if remote else None))
     if args.transport == "stdio":
         from .mcp.stdio import serve_stdio
@@ -171,12 +172,20 @@ def serve_index(args: argparse.Namespace) -> None:
 
 def downloaded_index(args: argparse.Namespace) -> RemoteIndex:
     """The site's published index, downloaded (or confirmed) now and refreshed every --refresh seconds."""
+    return remote_index(args.site, args.cache, args.max_size, args.refresh, args.download_timeout, "--cache")
+
+
+def remote_index(
+    site: str, cache_dir: str | None, max_mb: int, refresh: float, download_seconds: float, cache_option: str
+) -> RemoteIndex:
+    """A deployed site's index, downloaded (or confirmed) now, for `serve URL` and the hosted app alike;
+    `cache_option` is the option or setting that names another cache folder."""
     try:
-        check_url(index_url(args.site))
+        check_url(index_url(site))
     except DownloadRefused as error:
         raise UsageError(str(error)) from None
-    cache = Path(args.cache) if args.cache else None
-    remote = RemoteIndex(args.site, cache, args.max_size << 20, args.refresh, args.download_timeout)
+    cache = Path(cache_dir) if cache_dir else None
+    remote = RemoteIndex(site, cache, max_mb << 20, refresh, download_seconds)
     try:
         remote.start()
     except CacheRefused as error:
@@ -184,7 +193,9 @@ def downloaded_index(args: argparse.Namespace) -> RemoteIndex:
     except DownloadRefused as error:
         raise UsageError(f"{error} No cached copy to serve instead ({remote.folder}).") from None
     except OSError as error:
-        raise UsageError(f"cannot use the cache folder {remote.folder} ({error}); give another with --cache.") from None
+        raise UsageError(
+            f"cannot use the cache folder {remote.folder} ({error}); give another with {cache_option}."
+        ) from None
     return remote
 
 

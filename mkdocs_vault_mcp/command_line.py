@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 
 from . import __version__
 from .mcp.download import DOWNLOAD_SECONDS, MAX_DOWNLOAD_SECONDS, MIN_DOWNLOAD_SECONDS
@@ -86,6 +87,19 @@ def download_deadline(text: str) -> float:
     return value
 
 
+# A URL path the HTTP server routes as it is: no query, fragment, white space or Starlette `{parameter}`.
+PATH = re.compile(r"/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*")
+
+
+def endpoint_path(text: str) -> str:
+    if not PATH.fullmatch(text):
+        raise argparse.ArgumentTypeError(
+            f"expected a URL path that starts with / (such as {DEFAULT_PATH}), without white space, ?, # or "
+            f"braces, got {text[:100]!r}"
+        )
+    return text
+
+
 def megabytes(text: str) -> int:
     if not text.isdigit() or not 1 <= int(text) <= 1_000_000:
         raise argparse.ArgumentTypeError(f"expected a size in MB from 1 to 1000000, got {text!r}")
@@ -140,7 +154,7 @@ def add_serve_arguments(serve: argparse.ArgumentParser) -> None:
         "0.0.0.0 for every address, with --allow-host and --token-env)",
     )
     serve.add_argument("--port", type=port_number, help=f"HTTP: the port to listen on (default {DEFAULT_PORT})")
-    serve.add_argument("--path", help=f"HTTP: the endpoint's path (default {DEFAULT_PATH})")
+    serve.add_argument("--path", type=endpoint_path, help=f"HTTP: the endpoint's path (default {DEFAULT_PATH})")
     serve.add_argument(
         "--allow-host",
         action="append",

@@ -269,3 +269,86 @@ def test_the_image_command_serves_with_a_read_only_root_filesystem(built: Site) 
             assert mcp.paths("firmware") == ["guide/install.md"]
     finally:
         stop(process)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "expected"),
+    [
+        ("VAULT_MCP_MAX_SIZE", "nan", "expected a size in MB from 1 to 1000000, got 'nan'"),
+        ("VAULT_MCP_MAX_SIZE", "inf", "expected a size in MB"),
+        ("VAULT_MCP_MAX_SIZE", "-1", "expected a size in MB"),
+        ("VAULT_MCP_MAX_SIZE", "0.5", "expected a size in MB"),
+        ("VAULT_MCP_REFRESH", "inf", "a number of seconds from"),
+        ("VAULT_MCP_REFRESH", "nan", "a number of seconds from"),
+        ("VAULT_MCP_REFRESH", "-5", "a number of seconds from"),
+        ("VAULT_MCP_REFRESH", "0.2", "a number of seconds from"),
+        ("VAULT_MCP_DOWNLOAD_TIMEOUT", "0", "a number of seconds from"),
+        ("VAULT_MCP_PATH", "mcp", "expected a URL path that starts with /"),
+        ("VAULT_MCP_PATH", "/mcp?x=1", "expected a URL path that starts with /"),
+        ("VAULT_MCP_PATH", "/healthz", "VAULT_MCP_PATH and VAULT_MCP_HEALTH_PATH are both '/healthz'"),
+        ("VAULT_MCP_HEALTH_PATH", "/mcp", "VAULT_MCP_PATH and VAULT_MCP_HEALTH_PATH are both '/mcp'"),
+        ("VAULT_MCP_STATEFUL", "maybe", "expected one of 1, true"),
+        ("VAULT_MCP_TOKEN", " \n", "is set but empty or only white space"),
+    ],
+)
+def test_a_setting_the_app_cannot_take_is_refused_when_it_is_made(
+    built: Site, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, expected: str
+) -> None:
+    from mkdocs_vault_mcp.asgi import ConfigurationError, create_app
+
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ConfigurationError) as refused:
+        create_app(str(built.site_dir))
+    message = str(refused.value)
+    assert expected in message and variable in message and "\n" not in message, message
+
+
+@pytest.mark.parametrize("path", ["mcp", "/mcp?x=1", "/{x}"])
+def test_serve_checks_its_path_as_the_app_does(built: Site, path: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from mkdocs_vault_mcp.cli import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["serve", str(built.site_dir), "--transport", "http", "--path", path])
+    assert stopped.value.code == 2
+    assert "expected a URL path that starts with /" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("variable", "value"), [("VAULT_MCP_MAX_SIZE", "nan"), ("VAULT_MCP_PATH", "mcp")])
+def test_the_image_command_stops_on_a_bad_setting_with_one_line(built: Site, variable: str, value: str) -> None:
+    run = subprocess.run(
+        image_command(free_port()),
+        env={**os.environ, "VAULT_MCP_SITE": str(built.site_dir), variable: value},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode != 0
+    (line,) = [line for line in run.stderr.splitlines() if variable in line]
+    assert line.startswith("mkdocs-vault-mcp: error: ") and "expected" in line, run.stderr
+    assert "Traceback" not in run.stderr, run.stderr
+
+
+def test_uvicorn_without_the_guarded_protocol_is_warned_of_once(built: Site, tmp_path: Path) -> None:
+    """The guard cannot come from the app alone: run without it, the app says so (once) rather than be silent."""
+    port = free_port()
+    command = image_command(port)
+    at = command.index("--http")
+    del command[at : at + 2]
+    with (tmp_path / "log").open("w+") as log:
+        process = subprocess.Popen(
+            command,
+            env={**os.environ, "VAULT_MCP_SITE": str(built.site_dir)},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        try:
+            wait_until_healthy(f"http://127.0.0.1:{port}/healthz")
+            for _ in range(3):
+                assert post(f"http://127.0.0.1:{port}/mcp", INITIALIZE)[0] == 200
+        finally:
+            stop(process)
+        log.seek(0)
+        output = log.read()
+    assert output.count("does not run the slow-connection guard") == 1, output
+    assert "--http mkdocs_vault_mcp.asgi:GuardedH11Protocol" in output

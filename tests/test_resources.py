@@ -3,7 +3,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +23,9 @@ from mcp_types import ResourceTemplateReference, ResourceUpdatedNotification, Te
 from helpers.mcp_session import session_over
 from helpers.ports import free_port
 from helpers.site import Site, built_site
-from mkdocs_vault_mcp.mcp import resources
+from mkdocs_vault_mcp.mcp import resources, streamable_http
 from mkdocs_vault_mcp.mcp.server import IndexReader, create_server
+from mkdocs_vault_mcp.mcp.streamable_http import bind
 
 PAGES = {
     "index.md": "# Home\n\nWelcome to the handbook.\n",
@@ -262,3 +268,95 @@ def test_beside_mkdocs_serve_a_listener_over_http_learns_that_a_saved_page_joine
         assert isinstance(events[0], ResourcesListChanged), serve.log
     finally:
         serve.kill()
+
+
+def test_a_session_subscribes_only_to_pages_at_most_subscriptions_of_them_and_drops_them_when_it_ends(
+    built: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(resources, "SUBSCRIPTIONS", 2)
+    server = create_server(IndexReader(built.index_path))
+    entry = server.get_request_handler("resources/subscribe")
+    assert entry is not None
+    pages: resources.Resources = entry.handler.__self__  # type: ignore[attr-defined]
+    host = "docs://docs.example.com/"
+
+    async def main() -> None:
+        async with Client(server, mode="legacy") as client:
+            with pytest.warns(MCPDeprecationWarning):
+                for uri, expected in [
+                    (f"{host}guide/missing.md", "names no page of this server"),
+                    ("docs://elsewhere/index.md", "is not a page of this server"),
+                    (host + "a" * 100_000, "names no page of this server"),
+                ]:
+                    with pytest.raises(MCPError) as refused:
+                        await client.subscribe_resource(uri)
+                    assert expected in refused.value.message and len(refused.value.message) < 1_000
+                await client.subscribe_resource(f"{host}index.md")
+                await client.subscribe_resource(f"{host}guide/install.md#upgrade")  # the page, whatever section
+                await client.subscribe_resource(f"{host}index.md")  # again: no more room needed
+                with pytest.raises(MCPError) as full:
+                    await client.subscribe_resource(f"{host}guide/usage.md")
+                assert "subscribed to 2 pages, the most it may be" in full.value.message
+                await client.unsubscribe_resource(f"{host}index.md")
+                await client.subscribe_resource(f"{host}guide/usage.md")
+            (subscribed,) = pages.subscribed.values()
+            assert subscribed == {f"{host}guide/install.md", f"{host}guide/usage.md"}
+
+    anyio.run(main)
+    assert not pages.subscribed, "the session ended and its subscriptions stayed"
+
+
+def test_completion_folds_case_as_sqlite_does_ascii_letters_only(tmp_path: Path) -> None:
+    """SQLite's lower() folds A-Z only: what was typed is folded the same way, so an accented capital finds itself."""
+    site = built_site(tmp_path, {"plugins": ["vault-mcp"]}, {"index.md": "# Home\n", "notes/Ärger.md": "# Ärger\n"})
+    with session_over(site.index_path) as mcp:
+        (template,) = mcp.portal.call(mcp.client.list_resource_templates).resource_templates
+        ref = ResourceTemplateReference(uri=template.uri_template)
+
+        def complete(value: str) -> list[str]:
+            return mcp.portal.call(lambda: mcp.client.complete(ref, {"name": "path", "value": value})).completion.values
+
+        assert complete("ÄRGER") == ["notes/Ärger.md"]
+        assert complete("NOTES/Ä") == ["notes/Ärger.md"]
+        assert complete("ärger") == []  # not ASCII: SQLite keeps its case
+
+
+@contextmanager
+def http_server(index: Path, stateful: bool) -> Iterator[tuple[str, resources.Resources]]:
+    """`serve --transport http`'s server in a thread of this process, so that its subscription table can be seen."""
+    server = create_server(IndexReader(index))
+    entry = server.get_request_handler("resources/subscribe")
+    assert entry is not None
+    sock = bind("127.0.0.1", 0)
+    http = streamable_http.http_server(server, "127.0.0.1", "/mcp", [], stateful=stateful)
+    thread = threading.Thread(target=lambda: asyncio.run(http.serve(sockets=[sock])), daemon=True)
+    thread.start()
+    while not http.started and thread.is_alive():
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/mcp", entry.handler.__self__  # type: ignore[attr-defined]
+    finally:
+        http.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.mark.parametrize("stateful", [False, True])
+def test_over_http_only_a_session_subscribes_and_its_subscriptions_end_with_it(built: Site, stateful: bool) -> None:
+    host = "docs://docs.example.com/"
+
+    async def subscribe(url: str) -> None:
+        async with Client(url, mode="legacy") as client:
+            with pytest.warns(MCPDeprecationWarning):
+                if stateful:
+                    await client.subscribe_resource(f"{host}index.md")
+                    assert pages.subscribed, "a session's subscription was not kept"
+                else:
+                    with pytest.raises(MCPError, match="needs a session, and this server is stateless over HTTP"):
+                        await client.subscribe_resource(f"{host}index.md")
+
+    with http_server(built.index_path, stateful) as (url, pages):
+        anyio.run(subscribe, url)
+        deadline = time.monotonic() + 10
+        while pages.subscribed and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not pages.subscribed, "the session ended and its subscriptions stayed"

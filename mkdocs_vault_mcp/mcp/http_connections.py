@@ -45,11 +45,20 @@ class ConnectionGuard:
     A connection is known to the app by the addresses in the request's scope, which are its socket's.
     """
 
-    def __init__(self, max_connections: int | None = None, read_seconds: float = limits.REQUEST_READ_SECONDS) -> None:
+    def __init__(
+        self,
+        max_connections: int | None = None,
+        read_seconds: float = limits.REQUEST_READ_SECONDS,
+        unguarded_warning: str | None = None,
+    ) -> None:
         self.max_connections = max_connections or connection_limit()
         self.read_seconds = read_seconds
         self.connections: dict[ConnectionKey, _Connection] = {}
         self._sweeping: asyncio.TimerHandle | None = None
+        self._sweeping_loop: asyncio.AbstractEventLoop | None = None
+        # Logged at the first request when the server does not run `protocol()`, so nothing here guards it.
+        self.unguarded_warning = unguarded_warning
+        self.protocol_runs = False
 
     def protocol(self) -> type[asyncio.Protocol]:
         """uvicorn's h11 protocol, reporting its connections here (uvicorn takes a protocol class as `http`)."""
@@ -69,6 +78,7 @@ class ConnectionGuard:
         return GuardedH11Protocol
 
     def opened(self, protocol: Any, transport: asyncio.Transport) -> None:
+        self.protocol_runs = True
         key = protocol._guard_key = connection_key(
             transport.get_extra_info("peername"), transport.get_extra_info("sockname")
         )
@@ -76,8 +86,10 @@ class ConnectionGuard:
         if len(self.connections) > self.max_connections:
             waiting = [k for k, c in self.connections.items() if not c.answering and c.protocol is not protocol]
             self._close(min(waiting, key=lambda k: self.connections[k].waiting_since) if waiting else key)
-        if self._sweeping is None:
-            self._sweeping = asyncio.get_running_loop().call_later(1, self._sweep)
+        loop = asyncio.get_running_loop()
+        # One guard may outlive its event loop (asgi.py's serves the process): a new loop gets a sweep of its own.
+        if self._sweeping is None or self._sweeping_loop is not loop:
+            self._sweeping, self._sweeping_loop = loop.call_later(1, self._sweep), loop
 
     def closed(self, protocol: Any, key: ConnectionKey) -> None:
         known = self.connections.get(key)
@@ -102,6 +114,9 @@ class ConnectionGuard:
         read whole to when its answer was sent."""
         connection = self.connections.get(connection_key(scope.get("client"), scope.get("server")))
         if connection is None:
+            if not self.protocol_runs and self.unguarded_warning:
+                log.warning(self.unguarded_warning)
+                self.unguarded_warning = None
             return receive, send
         if scope.get("method") in ("GET", "HEAD", "DELETE", "OPTIONS"):
             connection.answering = True  # no body to wait for (an event stream may last)
@@ -155,7 +170,10 @@ def log_accept_errors_once(loop: asyncio.AbstractEventLoop) -> None:
 
     def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         nonlocal logged
-        if str(context.get("message", "")).startswith("socket.accept() out of system resource"):
+        message = str(context.get("message", ""))
+        if "_start_serving" in message and isinstance(context.get("exception"), ValueError):
+            return  # accepting, paused for lack of files, resumed after the server closed its socket: nothing lost
+        if message.startswith("socket.accept() out of system resource"):
             if not logged:
                 logged = True
                 log.error(

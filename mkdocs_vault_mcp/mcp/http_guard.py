@@ -37,6 +37,19 @@ def transport_security(host: str, allowed_hosts: list[str]) -> TransportSecurity
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
 
 
+class BlankToken(ValueError):
+    """A bearer token that is empty or only white space: it would lock every client out, or let every one in."""
+
+
+def bearer_token(value: str) -> str:
+    """`value` without the white space around it (a value set from a file, a heredoc or a Kubernetes Secret often ends
+    in a newline that no client sends); BlankToken when nothing is left."""
+    token = value.strip()
+    if not token:
+        raise BlankToken(value)
+    return token
+
+
 def has_port(name: str) -> bool:
     return name.rpartition(":")[2].isdigit() and (not name.startswith("[") or "]:" in name)
 
@@ -52,7 +65,8 @@ class Guard:
     def __init__(self, app: Any, host: str, token: str | None, connections: ConnectionGuard | None = None) -> None:
         self.app = app
         self.every_address = host in WILDCARD_ADDRESSES
-        self.expected = token.encode() if token else None
+        # A blank token raises BlankToken here, whoever hosts the app: it never means "no authentication".
+        self.expected = bearer_token(token).encode() if token is not None else None
         # Requests being answered now, event streams (GET) aside: a server that stops lets them finish first.
         self.answering = 0
         self.connections = connections or ConnectionGuard()

@@ -8,7 +8,9 @@ largest `max_chars`); `#anchor` after the path reads one section, as `read`'s `s
 
 Changes reach clients through the SDK's `subscriptions/listen` streams (protocol 2026-07-28): when the index
 changes (a rebuild under `mkdocs serve`, a new published index, a refreshed download), a listener learns that the
-list changed if pages came or went, and that a page it subscribed to changed if its text did.
+list changed if pages came or went, and that a page it subscribed to changed if its text did. Clients of earlier
+protocols subscribe with `resources/subscribe`: only to a page of the index, at most SUBSCRIPTIONS per session, and
+only in a session that outlives its request (stdio, stateful HTTP); the table is dropped with the session.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ import base64
 import logging
 import os
 import sqlite3
+import string
 import weakref
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote, urlsplit
 
@@ -34,6 +37,7 @@ from mcp.server.subscriptions import (
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
     INVALID_PARAMS,
+    INVALID_REQUEST,
     Annotations,
     CompleteRequestParams,
     CompleteResult,
@@ -67,6 +71,9 @@ SCHEME = "docs"
 MIME_TYPE = "text/markdown"
 RESOURCES_PER_PAGE = 100
 COMPLETIONS = 100  # the most values MCP lets one completion answer hold
+SUBSCRIPTIONS = 1_000  # pages one session may subscribe to with resources/subscribe
+# SQLite's lower() folds ASCII letters only: what was typed is folded the same way, or the two would never agree.
+ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 # Characters RFC 6570 leaves as they are in a `{+path}` expansion: unreserved and reserved ones, `%` aside.
 KEPT_IN_PATH = "/:@!$&'()*+,;=-._~"
 # How often the server looks whether the index changed, while someone listens.
@@ -107,6 +114,15 @@ def parse_uri(uri: str, host: str) -> tuple[str, str | None]:
             f"{page_uri(host, 'index.md')}): list them with resources/list."
         )
     return unquote(parts.path[1:]), unquote(parts.fragment) if parts.fragment else None
+
+
+def page_of(conn: sqlite3.Connection, uri: str) -> str:
+    """The URI of the page (without its #anchor) that `uri` names; InvalidArgument unless the index has it."""
+    host = host_of(site_url(conn))
+    path, _ = parse_uri(uri, host)
+    if conn.execute("SELECT 1 FROM documents WHERE path = ?", [path]).fetchone() is None:
+        raise InvalidArgument(f"{uri[:200]!r} names no page of this server; list its pages with resources/list.")
+    return page_uri(host, path)
 
 
 def encode_cursor(path: str) -> str:
@@ -171,7 +187,7 @@ def complete_path(conn: sqlite3.Connection, typed: str) -> Completion:
     starts = "substr(path, 1, ?) = ?"
     total = conn.execute(f"SELECT count(*) FROM documents WHERE {starts}", [len(typed), typed]).fetchone()[0]
     if typed:
-        pattern = "%" + typed.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        pattern = "%" + typed.translate(ASCII_LOWER).replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         inside = "lower(path) LIKE ? ESCAPE '\\' AND substr(path, 1, ?) != ?"
         inside_parameters = [pattern, len(typed), typed]
         total += conn.execute(f"SELECT count(*) FROM documents WHERE {inside}", inside_parameters).fetchone()[0]
@@ -200,9 +216,8 @@ class Resources:
         self.index = index
         self.bus = CountedBus()
         self.listen = ListenHandler(self.bus)
-        # Protocol 2025-11-25 and before: the connections subscribed to each URI (resources/subscribe). Only one
-        # that outlives its request (stdio, stateful HTTP) can be told; a stateless HTTP request has ended by then.
-        self.subscribed: dict[str, weakref.WeakSet[Any]] = {}
+        # Protocol 2025-11-25 and before: the page URIs each client connection subscribed to (resources/subscribe).
+        self.subscribed: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
 
     async def _read(self, compute: Callable[[sqlite3.Connection], Any]) -> Any:
         try:
@@ -259,15 +274,33 @@ class Resources:
         return CompleteResult(completion=await self._read(compute))
 
     async def subscribe(self, ctx: ServerRequestContext, params: SubscribeRequestParams) -> EmptyResult:
-        self.subscribed.setdefault(params.uri, weakref.WeakSet()).add(client_connection(ctx))
+        connection = client_connection(ctx)
+        if ctx.request is not None and connection.session_id is None:
+            # Stateless HTTP: the connection ends with this request, so no change could ever be told on it.
+            raise MCPError(
+                INVALID_REQUEST,
+                "resources/subscribe needs a session, and this server is stateless over HTTP: each request stands "
+                "alone. Read the page again to see changes, listen with subscriptions/listen (protocol 2026-07-28), "
+                "or serve with stateful sessions.",
+            )
+        uri = params.uri
+        page = await self._read(lambda conn: page_of(conn, uri))
+        pages = self.subscribed.get(connection)
+        if pages is None:
+            pages = self.subscribed[connection] = set()
+            connection.exit_stack.callback(self.subscribed.pop, connection, None)
+        if page not in pages and len(pages) >= SUBSCRIPTIONS:
+            message = f"this session is subscribed to {SUBSCRIPTIONS} pages, the most it may be; unsubscribe first."
+            raise MCPError(INVALID_PARAMS, message)
+        pages.add(page)
         return EmptyResult()
 
     async def unsubscribe(self, ctx: ServerRequestContext, params: UnsubscribeRequestParams) -> EmptyResult:
-        sessions = self.subscribed.get(params.uri)
-        if sessions is not None:
-            sessions.discard(client_connection(ctx))
-            if not sessions:
-                del self.subscribed[params.uri]
+        pages, uri = self.subscribed.get(client_connection(ctx)), params.uri
+        if pages:
+            with suppress(MCPError):  # a page that has left the index since: its URI as it was given
+                uri = await self._read(lambda conn: page_of(conn, uri))
+            pages.discard(uri)
         return EmptyResult()
 
     # -- change events ----------------------------------------------------------------------------------------
@@ -275,12 +308,14 @@ class Resources:
     async def _tell(self, event: ServerEvent) -> None:
         await self.bus.publish(event)
         if isinstance(event, ResourceUpdated):
-            for connection in list(self.subscribed.get(event.uri, ())):
+            for connection, pages in list(self.subscribed.items()):
+                if event.uri not in pages:
+                    continue
                 try:
                     await connection.send_resource_updated(event.uri)
                 except Exception as error:  # a connection that has ended: it hears nothing more
                     log.debug("Could not tell a client that %s changed: %s", event.uri, error)
-                    self.subscribed[event.uri].discard(connection)
+                    self.subscribed.pop(connection, None)
 
     @asynccontextmanager
     async def watching(self, server: Any) -> AsyncIterator[dict[str, Any]]:

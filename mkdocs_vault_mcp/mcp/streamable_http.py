@@ -102,6 +102,31 @@ def mcp_app(
     )
 
 
+def guarded_app(
+    server: Server,
+    host: str,
+    path: str,
+    allowed_hosts: list[str],
+    token: str | None = None,
+    stateful: bool = False,
+    *,
+    connections: ConnectionGuard,
+    origins: list[str] | None = None,
+    max_sessions: int = limits.MAX_SESSIONS,
+    session_idle_seconds: float = limits.SESSION_IDLE_SECONDS,
+) -> Guard:
+    """The app every way of hosting serves (`serve --transport http`, the live server, asgi.py): the SDK's app behind
+    the Host and Origin checks, the bearer token and `connections`, whose protocol the HTTP server must run for the
+    slow-connection guard and the connection cap to hold. `origins`: browser origins allowed besides the hosts'."""
+    security = transport_security(host, allowed_hosts)
+    security.allowed_origins = [*security.allowed_origins, *(origins or [])]
+    app = mcp_app(server, host, path, security, stateful, max_sessions, session_idle_seconds)
+    if stateful:
+        # At the limit the SDK refuses new clients; here the longest idle session makes room instead.
+        mcp_sdk.evict_longest_idle_session_when_full(server.session_manager)
+    return Guard(app, host, token, connections)
+
+
 def http_server(
     server: Server,
     host: str,
@@ -112,15 +137,20 @@ def http_server(
     max_sessions: int = limits.MAX_SESSIONS,
     session_idle_seconds: float = limits.SESSION_IDLE_SECONDS,
 ) -> uvicorn.Server:
-    app = mcp_app(
-        server, host, path, transport_security(host, allowed_hosts), stateful, max_sessions, session_idle_seconds
-    )
-    if stateful:
-        # At the limit the SDK refuses new clients; here the longest idle session makes room instead.
-        mcp_sdk.evict_longest_idle_session_when_full(server.session_manager)
     connections = ConnectionGuard()
+    app = guarded_app(
+        server,
+        host,
+        path,
+        allowed_hosts,
+        token,
+        stateful,
+        connections=connections,
+        max_sessions=max_sessions,
+        session_idle_seconds=session_idle_seconds,
+    )
     config = uvicorn.Config(
-        Guard(app, host, token, connections),
+        app,
         http=connections.protocol(),
         # Connections accepted at once, before any is closed: with room for them below the limit of open files.
         backlog=ACCEPT_BACKLOG,
