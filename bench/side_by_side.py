@@ -16,9 +16,12 @@ JSON of the CallToolResult as the client holds it), and ours/peer. Ping's p50 on
 transport baseline. Then start-up to first answer: from spawning the server to the first answer of the
 keyword search, each server started `--starts` times, alternately, its index already built.
 
-    .venv/bin/python bench/side_by_side.py [--calls 100] [--warmup 10] [--starts 5] [--peer-version 5.1.0]
+    .venv/bin/python bench/side_by_side.py [--calls 100] [--warmup 10] [--starts 5] [--peer-version 5.1.0] [--one-date]
 
-Writes bench/results/speed/side_by_side.json. The first run installs the peer and lets it index the corpus once
+`--one-date` serves both a copy of the corpus with every file at one modification time (`bench/out/fastapi-one-date`,
+ours built from it by the plugin, the peer indexing it once into a state of its own), as every file of a fresh CI
+checkout has: get_recent and the listings by date meet nothing but ties. Writes
+bench/results/speed/side_by_side.json (with `--one-date`, side_by_side_one_date.json). The first run installs the peer and lets it index the corpus once
 (a few minutes on 2 CPUs); the corpus files are checked unchanged at the end.
 """
 
@@ -29,6 +32,7 @@ import asyncio
 import hashlib
 import json
 import os
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -45,6 +49,7 @@ from tool_latency import DEFAULT_SITE, SERVER_COMMAND, ensure_site, percentile
 BENCH = Path(__file__).resolve().parent
 OUT = BENCH / "out" / "side-by-side"
 CORPUS = BENCH / "out" / "fastapi" / "docs"  # what build_overhead.copy_corpus lays out (all 13 languages)
+PEER_STATE = OUT / "peer"  # the peer's index and state of CORPUS
 PEER_PACKAGE = "markdown-vault-mcp"
 DEFAULT_PEER_VERSION = "5.1.0"  # the newest on PyPI when this was written, the one bench/results/ measured
 READ_PAGE = "en/tutorial/path-params.md"
@@ -69,10 +74,25 @@ CASES: list[tuple[str, str, dict[str, Any], str, dict[str, Any]]] = [
         "list_documents",
         {"folder": "en"},
     ),
+    # The peer's listing has one order: ours in each of the others beside it.
+    *(
+        (
+            f"list folder en, sort={sort}",
+            "query_documents",
+            {"folder": "en", "limit": 200, "sort": sort},
+            "list_documents",
+            {"folder": "en"},
+        )
+        for sort in ("modified", "title")
+    ),
     (f"read {READ_PAGE}", "read", {"path": READ_PAGE}, "read", {"path": READ_PAGE}),
     ("count folder en", "count_documents", {"folder": "en"}, "list_documents", {"folder": "en"}),
 ]
 FIRST_ANSWER = ("search", {"query": "dependencies"})
+# --one-date: the same corpus copied again with every file at this modification time, as every file of a fresh
+# CI checkout shares one (no git history to date the pages by): get_recent and sort=modified meet only ties.
+ONE_DATE = BENCH / "out" / "fastapi-one-date"
+ONE_DATE_NS = 1_767_225_600 * 10**9  # 2026-01-01T00:00:00Z
 PING = "ping (baseline)"
 
 
@@ -88,22 +108,47 @@ def peer_venv(version: str) -> Path:
     return venv / "bin" / PEER_PACKAGE
 
 
+def one_date_site() -> Path:
+    """The one-date corpus (copied once, every file's time set to ONE_DATE_NS) and the site the plugin builds from
+    it, built again when the index is missing or of another schema version than the package imported here."""
+    import build_overhead
+    from mkdocs_vault_mcp.index.schema import FORMAT_VERSION
+
+    build_overhead.copy_corpus(build_overhead.CORPUS, ONE_DATE)
+    for path in (ONE_DATE / "docs").rglob("*"):
+        os.utime(path, ns=(ONE_DATE_NS, ONE_DATE_NS))
+    build_overhead.write_configs(ONE_DATE)
+    site = ONE_DATE / "sites" / "vault-warm"
+    index = site / "vault-mcp" / "index.sqlite"
+    if index.is_file():
+        conn = sqlite3.connect(f"{index.as_uri()}?mode=ro", uri=True)
+        found = conn.execute("SELECT value FROM info WHERE key = 'schema_version'").fetchone()
+        conn.close()
+        if found == (FORMAT_VERSION,):
+            return site
+    print(f"building {site} with vault-mcp (every page dated {ONE_DATE_NS // 10**9}) ...", flush=True)
+    build_overhead.build(ONE_DATE, "vault-warm", site, dict(os.environ, NO_MKDOCS_2_WARNING="1"))
+    return site
+
+
 def peer_params(command: Path) -> mcp.StdioServerParameters:
-    OUT.joinpath("peer").mkdir(parents=True, exist_ok=True)
+    PEER_STATE.mkdir(parents=True, exist_ok=True)
     env = dict(
         os.environ,
         MARKDOWN_VAULT_MCP_SOURCE_DIR=str(CORPUS),
         MARKDOWN_VAULT_MCP_READ_ONLY="true",  # read in place: it must never write to the corpus
         MARKDOWN_VAULT_MCP_FILE_WATCHER="false",  # ours does not watch files either when serving an index
-        MARKDOWN_VAULT_MCP_INDEX_PATH=str(OUT / "peer" / "index.sqlite"),
-        MARKDOWN_VAULT_MCP_STATE_PATH=str(OUT / "peer" / "state.json"),
-        MARKDOWN_VAULT_MCP_EMBEDDINGS_PATH=str(OUT / "peer" / "embeddings"),
+        MARKDOWN_VAULT_MCP_INDEX_PATH=str(PEER_STATE / "index.sqlite"),
+        MARKDOWN_VAULT_MCP_STATE_PATH=str(PEER_STATE / "state.json"),
+        MARKDOWN_VAULT_MCP_EMBEDDINGS_PATH=str(PEER_STATE / "embeddings"),
     )
     return mcp.StdioServerParameters(command=str(command), args=["serve"], env=env)
 
 
 def our_params(site: Path) -> mcp.StdioServerParameters:
-    return mcp.StdioServerParameters(command=str(SERVER_COMMAND), args=["serve", str(site)])
+    # This process's environment, as the peer's: without it the SDK passes a few variables only, and a PYTHONPATH
+    # naming the checkout to measure would not reach the server.
+    return mcp.StdioServerParameters(command=str(SERVER_COMMAND), args=["serve", str(site)], env=dict(os.environ))
 
 
 def corpus_digest() -> str:
@@ -348,7 +393,9 @@ def sql_alone(tool: str, arguments: dict[str, Any]) -> Any:
     return {
         "stats": lambda conn: queries.index_stats(conn),
         "get_recent": lambda conn: queries.get_recent(conn, limit=arguments.get("limit", 20)),
-        "query_documents": lambda conn: queries.query_documents(conn, folder, limit=arguments.get("limit", 50)),
+        "query_documents": lambda conn: queries.query_documents(
+            conn, folder, sort=arguments.get("sort", "path"), limit=arguments.get("limit", 50)
+        ),
         "count_documents": lambda conn: queries.count_documents(conn, folder),
         "search": lambda conn: ranked.search(conn, arguments.get("query", ""), folder),
     }.get(tool)
@@ -447,13 +494,24 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=10, help="untimed rounds first (default 10)")
     parser.add_argument("--starts", type=int, default=5, help="starts of each server for the first answer")
     parser.add_argument("--peer-version", default=DEFAULT_PEER_VERSION, help=f"default {DEFAULT_PEER_VERSION}")
+    parser.add_argument(
+        "--one-date",
+        action="store_true",
+        help=f"every file of the corpus at one time (a copy under {os.path.relpath(ONE_DATE, BENCH.parent)});"
+        " results side_by_side_one_date",
+    )
     args = parser.parse_args()
 
-    ensure_site(DEFAULT_SITE)
+    global CORPUS, PEER_STATE
+    if args.one_date:
+        site, CORPUS, PEER_STATE = one_date_site(), ONE_DATE / "docs", OUT / "peer-one-date"
+    else:
+        site = DEFAULT_SITE
+        ensure_site(site)
     if not CORPUS.is_dir():
         sys.exit(f"side_by_side: no corpus at {CORPUS}; run bench/build_overhead.py (or tool_latency.py) once")
     before = corpus_digest()
-    ours, peer = our_params(DEFAULT_SITE), peer_params(peer_venv(args.peer_version))
+    ours, peer = our_params(site), peer_params(peer_venv(args.peer_version))
     with QuietServers() as errlog:
         peer_pages = asyncio.run(wait_until_peer_indexed(peer, errlog))
         measured = asyncio.run(measure(ours, peer, args.calls, args.warmup, errlog))
@@ -468,7 +526,7 @@ def main() -> None:
                 starts[side].append(asyncio.run(first_answer(params, errlog)))
                 if not starts[side][-1][1]:
                     sys.exit(f"side_by_side: {side}'s first search found nothing")
-    split = asyncio.run(where_time_goes(DEFAULT_SITE / "vault-mcp" / "index.sqlite"))
+    split = asyncio.run(where_time_goes(site / "vault-mcp" / "index.sqlite"))
     after = corpus_digest()
     if after != before:
         sys.exit(f"side_by_side: the corpus changed during the run ({before} -> {after})")
@@ -563,9 +621,11 @@ def main() -> None:
 
     report = "\n".join(
         [
-            f"corpus: {os.path.relpath(CORPUS, BENCH.parent)} (1,643 Markdown pages, 13 languages; digest {before},"
+            f"corpus: {os.path.relpath(CORPUS, BENCH.parent)} (1,643 Markdown pages, 13 languages"
+            + (f", every file's time {ONE_DATE_NS // 10**9} (one date)" if args.one_date else "")
+            + f"; digest {before},"
             " unchanged after the run)",
-            f"ours: mkdocs-vault-mcp serve {os.path.relpath(DEFAULT_SITE, BENCH.parent)} (the index the plugin built"
+            f"ours: mkdocs-vault-mcp serve {os.path.relpath(site, BENCH.parent)} (the index the plugin built"
             " from those files)",
             f"peer: {PEER_PACKAGE} {args.peer_version} (bench-only venv), read-only, no file watcher, no embeddings"
             f" provider; its own index of the same folder ({peer_pages} notes)",
@@ -609,7 +669,7 @@ def main() -> None:
         ]
     )
     print(report)
-    path = write_results("side_by_side", report)
+    path = write_results("side_by_side_one_date" if args.one_date else "side_by_side", report)
     print(f"written to {os.path.relpath(path, BENCH.parent)}")
 
 

@@ -16,7 +16,7 @@ from typing import Generic, TypeVar
 
 # Bump when the schema or what goes into it changes: every page is indexed again, and `serve` refuses an index of
 # another version (info `schema_version`; the prefix of info `options` in an index that predates that row).
-FORMAT_VERSION = "10"
+FORMAT_VERSION = "11"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 FTS_COLUMNS = ("path", "title", "headings", "summary", "body")
 # Every table a working index holds, the dependent ones first (the order to drop them in). `section_vectors`
@@ -70,8 +70,19 @@ CREATE UNIQUE INDEX IF NOT EXISTS "idx_documents_path" ON "documents" ("path");
 -- Covers the fingerprints every build reads first.
 CREATE INDEX IF NOT EXISTS "idx_documents_path_fingerprint" ON "documents" ("path", "fingerprint");
 CREATE INDEX IF NOT EXISTS "idx_documents_folder_path" ON "documents" ("folder", "path");
+-- One index per listing order (get_recent, query_documents' sort and order; ties by path ascending), alone and
+-- after a language, in the directions it reads: an index read backwards reverses the tie too, and pages that share
+-- a date (every page of a fresh checkout) would otherwise be sorted whole before the first row.
 CREATE INDEX IF NOT EXISTS "idx_documents_modified_path" ON "documents" ("modified", "path");
+CREATE INDEX IF NOT EXISTS "idx_documents_modified_desc_path" ON "documents" ("modified" DESC, "path");
+CREATE INDEX IF NOT EXISTS "idx_documents_title_path" ON "documents" ("title", "path");
+CREATE INDEX IF NOT EXISTS "idx_documents_title_desc_path" ON "documents" ("title" DESC, "path");
 CREATE INDEX IF NOT EXISTS "idx_documents_language_path" ON "documents" ("language", "path");
+CREATE INDEX IF NOT EXISTS "idx_documents_language_modified_path" ON "documents" ("language", "modified", "path");
+CREATE INDEX IF NOT EXISTS "idx_documents_language_modified_desc_path"
+  ON "documents" ("language", "modified" DESC, "path");
+CREATE INDEX IF NOT EXISTS "idx_documents_language_title_path" ON "documents" ("language", "title", "path");
+CREATE INDEX IF NOT EXISTS "idx_documents_language_title_desc_path" ON "documents" ("language", "title" DESC, "path");
 -- Only fallback copies (mkdocs-static-i18n) have one: `search` asks whether there are any.
 CREATE INDEX IF NOT EXISTS documents_fallback_of ON documents (fallback_of) WHERE fallback_of IS NOT NULL;
 CREATE TABLE IF NOT EXISTS "sections" (
