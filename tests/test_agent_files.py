@@ -198,3 +198,28 @@ def test_llms_full_txt_is_bounded_and_says_what_it_left_out_and_the_card_names_t
     assert card["remotes"] == [{"type": "streamable-http", "url": "https://breeze.example.org/mcp"}]
     assert "mkdocs-vault-mcp/index" not in card["_meta"]  # publish_index: false
     assert not (example / "site" / "llms-full.txt").exists()  # only when asked for
+
+
+def test_a_site_without_site_url_gets_relative_links_no_discovery_file_and_keeps_its_own_llms_txt(
+    tmp_path: Path,
+) -> None:
+    site = Site(tmp_path, {"plugins": ["vault-mcp"], "nav": ["index.md", {"Guide": ["guide/setup.md"]}]})
+    site.write("index.md", "# Home\n\nThe home page. More text here.\n")
+    site.write("guide/setup.md", "---\ndescription: Set it up.\n---\n# Setup\n\nSteps.\n")
+    site.write("llms.txt", "# My own llms.txt\n")  # a static file of the site: the owner's, kept
+    site.build()
+    assert (site.site_dir / "llms.txt").read_text(encoding="utf-8") == "# My own llms.txt\n"
+    assert "the site has its own llms.txt; left as it is" in " ".join(site.messages(prefix="vault-mcp"))
+    assert not (site.site_dir / ".well-known").exists()  # no site_url: no absolute address to name
+    assert (
+        (site.site_dir / "guide" / "setup" / "index.md")
+        .read_text(encoding="utf-8")
+        .startswith('---\ntitle: "Setup"\nurl: "/guide/setup/"\n')
+    )
+    (site.docs / "llms.txt").unlink()
+    site.build()
+    _, _, sections = parse_llms_txt((site.site_dir / "llms.txt").read_text(encoding="utf-8"))
+    assert sections == {
+        "Pages": [{"title": "Home", "url": "index.md", "notes": "The home page."}],
+        "Guide": [{"title": "Setup", "url": "guide/setup/index.md", "notes": "Set it up."}],
+    }

@@ -30,9 +30,10 @@ from .site_folder import PAGE_BYTES, SiteError, Unreadable, leads_outside, read_
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
 INDEX_URI = "vault-mcp/index.sqlite"
+MARKER = "mkdocs-vault-mcp"  # named by every file written here, so a later run knows its own files
 NOTE = (
     "Each link is the page's text as Markdown{where}; the same text is searchable through this site's MCP "
-    "index (mkdocs-vault-mcp)."
+    f"index ({MARKER})."
 )
 
 
@@ -158,11 +159,15 @@ def language_root(uris: list[str]) -> str:
     return common.strip("/") + "/" if common.strip("/") else ""
 
 
-def write_file(site_dir: Path, uri: str, text: str) -> bool:
-    """Write `text` at `uri` inside the site, never through a symbolic link (the site folder is untrusted)."""
+def write_file(site_dir: Path, uri: str, text: str, *, owners_own: bool = False) -> bool:
+    """Write `text` at `uri` inside the site, never through a symbolic link (the site folder is untrusted).
+    `owners_own`: a file the site's owner may write by hand (`llms.txt`), kept unless an earlier run wrote it."""
     destination = site_dir / uri
     if leads_outside(site_dir.resolve(), destination.parent):
         log.warning(f"vault-mcp: {destination.parent} leads outside the site folder; {uri} not written")
+        return False
+    if owners_own and not written_by_us(site_dir, destination):
+        log.info(f"vault-mcp: the site has its own {uri}; left as it is")
         return False
     destination.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -175,6 +180,17 @@ def write_file(site_dir: Path, uri: str, text: str) -> bool:
     with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
         out.write(text)
     return True
+
+
+def written_by_us(site_dir: Path, destination: Path) -> bool:
+    """Whether `destination` is free, or a file that names this package (as everything it writes does)."""
+    if not os.path.lexists(destination):
+        return True
+    try:
+        data, _ = read_site_file(site_dir.resolve(), destination, PAGE_BYTES)
+    except (Unreadable, OSError):
+        return False
+    return MARKER.encode() in data
 
 
 def site_description(site_dir: Path, root: str) -> str:
@@ -190,7 +206,8 @@ def site_description(site_dir: Path, root: str) -> str:
     head = data.split(b"</head>", 1)[0].decode("utf-8", errors="replace")
     tag = BeautifulSoup(head, "html.parser").find("meta", attrs={"name": "description"})
     content = tag.get("content") if tag is not None else None
-    return " ".join(content.split()) if isinstance(content, str) else ""
+    text = " ".join(content.split()) if isinstance(content, str) else ""
+    return "" if text == "None" else text  # MkDocs' own theme writes the missing site_description so
 
 
 def write_agent_files(index: Path, site_dir: Path, options: AgentFilesOptions) -> Written:
@@ -208,20 +225,25 @@ def write_agent_files(index: Path, site_dir: Path, options: AgentFilesOptions) -
         conn.close()
     if cache is not None:
         cache.save()
-    descriptions = []
+    descriptions: dict[str, str] = {}
     for _, pages in sorted(languages.items()):
         root = language_root([uri for uri, _ in pages]) if len(languages) > 1 else ""
         given = options.site_description if not root else None  # mkdocs.yml's is the default language's
-        descriptions.append(" ".join(given.split()) if given is not None else site_description(site_dir, root))
+        descriptions[root] = (
+            " ".join(given.split())
+            if given
+            else site_description(site_dir, root)
+            or next((page.description for uri, page in pages if uri == root), "")  # the home page's own
+        )
         linked = []
         for uri, page in pages:
             target = copy_uri(uri) if options.markdown_copies else uri
             linked.append(replace(page, link=link_to(target, site_url, root)))
             if options.markdown_copies and write_file(site_dir, copy_uri(uri), llms_txt.page_document(page)):
                 written.markdown_copies += 1
-        write_language(site_dir, root, (site_name, descriptions[-1]), linked, options, written)
+        write_language(site_dir, root, (site_name, descriptions[root]), linked, options, written)
     if options.discovery:
-        description = next((text for text in descriptions if text), "")
+        description = descriptions.get("") or next((text for text in descriptions.values() if text), "")
         written.discovery = write_discovery(site_dir, site_url, site_name, description, options, written.llms_txt)
     return written
 
@@ -240,11 +262,12 @@ def write_language(
         where = (
             " (a copy beside each page's HTML: add `index.md` or `.md` to its URL)" if options.markdown_copies else ""
         )
-        if write_file(site_dir, f"{root}llms.txt", llms_txt.llms_txt(*site, groups, NOTE.format(where=where))):
+        text = llms_txt.llms_txt(*site, groups, NOTE.format(where=where))
+        if write_file(site_dir, f"{root}llms.txt", text, owners_own=True):
             written.llms_txt.append(f"{root}llms.txt")
     if options.llms_full_chars:
         text, left_out = llms_txt.llms_full_txt(*site, groups, options.llms_full_chars)
-        if write_file(site_dir, f"{root}llms-full.txt", text):
+        if write_file(site_dir, f"{root}llms-full.txt", text, owners_own=True):
             written.llms_full_txt.append(f"{root}llms-full.txt")
             written.left_out += left_out
 
@@ -263,7 +286,7 @@ def write_discovery(
         site_url, site_name, description, options.hosted_mcp, index_uri, FORMAT_VERSION, llms
     )
     text = json.dumps(server_card.ai_catalog(site_url, card), ensure_ascii=False, indent=2) + "\n"
-    return server_card.CATALOG_URI if write_file(site_dir, server_card.CATALOG_URI, text) else None
+    return server_card.CATALOG_URI if write_file(site_dir, server_card.CATALOG_URI, text, owners_own=True) else None
 
 
 def after_build(index: Path, config: Any, options: VaultMcpConfig, serving: bool) -> None:

@@ -144,7 +144,7 @@ def llms_full_txt(
 ) -> tuple[str, int]:
     """Every page's Markdown copy in navigation order, up to `limit` characters; what did not fit is listed at
     the end by its link. Also how many pages were left out."""
-    pieces = [heading(site_name, site_description)]
+    pieces = [heading(site_name, site_description) + "Every page of this site as Markdown (mkdocs-vault-mcp).\n"]
     size, left_out = len(pieces[0]), []
     for _, pages in groups:
         for page in pages:

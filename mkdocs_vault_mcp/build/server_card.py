@@ -17,6 +17,7 @@ CARD_TYPE = "application/mcp-server-card+json"
 CARD_SCHEMA = "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json"
 META_INDEX = "mkdocs-vault-mcp/index"  # the published index: {"url", "schemaVersion"}
 META_LLMS_TXT = "mkdocs-vault-mcp/llms-txt"  # the llms.txt files, one per language
+META_GENERATOR = "mkdocs-vault-mcp/generator"  # which package wrote the card, and so may replace it
 CARD_TEXT_CHARS = 100  # the schema's limit on `description` and `title`
 
 
@@ -55,13 +56,12 @@ def server_card(
     }
     if hosted_mcp:
         card["remotes"] = [{"type": "streamable-http", "url": urljoin(site_url, hosted_mcp)}]
-    meta: dict[str, Any] = {}
+    meta: dict[str, Any] = {META_GENERATOR: f"mkdocs-vault-mcp {__version__}"}
     if index_uri is not None:
         meta[META_INDEX] = {"url": urljoin(site_url, index_uri), "schemaVersion": schema_version}
     if llms_txt:
         meta[META_LLMS_TXT] = [urljoin(site_url, uri) for uri in llms_txt]
-    if meta:
-        card["_meta"] = meta
+    card["_meta"] = meta
     return card
 
 
