@@ -223,3 +223,22 @@ def test_a_site_without_site_url_gets_relative_links_no_discovery_file_and_keeps
         "Pages": [{"title": "Home", "url": "index.md", "notes": "The home page."}],
         "Guide": [{"title": "Setup", "url": "guide/setup/index.md", "notes": "Set it up."}],
     }
+
+
+def test_index_never_writes_through_a_link_or_over_a_folder_of_a_hostile_site(example: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    shutil.copytree(example / "site-plain", site)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (site / "llms.txt").unlink()
+    (site / "llms.txt").symlink_to(outside / "llms.txt")
+    (site / "guide" / "calibration" / "index.md").unlink()
+    (site / "guide" / "calibration" / "index.md").mkdir()
+    (site / "api" / "index.md").unlink()
+    (site / "api" / "index.md").symlink_to(outside / "api.md")
+    done = run_index(str(site), "--config", str(example / "mkdocs-plain.yml"))
+    summary_line(done)
+    assert list(outside.iterdir()) == []
+    assert "calibration/index.md is a symbolic link or a folder; not written" in done.stderr
+    assert "the site has its own llms.txt; left as it is" in done.stderr
+    assert (site / "guide" / "sensors" / "index.md").is_file()  # the other pages' copies are written

@@ -173,8 +173,8 @@ def write_file(site_dir: Path, uri: str, text: str, *, owners_own: bool = False)
     try:
         handle = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o666)
     except OSError as error:
-        if os.path.islink(destination):
-            log.warning(f"vault-mcp: {destination} is a symbolic link; not written")
+        if os.path.islink(destination) or os.path.isdir(destination):
+            log.warning(f"vault-mcp: {destination} is a symbolic link or a folder; not written")
             return False
         raise error
     with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
