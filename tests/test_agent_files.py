@@ -18,8 +18,7 @@ import yaml
 
 from helpers.index_command import run_index, summary_line
 from helpers.mcp_session import Session, session_over
-from helpers.paths import ROOT
-from helpers.site import Site, build_from
+from helpers.site import Site, build_from, built_example_site
 
 SITE_URL = "https://breeze.example.org/"
 DESCRIPTION = "A tiny open-source weather-station toolkit for ESP32 boards and a Raspberry Pi."
@@ -38,9 +37,7 @@ def with_options(root: Path, name: str, options: str, site_dir: str) -> Path:
 @pytest.fixture(scope="module")
 def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """example-site built with the plugin (site/), without it (site-plain/), then indexed by the command."""
-    root = tmp_path_factory.mktemp("agent-files") / "example-site"
-    shutil.copytree(ROOT / "example-site", root, ignore=shutil.ignore_patterns(".cache", "site"))
-    Site(root, None).build()
+    root = built_example_site(tmp_path_factory.mktemp("agent-files") / "example-site").root
     build_from(with_options(root, "mkdocs-plain.yml", "      enabled: false\n", "site-plain"))
     assert not (root / "site-plain" / "llms.txt").exists()  # the plugin did nothing there
     summary_line(run_index(str(root / "site-plain"), "--config", str(root / "mkdocs-plain.yml")))
