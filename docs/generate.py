@@ -133,6 +133,10 @@ def own_class_schema(option: object) -> dict[str, Any]:
         return {"anyOf": [{"type": "boolean"}, {"type": "string", "minLength": 1}]}
     if name == "PathOrOff":
         return {"anyOf": [{"type": "string", "minLength": 1}, {"const": False}]}
+    if name == "CharsOrOff":
+        return {"anyOf": [{"type": "boolean"}, {"type": "integer", "minimum": 1000}]}
+    if name == "McpUrl":
+        return {"anyOf": [{"type": "string", "pattern": "^(/|https?://)"}, {"type": "null"}]}
     if name == "Port":
         return {"type": "integer", "minimum": 1, "maximum": 65535}
     if name == "Seconds":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -112,6 +113,38 @@ class ModelOrOff(base.BaseConfigOption[str | bool]):
 
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+class CharsOrOff(base.BaseConfigOption[int]):
+    """`false`, `true` (1,000,000 characters) or a number of characters (1000 or more)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.default = False
+        self.limit = limit
+
+    def run_validation(self, value: Any) -> int:
+        if value is False or value is None:
+            return 0
+        if value is True:
+            return self.limit
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 1000:
+            return value
+        raise base.ValidationError(f"expected true, false or a number of characters of at least 1000, got {value!r}")
+
+
+class McpUrl(base.BaseConfigOption[str | None]):
+    """An http(s) URL or a path on the site's host such as `/mcp`, or `null`."""
+
+    def run_validation(self, value: Any) -> str | None:
+        if value is None:
+            return None
+        if isinstance(value, str) and re.match(r"^(/|https?://[^/\s]+)\S*$", value):
+            return value
+        raise base.ValidationError(
+            f"expected the URL of the site's hosted MCP endpoint, such as 'https://docs.example.com/mcp' or '/mcp', "
+            f"got {value!r}"
+        )
 
 
 def semantic_model(value: str | Literal[True], config_folder: Path) -> str:
@@ -229,6 +262,45 @@ class VaultMcpConfig(base.Config):  # type: ignore[no-untyped-call, unused-ignor
     keeps it where it is.
 
     Example: true
+    """
+
+    # Files for agents that have no MCP client, and discovery.
+    llms_txt = c.Type(bool, default=True)
+    """Write `llms.txt` at the site's root (one per language, at each language's root), in llmstxt.org's format:
+    the site's name and description, then the pages grouped as the navigation groups them, each a link to its
+    Markdown copy with its one-line description. One line per page, so small. `false` leaves it out.
+
+    Example: false
+    """
+
+    llms_full_txt = CharsOrOff(limit=1_000_000)
+    """Also write `llms-full.txt` beside `llms.txt`: every page's Markdown copy, in navigation order. `true` limits
+    it to 1,000,000 characters, a number sets another limit; pages beyond it are left out and listed at its end.
+    Off by default: it holds the whole site's text.
+
+    Example: 400000
+    """
+
+    markdown_copies = c.Type(bool, default=True)
+    """Write a Markdown copy of each page beside its HTML (`guide/setup/index.md` beside
+    `guide/setup/index.html`), with its title, URL and modification time at the top: the same text that the
+    `read` tool answers. Drafts and pages left out of the index get none. `false` leaves them out.
+
+    Example: false
+    """
+
+    discovery = c.Type(bool, default=True)
+    """Write the discovery file `.well-known/ai-catalog.json` (an AI Catalog holding the site's MCP Server Card,
+    SEP-2127), which names the published index and `hosted_mcp_url`. It needs `site_url`. `false` leaves it out.
+
+    Example: false
+    """
+
+    hosted_mcp_url = McpUrl()
+    """The URL of the site's hosted MCP endpoint (see Hosting /mcp beside your site), for the discovery file: an
+    absolute URL, or a path on the site's host. `null`: the site hosts none.
+
+    Example: /mcp
     """
 
     # The live MCP server beside `mkdocs serve`.

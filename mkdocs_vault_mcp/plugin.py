@@ -39,7 +39,7 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import Page
 
 from .adapters import mkdocs_serve
-from .build import mkdocs_pages, stats_page
+from .build import agent_files, mkdocs_pages, stats_page
 from .build.faults import CACHE_HINT, SITE_HINT, build_fault, check_cache_dir, check_site_dir, fault_of
 from .build.i18n import I18nBuild, LanguageRun, i18n_build, theme_language
 from .build.incremental import IncrementalBuild
@@ -344,6 +344,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
                     if self.config.publish_index and not self.serving:
                         publish(self.indexing.writer.path, site / "index.sqlite")
                     write_snapshot(snapshot, site / "snapshot.json")
+                    agent_files.after_build(self.indexing.writer.path, config, self.config, self.serving)
         indexing, stats, where = self.indexing, answers["stats"], f" in '{self.language}'" if self.i18n else ""
         log.info(
             f"Indexed {stats['document_count']} pages{where}, {stats['section_count']} sections: "

@@ -28,6 +28,14 @@ WRONG = [
     ("cache_dir", 5),
     ("cache_dir", ""),
     ("publish_index", "x"),
+    ("llms_txt", "x"),
+    ("llms_full_txt", 10),
+    ("llms_full_txt", "big"),
+    ("markdown_copies", "x"),
+    ("discovery", "x"),
+    ("hosted_mcp_url", "mcp"),
+    ("hosted_mcp_url", "https://docs.example.com/my mcp"),
+    ("hosted_mcp_url", 5),
     ("stats_page", 5),
     ("stats_page", "../outside/"),
     ("stats_page_in_nav", "x"),
@@ -70,6 +78,13 @@ def test_the_messages_say_what_is_accepted(tmp_path, caplog):
     assert "('auto', 'git', 'mtime')" in config_errors(tmp_path, {"modified": "sometimes"}, caplog)[0]
     assert "from 1 to 65535, got 0" in config_errors(tmp_path, {"mcp_port": 0}, caplog)[0]
     assert "such as 'stats/'" in config_errors(tmp_path, {"stats_page": 5}, caplog)[0]
+    assert (
+        "such as 'https://docs.example.com/mcp' or '/mcp'"
+        in config_errors(tmp_path, {"hosted_mcp_url": "mcp"}, caplog)[0]
+    )
+    assert (
+        "a number of characters of at least 1000, got 10" in config_errors(tmp_path, {"llms_full_txt": 10}, caplog)[0]
+    )
 
 
 def test_a_wrong_value_fails_the_build(site, caplog):
@@ -99,6 +114,11 @@ def test_every_option_has_its_documented_default_and_type(tmp_path):
             "include_generated",
             "cache_dir",
             "publish_index",
+            "llms_txt",
+            "llms_full_txt",
+            "markdown_copies",
+            "discovery",
+            "hosted_mcp_url",
         )
     } == {
         "enabled": True,
@@ -111,6 +131,11 @@ def test_every_option_has_its_documented_default_and_type(tmp_path):
         "include_generated": False,
         "cache_dir": ".cache/plugin/vault-mcp",
         "publish_index": True,
+        "llms_txt": True,
+        "llms_full_txt": 0,  # off
+        "markdown_copies": True,
+        "discovery": True,
+        "hosted_mcp_url": None,
     }
 
 

@@ -5,6 +5,7 @@ repeats text in a search without a language filter, each language has its own st
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -186,3 +187,19 @@ def test_a_single_language_site_takes_the_theme_language(tmp_path) -> None:
     with session_over(site.index_path) as session:
         assert session.ok("count_documents", language="ja")["total"] == 1
         assert "the site's languages: 'ja'" in session.error("search", query="ようこそ", language="en")
+
+
+def test_each_language_has_its_own_llms_txt_and_markdown_copies(polyglot: tuple[str, Site]) -> None:
+    _, site = polyglot
+    for prefix, home in (("", "Home"), ("fr/", "Accueil"), ("de/", "Startseite")):
+        text = (site.site_dir / prefix / "llms.txt").read_text(encoding="utf-8")
+        links = re.findall(r"^- \[([^\]]+)\]\(([^)]+)\)", text, re.M)
+        # The language's own pages (a fallback copy included), linked relative to its root: no site_url.
+        assert sorted(target for _, target in links) == ["guide/index.md", "index.md", "only-english/index.md"]
+        assert (home, "index.md") in links
+        for _, target in links:
+            assert (site.site_dir / prefix / target).read_text(encoding="utf-8").startswith("---\ntitle: ")
+    french_fallback = (site.site_dir / "fr" / "only-english" / "index.md").read_text(encoding="utf-8")
+    assert "The kumquat chapter exists only in English." in french_fallback
+    german = (site.site_dir / "de" / "only-english" / "index.md").read_text(encoding="utf-8")
+    assert "Das Kapitel über Zwergorangen." in german

@@ -156,6 +156,37 @@ def test_the_suite_collects_from_the_unpacked_sdist_and_what_needs_a_checkout_sk
     assert "1 skipped" in skipped and "needs the shared corpora" in skipped, skipped[-3000:]
 
 
+def test_twine_check_passes_on_both_distributions_and_the_readme_names_the_wheel(dist: Path) -> None:
+    """What the release workflow checks before it uploads: the metadata and the README render on PyPI."""
+    try:
+        import twine  # noqa: F401
+    except ImportError:
+        pytest.skip("the `twine` package is not installed (it is in the test extra)")
+    (sdist,) = dist.glob("*.tar.gz")
+    (wheel,) = dist.glob("*.whl")
+    checked = run(sys.executable, "-m", "twine", "check", "--strict", sdist, wheel)
+    assert checked.count("PASSED") == 2, checked
+    assert sdist.name == f"mkdocs_vault_mcp-{__version__}.tar.gz"
+    # The README's install line before a release: the wheel that this version's build writes, by its name.
+    assert f"dist/{wheel.name}" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_release_workflow_publishes_by_trusted_publishing_what_the_tests_check() -> None:
+    """The release is one procedure: the version from one place, the same build and checks as this module, then
+    PyPI's trusted publishing (no stored token)."""
+    workflow_file = ROOT / ".github" / "workflows" / "release.yml"
+    if not workflow_file.is_file():
+        pytest.skip("needs the repository's .github/ (not an sdist)")
+    workflow = workflow_file.read_text(encoding="utf-8")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert project["project"]["dynamic"] == ["version"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "mkdocs_vault_mcp.__version__"}
+    assert "python -m build --sdist --wheel" in workflow and "twine check --strict dist/*" in workflow
+    assert "uses: pypa/gh-action-pypi-publish@release/v1" in workflow and "id-token: write" in workflow
+    assert "password:" not in workflow  # trusted publishing: no token
+    assert re.search(rf"^## \[(Unreleased|{re.escape(__version__)})\]", (ROOT / "CHANGELOG.md").read_text(), re.M)
+
+
 def test_the_wheel_installs_builds_example_site_and_answers_over_stdio(dist: Path, tmp_path: Path) -> None:
     (wheel,) = dist.glob("*.whl")
     environment = tmp_path / "venv"

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from mkdocs_vault_mcp import __version__
+
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text(encoding="utf-8")
 
@@ -18,8 +20,12 @@ def test_the_readme_is_short() -> None:
 
 
 def test_install_and_the_plugins_lines_come_within_the_first_40_lines() -> None:
+    """Install lines that work before a release is on PyPI: from a clone, and from the wheel that this version's
+    `python -m build` writes (tests/test_package.py builds it and checks the README names it)."""
     top = README.splitlines()[:40]
-    assert "pip install mkdocs-vault-mcp" in top
+    installs = [line.partition("#")[0].split() for line in top if line.startswith("pip install ")]
+    assert ["pip", "install", "./mkdocs-vault-mcp"] in installs
+    assert ["pip", "install", f"./mkdocs-vault-mcp/dist/mkdocs_vault_mcp-{__version__}-py3-none-any.whl"] in installs
     plugins = top.index("plugins:")
     assert top[plugins + 1 : plugins + 3] == ["  - search", "  - vault-mcp"]
 

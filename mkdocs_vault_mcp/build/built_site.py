@@ -45,6 +45,7 @@ from ..page.fingerprints import page_fingerprint
 from ..page.front_matter import search_excluded
 from ..page.model import RenderedPage
 from ..page.paths import excluded_by, join_url, relative_location, server_path
+from .agent_files import into_built_site
 from .built_pages import (
     LOOKED_FOR,
     STATS_MARKER,
@@ -142,6 +143,7 @@ def index_site(
         )
         assert summary is not None  # asked for: the commit reads it or raises
         published = publish_into_site(writer.path, site_dir, summary, site.options.stats_page, site.site_name)
+        into_built_site(writer.path, site_dir, site.options, config)  # llms.txt, Markdown copies, discovery
     finally:
         writer.close()
     return IndexRun(

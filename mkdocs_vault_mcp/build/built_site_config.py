@@ -37,6 +37,7 @@ class SiteConfig:
 
     site_name: str | None = None
     site_url: str | None = None
+    site_description: str | None = None
     docs_dir: Path | None = None
     use_directory_urls: bool = True
     language: str = "en"  # the theme's, as the plugin takes a single-language site's (plugin.theme_language)
@@ -79,6 +80,7 @@ def read_config(config_file: Path) -> SiteConfig:
     return SiteConfig(
         site_name=str(raw["site_name"]) if raw.get("site_name") is not None else None,
         site_url=raw.get("site_url") or None,
+        site_description=str(raw["site_description"]) if raw.get("site_description") is not None else None,
         docs_dir=base / str(docs),
         use_directory_urls=raw.get("use_directory_urls", True) is not False,
         language=theme_language(raw.get("theme")),
