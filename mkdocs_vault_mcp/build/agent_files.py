@@ -6,7 +6,6 @@ documents are read, so drafts and excluded pages never appear."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -17,10 +16,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
-from .. import __version__
 from ..config import VaultMcpConfig
+from ..index.agent_pages import MarkdownCache, agent_documents, site_identity
 from ..index.publish import open_read_only
-from ..index.read import page_text
 from ..index.schema import FORMAT_VERSION
 from ..instants import rfc3339
 from . import llms_txt, server_card
@@ -93,63 +91,24 @@ def link_to(uri: str, site_url: str, root: str) -> str:
     return quote(posixpath.relpath(uri, root or ".") if root else uri)
 
 
-class MarkdownCache:
-    """The pages' Markdown from the last run, by fingerprint (which changes with the page's HTML, URL or source),
-    beside the working index: a build converts only the pages that changed, conversion being nearly all of the
-    files' cost. A cache: when it cannot be read or written, pages are converted again."""
-
-    def __init__(self, index: Path) -> None:
-        self.path = index.with_name(f"{index.stem}-markdown.sqlite")
-        self.known: dict[str, str] = {}
-        self.used: dict[str, str] = {}
-        try:
-            with contextlib.closing(sqlite3.connect(self.path)) as conn:
-                conn.execute("CREATE TABLE IF NOT EXISTS markdown (key TEXT PRIMARY KEY, text TEXT NOT NULL)")
-                self.known = dict(conn.execute("SELECT key, text FROM markdown").fetchall())
-        except sqlite3.Error as error:
-            log.debug(f"vault-mcp: the Markdown cache {self.path} is not readable ({error}); converting every page")
-            self.path.unlink(missing_ok=True)
-
-    def markdown(self, conn: sqlite3.Connection, document_id: int, fingerprint: str, url: str) -> str:
-        key = f"{__version__}:{fingerprint}"  # another version of the package may convert differently
-        text = self.known.get(key)
-        if text is None:
-            page = page_text(conn, document_id, fingerprint, url)
-            text = page.text(range(len(page.parts)))
-        self.used[key] = text
-        return text
-
-    def save(self) -> None:
-        """Keep the pages of this run only."""
-        try:
-            with contextlib.closing(sqlite3.connect(self.path)) as conn, conn:
-                conn.execute("DELETE FROM markdown")
-                conn.executemany("INSERT INTO markdown (key, text) VALUES (?, ?)", self.used.items())
-        except sqlite3.Error as error:
-            log.debug(f"vault-mcp: the Markdown cache {self.path} was not written ({error})")
-
-
 def read_pages(
     conn: sqlite3.Connection, site_url: str, cache: MarkdownCache | None
 ) -> dict[str, list[tuple[str, llms_txt.AgentPage]]]:
     """Every document as (its page URI, its AgentPage without its link), by language, in path order; its
     Markdown (converted from the page's HTML, the costly part) only with a `cache`."""
     pages: dict[str, list[tuple[str, llms_txt.AgentPage]]] = {}
-    rows = conn.execute(
-        "SELECT id, path, title, url, modified, meta, summary, fingerprint, language FROM documents ORDER BY path"
-    ).fetchall()
-    for document_id, path, title, url, modified, meta, summary, fingerprint, language in rows:
-        markdown = "" if cache is None else cache.markdown(conn, document_id, fingerprint, url)
+    for row in agent_documents(conn):
+        markdown = "" if cache is None else cache.markdown(conn, row.document_id, row.fingerprint, row.url)
         page = llms_txt.AgentPage(
-            path=path,
-            title=title,
-            url=url,
+            path=row.path,
+            title=row.title,
+            url=row.url,
             link="",
-            description=llms_txt.description(json.loads(meta), summary),
-            modified=rfc3339(modified),
+            description=llms_txt.description(json.loads(row.meta), row.summary),
+            modified=rfc3339(row.modified),
             markdown=markdown,
         )
-        pages.setdefault(language, []).append((page_uri(url, site_url), page))
+        pages.setdefault(row.language, []).append((page_uri(row.url, site_url), page))
     return pages
 
 
@@ -217,8 +176,7 @@ def write_agent_files(index: Path, site_dir: Path, options: AgentFilesOptions) -
         return written
     conn = open_read_only(index)
     try:
-        info = dict(conn.execute("SELECT key, value FROM info WHERE key IN ('site_name', 'site_url')").fetchall())
-        site_name, site_url = info.get("site_name", ""), info.get("site_url", "")
+        site_name, site_url = site_identity(conn)
         cache = MarkdownCache(index) if options.markdown_copies or options.llms_full_chars else None
         languages = read_pages(conn, site_url, cache)
     finally:
