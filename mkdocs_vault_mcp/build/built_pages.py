@@ -1,6 +1,7 @@
-"""Reading one page of a built site: the element that holds the page's content in each known theme, that
-content without the bits the theme wrote around it (tags, edit buttons, source-file facts, feedback form, the
-H1 it wrote for a page without one), and the page's title and language."""
+"""Reading one page of a built site: its attributes quoted again where a minifier took the quotes off, the
+element that holds the page's content in each known theme, that content without the bits the theme wrote around
+it (tags, edit buttons, source-file facts, feedback form, comment system, the H1 it wrote for a page without
+one), and the page's title and language."""
 
 from __future__ import annotations
 
@@ -45,12 +46,41 @@ _THEME_PARTS = re.compile(
     r'|<(aside)\b[^<>]*\bclass="md-source-file"[^<>]*>|<(form)\b[^<>]*\bclass="md-feedback"[^<>]*>'
     r'|<(div)\b[^<>]*\bclass="source-links"[^<>]*>'
 )
+# The comment system Material's docs show how to add (partials/comments.html) comes last in the article, under a
+# heading with this id, alone or in an element that holds it.
+_COMMENTS = re.compile(r'<[a-zA-Z][^<>]*\sid="__comments"[^<>]*>')
+_WRAPPERS = {"div", "section", "aside"}
 # A comment or raw text never closed runs to the end of the page, as a browser reads it.
 _COMMENT_OR_RAW = re.compile(r"<!--.*?(?:-->|\Z)|<(script|style|textarea)\b.*?(?:</\1\s*>|\Z)", re.S | re.I)
 _BARE_H1 = re.compile(r"<h1>(.*?)</h1>", re.S)
 _TITLE = re.compile(r"<title>(.*?)(?:</title>|\Z)", re.S | re.I)
 _LANG = re.compile(r"""<html\b[^>]*\blang\s*=\s*["']([^"']+)["']""", re.I)
 STATS_MARKER = 'class="vm-stats"'  # the stats page is the index's own, never a document
+# A start tag with an attribute value a minifier left unquoted (`class=headerlink`): the page needs quoting again.
+_UNQUOTED = re.compile(r"""<[a-zA-Z][^<>]*?\s[^\s"'<>/=]+=[^\s"'<>=`]""")
+_START_TAG = re.compile(r"<[a-zA-Z][^\s/<>]*\s[^<>]*>")
+_ATTRIBUTE = re.compile(r"""([^\s"'<>/=]+)(\s*=\s*)("[^"]*+"|'[^']*+'|[^\s"'<>=`]++)""")
+
+
+def requoted(page_html: str) -> str:
+    """The page with every attribute value quoted, as MkDocs writes it: mkdocs-minify-plugin (htmlmin) takes off
+    the quotes it may (`class=headerlink`), and each theme's content element, permalinks and parts are found by
+    their quoted attributes. Comments, scripts, styles and text areas are left as they are."""
+    if _UNQUOTED.search(page_html) is None:
+        return page_html
+    parts: list[str] = []
+    position = 0
+    for raw in _COMMENT_OR_RAW.finditer(page_html):
+        parts += [_START_TAG.sub(_requoted_tag, page_html[position : raw.start()]), raw.group(0)]
+        position = raw.end()
+    parts.append(_START_TAG.sub(_requoted_tag, page_html[position:]))
+    return "".join(parts)
+
+
+def _requoted_tag(tag: re.Match[str]) -> str:
+    return _ATTRIBUTE.sub(
+        lambda a: a.group(0) if a.group(3)[0] in "\"'" else f'{a.group(1)}{a.group(2)}"{a.group(3)}"', tag.group(0)
+    )
 
 
 def _masked(html_text: str) -> str:
@@ -99,8 +129,19 @@ def _element_ends(html_text: str, names: set[str]) -> dict[int, int]:
     return ends
 
 
+def without_comments(content: str) -> str:
+    """The content up to the comment system: the outermost element that holds its heading, else the heading."""
+    comments = _COMMENTS.search(_masked(content))
+    if comments is None:
+        return content
+    ends = _element_ends(content, _WRAPPERS)
+    holders = [start for start, end in ends.items() if start < comments.start() < end]
+    return content[: min(holders, default=comments.start())]
+
+
 def without_theme_parts(content: str) -> tuple[str, str | None]:
     """page.content as the theme was given it, and the title of the H1 the theme wrote when the page had none."""
+    content = without_comments(content)
     parts = list(_THEME_PARTS.finditer(content))
     names = {next(name for name in part.groups() if name) for part in parts}
     ends = _element_ends(content, names) if names else {}

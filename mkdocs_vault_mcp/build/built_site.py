@@ -53,6 +53,7 @@ from .built_pages import (
     page_language,
     page_title,
     page_title_text,
+    requoted,
     without_theme_parts,
 )
 from .built_site_config import SiteConfig, nav_pages, read_config
@@ -188,7 +189,7 @@ def read_pages(site_dir: Path, listed: list[SitePage]) -> tuple[dict[str, PageRe
             log.warning(f"vault-mcp: {page.file.relative_to(site_dir).as_posix()} {reason}; not indexed")
             continue
         page.mtime_ns = status.st_mtime_ns
-        page_html = data.decode("utf-8", errors="replace")
+        page_html = requoted(data.decode("utf-8", errors="replace"))
         if GENERATOR in page_html:
             continue  # the stats page an earlier run wrote
         content = content_element(page_html)

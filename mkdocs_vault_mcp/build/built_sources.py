@@ -1,6 +1,6 @@
 """The Markdown sources of a built site (`--docs-dir`), and which page each one is: by MkDocs' URL rules, or,
-for pages a plugin moved (Material's blog posts), by the slug of the source's `slug`, title or first heading.
-Without sources, a page's path is made from its URL (`path_from_url`)."""
+for pages a plugin moved (Material's blog posts), by the source's `slug` as written, or the slug of its title or
+first heading. Without sources, a page's path is made from its URL (`path_from_url`)."""
 
 from __future__ import annotations
 
@@ -100,7 +100,7 @@ def first_heading(text: str) -> str | None:
 
 def match_sources(pages: list[SitePage], sources: dict[str, Source], directory_urls: bool) -> dict[str, str]:
     """page URL -> source path, by MkDocs' URL rules, then (pages a plugin moved, such as blog posts) by the last
-    URL segment being the slug of the source's `slug` or title."""
+    URL segment being the source's `slug` as written, or the slug of its title or first heading."""
     by_url: dict[str, str] = {}
     for path in sources:
         url = _url_key(source_url(path, directory_urls))
@@ -115,7 +115,8 @@ def match_sources(pages: list[SitePage], sources: dict[str, Source], directory_u
     for path, source in sources.items():
         if path not in matched_paths:
             slugs[path] = {
-                slug(str(source.meta.get("slug") or "")),
+                # An explicit slug names the URL as written (Material's blog: `slug: mkdocs-2.0`), never slugified.
+                str(source.meta.get("slug") or "").strip("/"),
                 slug(str(source.meta.get("title") or "")),
                 slug(first_heading(source.text) or ""),
             }
