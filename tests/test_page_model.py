@@ -137,11 +137,13 @@ PAGES = {
     "> Quoted over\n> two lines.\n\n- an item\n  wrapped\n- another\n",
     "notes.md": "No heading on this page.\n",
 }
-# Material's blog: its index page, and posts whose URLs are named by an explicit dotted slug and by the title.
+# Material's blog: its index page, and posts whose URLs are named by an explicit dotted slug and by the title
+# (slugified as Material does, which keeps the Chinese letters).
 BLOG = {
     "blog/index.md": "# Blog\n\nNews from the project.\n",
     "blog/posts/two.md": "---\ndate: 2024-02-01\nslug: mkdocs-2.0\n---\n# What 2.0 means\n\nA lot.\n\n## Upgrading\n\nSoon.\n",
     "blog/posts/hello.md": "---\ndate: 2024-01-01\n---\n# Hello world\n\nThe first post.\n",
+    "blog/posts/zh.md": "---\ndate: 2024-03-01\n---\n# Recherche en chinois – 中文搜索\n\nEnfin.\n",
 }
 # Theme chrome inside the article after the page's content: Material's feedback form, and a comment system as
 # Material's docs show it (and mkdocstrings' docs write it, in an element of its own).

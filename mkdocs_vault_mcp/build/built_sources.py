@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import posixpath
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,8 +90,19 @@ def source_url(path: str, directory_urls: bool) -> str:
 
 
 def slug(text: str) -> str:
-    """Python-Markdown's toc slugify, which Material's blog names post URLs with by default."""
+    """Python-Markdown's toc slugify, which MkDocs' anchors and many plugins name pages with."""
     return slugify(text, "-")
+
+
+_TAGS = re.compile(r"</?[^<>]*>")
+_NOT_IN_SLUG = re.compile(r"[^\w\- ]")
+
+
+def blog_slug(text: str) -> str:
+    """The slug Material's blog names a post's URL with by default (pymdownx.slugs.slugify(case="lower")),
+    which keeps letters of every script where toc's slugify keeps ASCII only."""
+    text = _TAGS.sub("", unicodedata.normalize("NFC", text)).strip().lower()
+    return _NOT_IN_SLUG.sub("", text).replace(" ", "-")
 
 
 def first_heading(text: str) -> str | None:
@@ -114,11 +126,12 @@ def match_sources(pages: list[SitePage], sources: dict[str, Source], directory_u
     slugs: dict[str, set[str]] = {}
     for path, source in sources.items():
         if path not in matched_paths:
+            titles = (str(source.meta.get("title") or ""), first_heading(source.text) or "")
             slugs[path] = {
                 # An explicit slug names the URL as written (Material's blog: `slug: mkdocs-2.0`), never slugified.
                 str(source.meta.get("slug") or "").strip("/"),
-                slug(str(source.meta.get("title") or "")),
-                slug(first_heading(source.text) or ""),
+                *(slug(title) for title in titles),
+                *(blog_slug(title) for title in titles),
             }
             for name in slugs[path]:
                 by_slug.setdefault(name, set()).add(path)
