@@ -14,6 +14,12 @@ from urllib.parse import unquote
 
 from ..page.documents import page_content, split_sections, visible_text
 
+
+def _is(name: str, value: str) -> str:
+    """An attribute with this value, quoted as MkDocs writes it or unquoted as a minifier leaves it."""
+    return rf'\b{name}=(?:"{value}"|{value}(?=[\s/>]))'
+
+
 # The element that holds page.content, per theme: (what it is, its start tag, its tag name). Checked in order.
 # Every expression that scans a page stops at the next `<` (`[^<>]`, never `[^>]`), or ends at the end of the
 # text when what it looks for is never closed: else each `<` of a page without `>` is scanned to the end again,
@@ -26,15 +32,15 @@ CONTENT_ELEMENTS = (
     ),
     (
         'a Material or Zensical blog index: <header class="md-typeset">',
-        re.compile(r'<div class="md-content__inner">\s*<header\b[^<>]*\bclass="md-typeset"[^<>]*>'),
+        re.compile(rf"<div {_is('class', 'md-content__inner')}>\s*<header\b[^<>]*{_is('class', 'md-typeset')}[^<>]*>"),
         "header",
     ),
     (
         'the readthedocs theme: <div class="section" itemprop="articleBody">',
-        re.compile(r'<div\b[^<>]*\bitemprop="articleBody"[^<>]*>'),
+        re.compile(rf"<div\b[^<>]*{_is('itemprop', 'articleBody')}[^<>]*>"),
         "div",
     ),
-    ('the mkdocs theme: <div role="main">', re.compile(r'<div\b[^<>]*\brole="main"[^<>]*>'), "div"),
+    ('the mkdocs theme: <div role="main">', re.compile(rf"<div\b[^<>]*{_is('role', 'main')}[^<>]*>"), "div"),
 )
 LOOKED_FOR = "; ".join(name for name, _, _ in CONTENT_ELEMENTS)
 
@@ -54,18 +60,19 @@ _WRAPPERS = {"div", "section", "aside"}
 _COMMENT_OR_RAW = re.compile(r"<!--.*?(?:-->|\Z)|<(script|style|textarea)\b.*?(?:</\1\s*>|\Z)", re.S | re.I)
 _BARE_H1 = re.compile(r"<h1>(.*?)</h1>", re.S)
 _TITLE = re.compile(r"<title>(.*?)(?:</title>|\Z)", re.S | re.I)
-_LANG = re.compile(r"""<html\b[^>]*\blang\s*=\s*["']([^"']+)["']""", re.I)
+_LANG = re.compile(r"""<html\b[^<>]*\blang\s*=\s*(?:"([^"<>]+)"|'([^'<>]+)'|([^\s"'<>=`]+))""", re.I)
 STATS_MARKER = 'class="vm-stats"'  # the stats page is the index's own, never a document
 # A start tag with an attribute value a minifier left unquoted (`class=headerlink`): the page needs quoting again.
 _UNQUOTED = re.compile(r"""<[a-zA-Z][^<>]*?\s[^\s"'<>/=]+=[^\s"'<>=`]""")
 _START_TAG = re.compile(r"<[a-zA-Z][^\s/<>]*\s[^<>]*>")
 _ATTRIBUTE = re.compile(r"""([^\s"'<>/=]+)(\s*=\s*)("[^"]*+"|'[^']*+'|[^\s"'<>=`]++)""")
+_BARE_VALUE = re.compile(r"""([^\s"'<>/=]+\s*=\s*)([^\s"'<>=`]++)""")
 
 
 def requoted(page_html: str) -> str:
-    """The page with every attribute value quoted, as MkDocs writes it: mkdocs-minify-plugin (htmlmin) takes off
-    the quotes it may (`class=headerlink`), and each theme's content element, permalinks and parts are found by
-    their quoted attributes. Comments, scripts, styles and text areas are left as they are."""
+    """The HTML with every attribute value quoted, as MkDocs writes it: mkdocs-minify-plugin (htmlmin) takes off
+    the quotes it may (`class=headerlink`), and permalinks, the theme's parts and what the index reads are found
+    by their quoted attributes. Comments, scripts, styles and text areas are left as they are."""
     if _UNQUOTED.search(page_html) is None:
         return page_html
     parts: list[str] = []
@@ -78,9 +85,15 @@ def requoted(page_html: str) -> str:
 
 
 def _requoted_tag(tag: re.Match[str]) -> str:
-    return _ATTRIBUTE.sub(
-        lambda a: a.group(0) if a.group(3)[0] in "\"'" else f'{a.group(1)}{a.group(2)}"{a.group(3)}"', tag.group(0)
-    )
+    text = tag.group(0)
+    if '"' not in text and "'" not in text:  # no quoted value to step over: one substitution in C
+        return _BARE_VALUE.sub(r'\1"\2"', text)
+    return _ATTRIBUTE.sub(_quoted, text)
+
+
+def _quoted(attribute: re.Match[str]) -> str:
+    name, equals, value = attribute.groups()
+    return attribute.group(0) if value[0] in "\"'" else f'{name}{equals}"{value}"'
 
 
 def _masked(html_text: str) -> str:
@@ -206,4 +219,4 @@ def page_title(
 def page_language(page_html: str, default: str) -> str:
     """The language the theme wrote into the page (`<html lang>`), else `default` (mkdocs.yml's)."""
     lang = _LANG.search(page_html[:2000])
-    return lang.group(1) if lang else default
+    return next(value for value in lang.groups() if value) if lang else default

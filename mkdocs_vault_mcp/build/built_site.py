@@ -189,13 +189,14 @@ def read_pages(site_dir: Path, listed: list[SitePage]) -> tuple[dict[str, PageRe
             log.warning(f"vault-mcp: {page.file.relative_to(site_dir).as_posix()} {reason}; not indexed")
             continue
         page.mtime_ns = status.st_mtime_ns
-        page_html = requoted(data.decode("utf-8", errors="replace"))
+        page_html = data.decode("utf-8", errors="replace")
         if GENERATOR in page_html:
             continue  # the stats page an earlier run wrote
         content = content_element(page_html)
         if content is None:
             skipped.append(str(page.file.relative_to(site_dir)))
             continue
+        content = requoted(content)
         if STATS_MARKER in content:
             continue
         content, theme_title = without_theme_parts(content)
