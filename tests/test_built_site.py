@@ -17,6 +17,7 @@ from helpers.index_command import BLOG_META, QUERIES, index_rows, run_index, sum
 from helpers.mcp_session import session_over
 from helpers.paths import ROOT
 from helpers.site import Site, build_from, built_site
+from mkdocs_vault_mcp.build.built_pages import requoted
 
 
 def mode(path: Path) -> int:
@@ -166,6 +167,15 @@ def test_the_fastapi_docs_built_without_the_plugin_get_the_plugins_index(fastapi
     line = summary_line(run_index(str(root / "site-plain"), "--config", str(root / "mkdocs-plain.yml")))
     assert "Indexed 155 pages, 2082 sections: 155 changed" in line
     assert index_rows(root / "site-plain" / "vault-mcp" / "index.sqlite") == index_rows(fastapi_en)
+
+
+def test_a_minified_page_is_quoted_again_but_in_its_scripts_and_comments() -> None:
+    page = '<div class=a title="x a=b" data-v=1><script>if (a<b c=d>e) {}</script><!-- <i class=x> --><p hidden id=p>'
+    assert requoted(page) == (
+        '<div class="a" title="x a=b" data-v="1"><script>if (a<b c=d>e) {}</script><!-- <i class=x> --><p hidden id="p">'
+    )
+    quoted = '<div class="a" title="x a=b"><p>x=1</p>'
+    assert requoted(quoted) == quoted
 
 
 # --- errors: one line, no traceback -------------------------------------------------------------------------

@@ -322,6 +322,8 @@ HOSTILE_PIECES = {
     "excluded": "<div data-search-exclude></div>",
     "quote": '<b id="x',
     "title": "<title>",
+    "unquoted": "<a class=x href=#y>",
+    "comments": '<div id="__comments"></div>',
 }
 
 

@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
-from helpers.index_command import run_index
+from helpers.index_command import index_rows, run_index
+from helpers.mcp_session import call_tools
 from helpers.paths import ROOT
 from helpers.site import Site, build_from
 from mkdocs_vault_mcp.index.rows import rendered_page_from_rows, stored_paths
@@ -122,3 +124,104 @@ def test_the_front_matter_pattern_is_mkdocs_own() -> None:
     from mkdocs_vault_mcp.page.documents import FRONT_MATTER
 
     assert (FRONT_MATTER.pattern, FRONT_MATTER.flags) == (YAML_RE.pattern, YAML_RE.flags)
+
+
+# --- minified sites: what a browser shows, read from the HTML mkdocs-minify-plugin wrote ----------------------
+
+MINIFY = {"minify": {"minify_html": True}}
+PAGES = {
+    "index.md": "# Home\n\nWelcome to   the *site*.\n\n## Start here { #start }\n\nFirst steps with `pip`.\n",
+    "guide/setup.md": '---\ntags: [setup]\n---\n# Setup\n\n!!! note "Before you start"\n    Read this.\n\n'
+    "| Option | Default |\n| --- | --- |\n| `name` | none |\n\n### Install\n\n```bash\n# comment\npip  install x\n```\n",
+    "guide/usage.md": "Usage\n=====\n\nUse it,\nline by line.\n\nDetails\n-------\n\nMore, [on setup](setup.md#install).\n\n"
+    "> Quoted over\n> two lines.\n\n- an item\n  wrapped\n- another\n",
+    "notes.md": "No heading on this page.\n",
+}
+# Material's blog: its index page, and posts whose URLs are named by an explicit dotted slug and by the title
+# (slugified as Material does, which keeps the Chinese letters).
+BLOG = {
+    "blog/index.md": "# Blog\n\nNews from the project.\n",
+    "blog/posts/two.md": "---\ndate: 2024-02-01\nslug: mkdocs-2.0\n---\n# What 2.0 means\n\nA lot.\n\n## Upgrading\n\nSoon.\n",
+    "blog/posts/hello.md": "---\ndate: 2024-01-01\n---\n# Hello world\n\nThe first post.\n",
+    "blog/posts/zh.md": "---\ndate: 2024-03-01\n---\n# Recherche en chinois – 中文搜索\n\nEnfin.\n",
+}
+# Theme chrome inside the article after the page's content: Material's feedback form, and a comment system as
+# Material's docs show it (and mkdocstrings' docs write it, in an element of its own).
+FEEDBACK = {"title": "Was this page helpful?", "ratings": [{"icon": "material/thumb-up", "name": "Yes", "data": 1}]}
+COMMENTS = (
+    '<div id="feedback" style="display: none;">\n  <h2 id="__comments">Feedback</h2>\n'
+    '  <script src="https://giscus.app/client.js" data-repo="example/site" async></script>\n</div>\n'
+)
+
+
+def minified_site(root: Path, theme: str) -> Site:
+    """A site built with its HTML minified, with the plugin (site/) and without it (site-plain/); the Material
+    one has a blog, the feedback form and a comment system."""
+    blog = theme == "material"
+    plugins: list[Any] = ["search", "blog", MINIFY] if blog else ["search", MINIFY]
+    settings: dict[str, Any] = {
+        "theme": {"name": theme, "custom_dir": "overrides"} if blog else {"name": theme},
+        "markdown_extensions": [
+            "attr_list",
+            "admonition",
+            "tables",
+            {"toc": {"permalink": True}},
+            "pymdownx.superfences",
+        ],
+        "plugins": plugins,
+    }
+    if blog:
+        settings["extra"] = {"analytics": {"feedback": FEEDBACK}}
+        (root / "overrides" / "partials").mkdir(parents=True)
+        (root / "overrides" / "partials" / "comments.html").write_text(COMMENTS, encoding="utf-8")
+    site = Site(root, {**settings, "plugins": [*plugins, "vault-mcp"]})
+    site.write_pages(PAGES | (BLOG if blog else {}))
+    site.build()
+    (root / "mkdocs-plain.yml").write_text(
+        yaml.safe_dump({"site_name": "Test site", "site_dir": "site-plain", **settings}), encoding="utf-8"
+    )
+    build_from(root / "mkdocs-plain.yml")
+    return site
+
+
+@pytest.mark.parametrize("theme", ["material", "mkdocs"])
+def test_a_minified_site_read_from_its_html_gives_the_plugins_documents_headings_and_sections(
+    tmp_path: Path, theme: str
+) -> None:
+    site = minified_site(tmp_path, theme)
+    plain = tmp_path / "site-plain"
+    page = (plain / "index.html").read_text(encoding="utf-8")
+    assert "class=headerlink" in page and 'class="headerlink"' not in page  # minified: its quotes taken off
+    done = run_index(str(plain), "--config", str(tmp_path / "mkdocs-plain.yml"))
+    assert done.returncode == 0, done.stderr
+    plugin, from_html = page_models(site.index_path), page_models(plain / "vault-mcp" / "index.sqlite")
+    expected = {*PAGES, *(BLOG if theme == "material" else ())}
+    assert set(plugin) == set(from_html) == expected  # every post and the blog's index page
+    for path, ours in plugin.items():
+        meta = blog_dates_as_written({key: value for key, value in ours.meta.items() if key not in BLOG_META})
+        # the minifier made the HTML's white space one space, which neither a browser nor the index shows
+        assert replace(ours, fingerprint="", html="", meta=meta) == replace(from_html[path], fingerprint="", html="")
+    rows = index_rows(site.index_path, meta_less=BLOG_META)
+    assert index_rows(plain / "vault-mcp" / "index.sqlite", meta_less=BLOG_META) == rows
+    headings = [heading for document in rows.values() for _, _, _, heading, *_ in document["sections"]]
+    assert "Start here" in headings and not any("¶" in heading or "Feedback" in heading for heading in headings)
+    calls = [("read", {"path": path}) for path in rows] + [
+        ("read", {"path": path, "section": heading})
+        for path, document in rows.items()
+        for _, _, _, heading, *_ in document["sections"]
+        if heading
+    ]
+    answers = [call_tools(index, calls) for index in (site.index_path, plain / "vault-mcp" / "index.sqlite")]
+    # meta is compared above; the minifier made a paragraph's line breaks spaces, which is how a browser shows them
+    by_plugin, from_site = (
+        [{**answer, "meta": None, "markdown": as_shown(answer["markdown"])} for answer in each] for each in answers
+    )
+    assert from_site == by_plugin
+    assert all(answer["markdown"] for answer in from_site)
+    wrapped = [answer["markdown"] for answer in answers[0] if "line by line" in answer["markdown"]]
+    assert wrapped and all("Use it,\nline by line." in markdown for markdown in wrapped)  # the plugin's breaks
+
+
+def as_shown(markdown: str) -> str:
+    """Markdown with its line breaks and block quotes' `>` as one space: the text as a browser lays it out."""
+    return " ".join(word for word in markdown.split() if word != ">")

@@ -1,6 +1,7 @@
-"""Reading one page of a built site: the element that holds the page's content in each known theme, that
-content without the bits the theme wrote around it (tags, edit buttons, source-file facts, feedback form, the
-H1 it wrote for a page without one), and the page's title and language."""
+"""Reading one page of a built site: its attributes quoted again where a minifier took the quotes off, the
+element that holds the page's content in each known theme, that content without the bits the theme wrote around
+it (tags, edit buttons, source-file facts, feedback form, comment system, the H1 it wrote for a page without
+one), and the page's title and language."""
 
 from __future__ import annotations
 
@@ -12,6 +13,12 @@ from typing import Any
 from urllib.parse import unquote
 
 from ..page.documents import page_content, split_sections, visible_text
+
+
+def _is(name: str, value: str) -> str:
+    """An attribute with this value, quoted as MkDocs writes it or unquoted as a minifier leaves it."""
+    return rf'\b{name}=(?:"{value}"|{value}(?=[\s/>]))'
+
 
 # The element that holds page.content, per theme: (what it is, its start tag, its tag name). Checked in order.
 # Every expression that scans a page stops at the next `<` (`[^<>]`, never `[^>]`), or ends at the end of the
@@ -25,15 +32,15 @@ CONTENT_ELEMENTS = (
     ),
     (
         'a Material or Zensical blog index: <header class="md-typeset">',
-        re.compile(r'<div class="md-content__inner">\s*<header\b[^<>]*\bclass="md-typeset"[^<>]*>'),
+        re.compile(rf"<div {_is('class', 'md-content__inner')}>\s*<header\b[^<>]*{_is('class', 'md-typeset')}[^<>]*>"),
         "header",
     ),
     (
         'the readthedocs theme: <div class="section" itemprop="articleBody">',
-        re.compile(r'<div\b[^<>]*\bitemprop="articleBody"[^<>]*>'),
+        re.compile(rf"<div\b[^<>]*{_is('itemprop', 'articleBody')}[^<>]*>"),
         "div",
     ),
-    ('the mkdocs theme: <div role="main">', re.compile(r'<div\b[^<>]*\brole="main"[^<>]*>'), "div"),
+    ('the mkdocs theme: <div role="main">', re.compile(rf"<div\b[^<>]*{_is('role', 'main')}[^<>]*>"), "div"),
 )
 LOOKED_FOR = "; ".join(name for name, _, _ in CONTENT_ELEMENTS)
 
@@ -45,12 +52,48 @@ _THEME_PARTS = re.compile(
     r'|<(aside)\b[^<>]*\bclass="md-source-file"[^<>]*>|<(form)\b[^<>]*\bclass="md-feedback"[^<>]*>'
     r'|<(div)\b[^<>]*\bclass="source-links"[^<>]*>'
 )
+# The comment system Material's docs show how to add (partials/comments.html) comes last in the article, under a
+# heading with this id, alone or in an element that holds it.
+_COMMENTS = re.compile(r'<[a-zA-Z][^<>]*\sid="__comments"[^<>]*>')
+_WRAPPERS = {"div", "section", "aside"}
 # A comment or raw text never closed runs to the end of the page, as a browser reads it.
 _COMMENT_OR_RAW = re.compile(r"<!--.*?(?:-->|\Z)|<(script|style|textarea)\b.*?(?:</\1\s*>|\Z)", re.S | re.I)
 _BARE_H1 = re.compile(r"<h1>(.*?)</h1>", re.S)
 _TITLE = re.compile(r"<title>(.*?)(?:</title>|\Z)", re.S | re.I)
-_LANG = re.compile(r"""<html\b[^>]*\blang\s*=\s*["']([^"']+)["']""", re.I)
+_LANG = re.compile(r"""<html\b[^<>]*\blang\s*=\s*(?:"([^"<>]+)"|'([^'<>]+)'|([^\s"'<>=`]+))""", re.I)
 STATS_MARKER = 'class="vm-stats"'  # the stats page is the index's own, never a document
+# A start tag with an attribute value a minifier left unquoted (`class=headerlink`): the page needs quoting again.
+_UNQUOTED = re.compile(r"""<[a-zA-Z][^<>]*?\s[^\s"'<>/=]+=[^\s"'<>=`]""")
+_START_TAG = re.compile(r"<[a-zA-Z][^\s/<>]*\s[^<>]*>")
+_ATTRIBUTE = re.compile(r"""([^\s"'<>/=]+)(\s*=\s*)("[^"]*+"|'[^']*+'|[^\s"'<>=`]++)""")
+_BARE_VALUE = re.compile(r"""([^\s"'<>/=]+\s*=\s*)([^\s"'<>=`]++)""")
+
+
+def requoted(page_html: str) -> str:
+    """The HTML with every attribute value quoted, as MkDocs writes it: mkdocs-minify-plugin (htmlmin) takes off
+    the quotes it may (`class=headerlink`), and permalinks, the theme's parts and what the index reads are found
+    by their quoted attributes. Comments, scripts, styles and text areas are left as they are."""
+    if _UNQUOTED.search(page_html) is None:
+        return page_html
+    parts: list[str] = []
+    position = 0
+    for raw in _COMMENT_OR_RAW.finditer(page_html):
+        parts += [_START_TAG.sub(_requoted_tag, page_html[position : raw.start()]), raw.group(0)]
+        position = raw.end()
+    parts.append(_START_TAG.sub(_requoted_tag, page_html[position:]))
+    return "".join(parts)
+
+
+def _requoted_tag(tag: re.Match[str]) -> str:
+    text = tag.group(0)
+    if '"' not in text and "'" not in text:  # no quoted value to step over: one substitution in C
+        return _BARE_VALUE.sub(r'\1"\2"', text)
+    return _ATTRIBUTE.sub(_quoted, text)
+
+
+def _quoted(attribute: re.Match[str]) -> str:
+    name, equals, value = attribute.groups()
+    return attribute.group(0) if value[0] in "\"'" else f'{name}{equals}"{value}"'
 
 
 def _masked(html_text: str) -> str:
@@ -99,8 +142,19 @@ def _element_ends(html_text: str, names: set[str]) -> dict[int, int]:
     return ends
 
 
+def without_comments(content: str) -> str:
+    """The content up to the comment system: the outermost element that holds its heading, else the heading."""
+    comments = _COMMENTS.search(_masked(content))
+    if comments is None:
+        return content
+    ends = _element_ends(content, _WRAPPERS)
+    holders = [start for start, end in ends.items() if start < comments.start() < end]
+    return content[: min(holders, default=comments.start())]
+
+
 def without_theme_parts(content: str) -> tuple[str, str | None]:
     """page.content as the theme was given it, and the title of the H1 the theme wrote when the page had none."""
+    content = without_comments(content)
     parts = list(_THEME_PARTS.finditer(content))
     names = {next(name for name in part.groups() if name) for part in parts}
     ends = _element_ends(content, names) if names else {}
@@ -165,4 +219,4 @@ def page_title(
 def page_language(page_html: str, default: str) -> str:
     """The language the theme wrote into the page (`<html lang>`), else `default` (mkdocs.yml's)."""
     lang = _LANG.search(page_html[:2000])
-    return lang.group(1) if lang else default
+    return next(value for value in lang.groups() if value) if lang else default

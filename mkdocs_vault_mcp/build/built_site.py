@@ -54,6 +54,7 @@ from .built_pages import (
     page_language,
     page_title,
     page_title_text,
+    requoted,
     without_theme_parts,
 )
 from .built_site_config import SiteConfig, nav_pages, read_config
@@ -197,6 +198,7 @@ def read_pages(site_dir: Path, listed: list[SitePage]) -> tuple[dict[str, PageRe
         if content is None:
             skipped.append(str(page.file.relative_to(site_dir)))
             continue
+        content = requoted(content)
         if STATS_MARKER in content:
             continue
         content, theme_title = without_theme_parts(content)

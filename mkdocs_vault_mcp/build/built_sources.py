@@ -1,12 +1,13 @@
 """The Markdown sources of a built site (`--docs-dir`), and which page each one is: by MkDocs' URL rules, or,
-for pages a plugin moved (Material's blog posts), by the slug of the source's `slug`, title or first heading.
-Without sources, a page's path is made from its URL (`path_from_url`)."""
+for pages a plugin moved (Material's blog posts), by the source's `slug` as written, or the slug of its title or
+first heading. Without sources, a page's path is made from its URL (`path_from_url`)."""
 
 from __future__ import annotations
 
 import logging
 import posixpath
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,8 +90,19 @@ def source_url(path: str, directory_urls: bool) -> str:
 
 
 def slug(text: str) -> str:
-    """Python-Markdown's toc slugify, which Material's blog names post URLs with by default."""
+    """Python-Markdown's toc slugify, which MkDocs' anchors and many plugins name pages with."""
     return slugify(text, "-")
+
+
+_TAGS = re.compile(r"</?[^<>]*>")
+_NOT_IN_SLUG = re.compile(r"[^\w\- ]")
+
+
+def blog_slug(text: str) -> str:
+    """The slug Material's blog names a post's URL with by default (pymdownx.slugs.slugify(case="lower")),
+    which keeps letters of every script where toc's slugify keeps ASCII only."""
+    text = _TAGS.sub("", unicodedata.normalize("NFC", text)).strip().lower()
+    return _NOT_IN_SLUG.sub("", text).replace(" ", "-")
 
 
 def first_heading(text: str) -> str | None:
@@ -100,7 +112,7 @@ def first_heading(text: str) -> str | None:
 
 def match_sources(pages: list[SitePage], sources: dict[str, Source], directory_urls: bool) -> dict[str, str]:
     """page URL -> source path, by MkDocs' URL rules, then (pages a plugin moved, such as blog posts) by the last
-    URL segment being the slug of the source's `slug` or title."""
+    URL segment being the source's `slug` as written, or the slug of its title or first heading."""
     by_url: dict[str, str] = {}
     for path in sources:
         url = _url_key(source_url(path, directory_urls))
@@ -114,10 +126,12 @@ def match_sources(pages: list[SitePage], sources: dict[str, Source], directory_u
     slugs: dict[str, set[str]] = {}
     for path, source in sources.items():
         if path not in matched_paths:
+            titles = (str(source.meta.get("title") or ""), first_heading(source.text) or "")
             slugs[path] = {
-                slug(str(source.meta.get("slug") or "")),
-                slug(str(source.meta.get("title") or "")),
-                slug(first_heading(source.text) or ""),
+                # An explicit slug names the URL as written (Material's blog: `slug: mkdocs-2.0`), never slugified.
+                str(source.meta.get("slug") or "").strip("/"),
+                *(slug(title) for title in titles),
+                *(blog_slug(title) for title in titles),
             }
             for name in slugs[path]:
                 by_slug.setdefault(name, set()).add(path)
