@@ -40,6 +40,7 @@ SETTINGS = {
     "cache_dir": "VAULT_MCP_CACHE",  # a site's URL: the cache folder
     "refresh": "VAULT_MCP_REFRESH",  # a site's URL: seconds between checks for a new index
     "max_size": "VAULT_MCP_MAX_SIZE",  # a site's URL: the largest index taken, in MB
+    "semantic_model": "VAULT_MCP_SEMANTIC_MODEL",  # the folder of the model of the index's vectors
 }
 TRUE = ("1", "true", "yes", "on")
 
@@ -81,6 +82,7 @@ def create_app(
     cache_dir: str | None = None,
     refresh: float | None = None,
     max_size: int | None = None,
+    semantic_model: str | None = None,
 ) -> Any:
     """The ASGI app serving the MCP tools and resources of one site at `path`."""
     site = setting("site", site)
@@ -99,7 +101,16 @@ def create_app(
     index_file, remote = site_index(
         site, setting("cache_dir", cache_dir), setting("max_size", max_size), setting("refresh", refresh)
     )
-    reader = IndexReader(index_file, describe=remote.describe if remote else None)
+    model_folder = setting("semantic_model", semantic_model)
+    if model_folder and not Path(model_folder).is_dir():
+        raise ConfigurationError(
+            f"{SETTINGS['semantic_model']}={model_folder!r} is not a folder; give the folder holding the model's tokenizer.json and ONNX file."
+        )
+    reader = IndexReader(
+        index_file,
+        describe=remote.describe if remote else None,
+        model_folder=Path(model_folder) if model_folder else None,
+    )
     # Bound to every address, as in a container: a loopback Host is accepted only on a loopback connection.
     host = "0.0.0.0"
     guarded = Guard(mcp_app(create_server(reader), host, endpoint, hosts, origins, keep_sessions), host, secret)

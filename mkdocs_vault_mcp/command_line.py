@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
 
 from . import __version__
 from .mcp.download import DOWNLOAD_SECONDS, MAX_DOWNLOAD_SECONDS, MIN_DOWNLOAD_SECONDS
@@ -84,6 +85,14 @@ def download_deadline(text: str) -> float:
             f"expected a number of seconds from {MIN_DOWNLOAD_SECONDS} to {MAX_DOWNLOAD_SECONDS}, got {text!r}"
         )
     return value
+
+
+def model_folder(text: str) -> Path:
+    if not Path(text).is_dir():
+        raise argparse.ArgumentTypeError(
+            f"expected the folder holding the model's tokenizer.json and ONNX file, got {text!r}"
+        )
+    return Path(text).absolute()
 
 
 def megabytes(text: str) -> int:
@@ -188,6 +197,13 @@ def add_serve_arguments(serve: argparse.ArgumentParser) -> None:
         default=DEFAULT_MAX_MB,
         metavar="MB",
         help=f"a site's URL: refuse a larger index (default {DEFAULT_MAX_MB} MB)",
+    )
+    serve.add_argument(
+        "--semantic-model",
+        type=model_folder,
+        metavar="DIR",
+        help="search by meaning: the folder of the model the index's vectors were made with, where the build's "
+        "folder is not (checked by content)",
     )
 
 
