@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from helpers.ports import free_port
-from helpers.served import call
+from helpers.served import INITIALIZE, call
 from helpers.site import Site, built_site
 
 DEEP_DEPTH = 12_000  # a 160 kB page of nested divs: converted in a worker process
@@ -131,16 +131,7 @@ def test_no_process_outlives_a_stdio_server_whose_client_closed_its_input(site: 
     assert server.stdin is not None and server.stdout is not None
     try:
         requests = [
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "test", "version": "1"},
-                },
-            },
+            INITIALIZE,
             {"jsonrpc": "2.0", "method": "notifications/initialized"},
             {
                 "jsonrpc": "2.0",
