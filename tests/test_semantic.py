@@ -25,8 +25,12 @@ import yaml
 from mcp import StdioServerParameters
 
 import mkdocs_vault_mcp
+from helpers.hosted import start_app, stop
 from helpers.mcp_session import session_over, session_with
+from helpers.ports import free_port
+from helpers.served import call
 from helpers.site import Site
+from mkdocs_vault_mcp.asgi import ConfigurationError, create_app
 from mkdocs_vault_mcp.mcp.server import IndexReader, create_server
 
 PAGES = {
@@ -251,6 +255,15 @@ def test_a_local_model_is_recorded_by_name_and_digest_and_served_wherever_its_fo
     assert "local model 'minilm'" in note and f"sha256 {digest_of(model_folder)[:12]}" in note
     assert "--semantic-model DIR" in note and "VAULT_MCP_SEMANTIC_MODEL" in note
     assert not answer.is_error
+
+    port = free_port()
+    app = start_app(deployed / "site", port, VAULT_MCP_SEMANTIC_MODEL=str(tmp_path / "elsewhere"))
+    try:
+        assert call(port, "search", query=PARAPHRASE)["_meta"]["search"] == "hybrid (question)"
+    finally:
+        stop(app)
+    with pytest.raises(ConfigurationError, match=r"^VAULT_MCP_SEMANTIC_MODEL='.*nowhere' is not a folder; give"):
+        create_app(str(deployed / "site"), semantic_model=str(tmp_path / "nowhere"))
 
     other = tmp_path / "other-model"
     shutil.copytree(tmp_path / "elsewhere", other)
