@@ -30,9 +30,10 @@ from typing import IO, Any
 from .. import budget
 from ..forked import pickled_answer
 
-# The worker's program: this module's `serve_requests`, found where the server found it.
+# The worker's program: this module's `serve_requests`. The folder this package was imported from is last on its
+# path, as for the writer's process (writer_process.py): found there when this Python would not find it on its own.
 WORKER = (
-    "import sys; sys.path.insert(0, {root!r}); "
+    "import sys; sys.path.append({root!r}); "
     "from mkdocs_vault_mcp.index.conversion_pool import serve_requests; serve_requests()"
 )
 STOP_SECONDS = 5  # how long `stop` waits for an idle worker to end once its input is closed

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import logging
 import os
@@ -78,7 +79,7 @@ def folder_digest(folder: Path) -> str:
     """The SHA-256 of the folder's tokenizer and ONNX file: what names a local model wherever it lies. Computed
     once per process for files of the same size and time."""
     files = model_files(folder)
-    stamp = tuple((str(path), path.stat().st_size, path.stat().st_mtime_ns) for path in files)
+    stamp = tuple((str(path), status.st_size, status.st_mtime_ns) for path in files for status in [path.stat()])
     digest = _digests.get(stamp)
     if digest is None:
         whole = hashlib.sha256()
@@ -152,13 +153,24 @@ def forget_model(conn: sqlite3.Connection) -> None:
 def locate(recorded: RecordedModel) -> str:
     """The model to load for an index's vectors: the folder given to this server, else the folder the build used
     when it is here, else the hub name; each folder only if it holds the same model (its digest). Else
-    ModelUnavailable naming the missing model and how to give it."""
-    given = given_folder.get()
+    ModelUnavailable naming the missing model and how to give it. Once per process for each record and folder
+    given (a failure too, as load_model's): the model once loaded needs its folder no more."""
+    found = _located(recorded, given_folder.get())
+    if isinstance(found, ModelUnavailable):
+        raise found.with_traceback(None)  # the same exception each time: no traceback grown at each raise
+    return found
+
+
+@functools.lru_cache(maxsize=16)
+def _located(recorded: RecordedModel, given: Path | None) -> str | ModelUnavailable:
     if given is not None:
-        digest = folder_digest(given)
+        try:
+            digest = folder_digest(given)
+        except ModelUnavailable as error:
+            return error
         if recorded.sha256 is None or recorded.sha256 == digest:
             return str(given)
-        raise ModelUnavailable(
+        return ModelUnavailable(
             f"the model folder given, {given}, holds another model (sha256 {digest[:12]}) than the index's vectors "
             f"were made with: {recorded.name!r}, sha256 {recorded.sha256[:12]}"
         )
@@ -168,7 +180,7 @@ def locate(recorded: RecordedModel) -> str:
         if recorded.sha256 in (None, folder_digest(Path(recorded.folder))):
             return recorded.folder
     held = f", sha256 {recorded.sha256[:12]}" if recorded.sha256 else ""
-    raise ModelUnavailable(
+    return ModelUnavailable(
         f"the index's vectors were made with the local model {recorded.name!r}{held}, whose folder is not here "
         f"(the build read it from {recorded.folder}); {HOW_TO_GIVE}"
     )
@@ -265,7 +277,7 @@ def load_model(model: str, threads: int = 0) -> Model:
                 loaded = error
             _models[model, threads] = loaded
     if isinstance(loaded, ModelUnavailable):
-        raise loaded
+        raise loaded.with_traceback(None)  # the same exception each time: no traceback grown at each raise
     return loaded
 
 
