@@ -104,7 +104,8 @@ def create_app(
     model_folder = setting("semantic_model", semantic_model)
     if model_folder and not Path(model_folder).is_dir():
         raise ConfigurationError(
-            f"{SETTINGS['semantic_model']}={model_folder!r} is not a folder; give the folder holding the model's tokenizer.json and ONNX file."
+            f"{SETTINGS['semantic_model']}={model_folder!r} is not a folder; give the folder holding the model's "
+            "tokenizer.json and ONNX file."
         )
     reader = IndexReader(
         index_file,
