@@ -30,7 +30,7 @@ from typing import Any
 from starlette.middleware.cors import CORSMiddleware
 
 from .cli import UsageError, check_index, index_path, remote_index
-from .command_line import DEFAULT_PATH, download_deadline, endpoint_path, megabytes, refresh_interval
+from .command_line import DEFAULT_PATH, download_deadline, endpoint_path, megabytes, model_folder, refresh_interval
 from .mcp.download import DOWNLOAD_SECONDS
 from .mcp.http_connections import ConnectionGuard
 from .mcp.http_guard import BlankToken, bearer_token
@@ -53,6 +53,7 @@ SETTINGS = {
     "refresh": "VAULT_MCP_REFRESH",  # a site's URL: seconds between checks for a new index
     "max_size": "VAULT_MCP_MAX_SIZE",  # a site's URL: the largest index taken, in MB
     "download_timeout": "VAULT_MCP_DOWNLOAD_TIMEOUT",  # a site's URL: seconds a whole download may take
+    "semantic_model": "VAULT_MCP_SEMANTIC_MODEL",  # the folder of the model of the index's vectors
 }
 TRUE = ("1", "true", "yes", "on")
 FALSE = ("0", "false", "no", "off")
@@ -134,6 +135,7 @@ def create_app(
     refresh: float | None = None,
     max_size: int | None = None,
     download_timeout: float | None = None,
+    semantic_model: str | None = None,
 ) -> Any:
     """The ASGI app serving the MCP tools and resources of one site at `path`."""
     site = setting("site", site)
@@ -158,8 +160,9 @@ def create_app(
         checked("refresh", refresh, refresh_interval, DEFAULT_REFRESH_SECONDS),
         checked("download_timeout", download_timeout, download_deadline, DOWNLOAD_SECONDS),
     )
+    model = checked("semantic_model", semantic_model, model_folder, None)
     index_file, remote = site_index(site, *download)
-    reader = IndexReader(index_file, describe=remote.describe if remote else None)
+    reader = IndexReader(index_file, describe=remote.describe if remote else None, model_folder=model)
     # Bound to every address, as in a container: a loopback Host is accepted only on a loopback connection.
     app: Any = guarded_app(
         create_server(reader),

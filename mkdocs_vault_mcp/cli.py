@@ -138,7 +138,8 @@ def serve_index(args: argparse.Namespace) -> None:
             raise UsageError(
                 f"--token-env names {args.token_env}, which is not set, empty or only white space in the environment."
             ) from None
-    server = create_server(IndexReader(path, describe=remote.describe if remote else None))
+    reader = IndexReader(path, describe=remote.describe if remote else None, model_folder=args.semantic_model)
+    server = create_server(reader)
     if args.transport == "stdio":
         from .mcp.stdio import serve_stdio
 

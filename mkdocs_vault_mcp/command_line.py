@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 import re
+from pathlib import Path
 
 from . import __version__
 from .mcp.download import DOWNLOAD_SECONDS, MAX_DOWNLOAD_SECONDS, MIN_DOWNLOAD_SECONDS
@@ -98,6 +99,14 @@ def endpoint_path(text: str) -> str:
             f"braces, got {text[:100]!r}"
         )
     return text
+
+
+def model_folder(text: str) -> Path:
+    if not Path(text).is_dir():
+        raise argparse.ArgumentTypeError(
+            f"expected the folder holding the model's tokenizer.json and ONNX file, got {text!r}"
+        )
+    return Path(text).absolute()
 
 
 def megabytes(text: str) -> int:
@@ -202,6 +211,13 @@ def add_serve_arguments(serve: argparse.ArgumentParser) -> None:
         default=DEFAULT_MAX_MB,
         metavar="MB",
         help=f"a site's URL: refuse a larger index (default {DEFAULT_MAX_MB} MB)",
+    )
+    serve.add_argument(
+        "--semantic-model",
+        type=model_folder,
+        metavar="DIR",
+        help="search by meaning: the folder of the model the index's vectors were made with, where the build's "
+        "folder is not (checked by content)",
     )
 
 

@@ -10,8 +10,6 @@ from typing import Any, Literal
 from mkdocs.config import base
 from mkdocs.config import config_options as c
 
-from .page.paths import relative_location
-
 # The options that decide what goes into the index: when one changes, every page is indexed again.
 INDEXING_OPTIONS = (
     "indexed_fields",
@@ -147,14 +145,21 @@ class McpUrl(base.BaseConfigOption[str | None]):
         )
 
 
+# A model hub name: "name" or "owner/name" (index/embedding.py tells them from folders alike).
+_HUB_NAME = re.compile(r"[\w.-]+(/[\w.-]+)?")
+
+
 def semantic_model(value: str | Literal[True], config_folder: Path) -> str:
-    """The option `semantic`, when on, as the index records it: a folder's path, or a model name.
-    Here rather than in index/semantic.py, which a build's own process never imports."""
+    """The option `semantic`, when on, as the build hands it to the writer: a folder's absolute path (relative to
+    mkdocs.yml when given relative; the index records it by name and digest, not by where it was), or a model
+    hub name. A value that names no folder and is no hub name is a folder too, so that its absence is reported as
+    a missing folder. Here rather than in index/semantic.py, which a build's own process never imports."""
     if value is True:
         return DEFAULT_MODEL
-    folder = config_folder / value
-    # Relative to the working directory, where the writer and the live server look for it: the index is published.
-    return relative_location(folder, os.getcwd()) if folder.is_dir() else value
+    folder = config_folder / Path(value).expanduser()
+    # "models/minilm" beside a `models` folder is a folder, even one not there: its absence is what to report.
+    is_folder = folder.is_dir() or not _HUB_NAME.fullmatch(value) or ("/" in value and folder.parent.is_dir())
+    return os.path.abspath(folder) if is_folder else value
 
 
 # MkDocs' Config.__init_subclass__ (which gathers the options below) has no annotations.

@@ -15,12 +15,28 @@ from helpers.site import GENERATOR, Site  # isort: skip
 from helpers.git_repo import Repo, build_history
 from helpers.live_serve import Serve
 from helpers.paths import CORPORA, ROOT
+from helpers.processes import LeftBehind
+from mkdocs_vault_mcp.index import conversion_pool
 
 # A suite started in the background by a non-interactive shell (as .ci/other-pythons starts them) begins with Ctrl-C
 # ignored, and every process it starts would inherit that: the serve tests stop `mkdocs serve` with SIGINT, as a user
 # does. Python's own handler, put back, is reset to the default in each child process.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+LEFT_BEHIND = LeftBehind()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """A test fails when it leaves a process running once its fixtures are torn down: one whose parent ended
+    before it (a server's helper), and after the last test any process this one started."""
+    result = yield
+    if nextitem is None:
+        conversion_pool.stop()  # the workers of this process's own sessions' reads
+    LEFT_BEHIND.check(descendants_too=nextitem is None)
+    return result
 
 
 @pytest.fixture

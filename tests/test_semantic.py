@@ -9,19 +9,29 @@ Without them they skip, saying so.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import logging
+import os
 import shutil
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
+from mcp import StdioServerParameters
 
-from helpers.mcp_session import session_over
+import mkdocs_vault_mcp
+from helpers.hosted import start_app, stop
+from helpers.mcp_session import session_over, session_with
+from helpers.ports import free_port
+from helpers.served import call
 from helpers.site import Site
+from mkdocs_vault_mcp.asgi import ConfigurationError, create_app
+from mkdocs_vault_mcp.mcp.server import IndexReader, create_server
 
 PAGES = {
     "index.md": "# Home\n\nWelcome to the project documentation.\n",
@@ -37,6 +47,7 @@ PAGES = {
 }
 # Not one of its words is in the page about include_in_schema: keywords alone cannot find it.
 PARAPHRASE = "how can I hide an endpoint from the docs?"
+PACKAGE_ROOT = Path(mkdocs_vault_mcp.__file__).resolve().parents[1]
 HEAVY_MODULES = {"numpy", "onnxruntime", "tokenizers", "huggingface_hub"}
 
 
@@ -193,3 +204,94 @@ def test_the_option_is_checked():
     for wrong in ("", "  ", 3, ["a"]):
         with pytest.raises(ValidationError, match="expected false, true, a model name"):
             option.run_validation(wrong)
+
+
+def recorded(site: Site) -> dict[str, str]:
+    with sqlite3.connect(site.index_path) as conn:
+        return dict(conn.execute("SELECT key, value FROM info WHERE key LIKE 'semantic_model%'").fetchall())
+
+
+def digest_of(folder: Path) -> str:
+    """The SHA-256 over the SHA-256 of tokenizer.json and of model.onnx, as the index records a local model."""
+    parts = [hashlib.sha256((folder / name).read_bytes()).digest() for name in ("tokenizer.json", "model.onnx")]
+    return hashlib.sha256(b"".join(parts)).hexdigest()
+
+
+def stdio_search(site_dir: Path, cwd: Path, *options: str) -> Any:
+    """`search` for the paraphrase through `mkdocs-vault-mcp serve` over stdio, run from `cwd`."""
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "mkdocs_vault_mcp", "serve", str(site_dir), *options],
+        cwd=str(cwd),
+        # This checkout's package, whatever the working directory: PYTHONPATH may be relative.
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")])},
+    )
+    with session_with(server) as session:
+        return session.call("search", query=PARAPHRASE)
+
+
+def test_a_local_model_is_recorded_by_name_and_digest_and_served_wherever_its_folder_is_given(tmp_path, model_folder):
+    """Built with a model folder given relative to mkdocs.yml, the index names the model by its folder's name
+    and content; copied elsewhere with the model moved, it answers hybrid when the server is given the folder,
+    and says which model is missing and how to give it when not."""
+    shutil.copytree(model_folder, tmp_path / "build" / "minilm")
+    site = semantic_site(tmp_path / "build" / "site", "../minilm")
+    site.build()
+    assert recorded(site) == {
+        "semantic_model": "minilm",
+        "semantic_model_sha256": digest_of(model_folder),
+        "semantic_model_folder": str(tmp_path / "build" / "minilm"),
+    }
+    deployed = tmp_path / "deployed"
+    shutil.copytree(site.site_dir, deployed / "site")
+    shutil.move(tmp_path / "build" / "minilm", tmp_path / "elsewhere")
+    answer = stdio_search(deployed / "site", deployed, "--semantic-model", "../elsewhere")  # relative to cwd
+    assert answer.meta["search"] == "hybrid (question)", answer.meta
+    assert answer.structured_content["result"][0]["path"] == "routes/schema.md"
+
+    answer = stdio_search(deployed / "site", deployed)
+    note = answer.meta["search"]
+    assert note.startswith("keywords only: the model of the index's vectors is not available here"), note
+    assert "local model 'minilm'" in note and f"sha256 {digest_of(model_folder)[:12]}" in note
+    assert "--semantic-model DIR" in note and "VAULT_MCP_SEMANTIC_MODEL" in note
+    assert not answer.is_error
+
+    port = free_port()
+    app = start_app(deployed / "site", port, VAULT_MCP_SEMANTIC_MODEL=str(tmp_path / "elsewhere"))
+    try:
+        assert call(port, "search", query=PARAPHRASE)["_meta"]["search"] == "hybrid (question)"
+    finally:
+        stop(app)
+    with pytest.raises(
+        ConfigurationError,
+        match=r"VAULT_MCP_SEMANTIC_MODEL \(create_app's semantic_model\): expected the folder .* got '.*nowhere'",
+    ):
+        create_app(str(deployed / "site"), semantic_model=str(tmp_path / "nowhere"))
+
+    other = tmp_path / "other-model"
+    shutil.copytree(tmp_path / "elsewhere", other)
+    with (other / "tokenizer.json").open("a", encoding="utf-8") as tokenizer:
+        tokenizer.write("\n")  # another file: another model, as far as the index can tell
+    with session_with(
+        create_server(IndexReader(deployed / "site" / "vault-mcp" / "index.sqlite", model_folder=other))
+    ) as session:
+        meta = session.call("search", query=PARAPHRASE).meta
+    assert meta is not None
+    note = meta["search"]
+    assert f"the model folder given, {other}, holds another model" in note, note
+
+
+def test_a_model_fault_names_the_file_at_fault_and_a_missing_folder_is_reported_as_one(tmp_path, model_folder):
+    from mkdocs_vault_mcp.index.embedding import Model, ModelUnavailable
+
+    for name in ("tokenizer.json", "model.onnx"):
+        broken = tmp_path / f"broken-{name}"
+        shutil.copytree(model_folder, broken)
+        (broken / name).write_bytes(b"\xff\xfe not what it should be")
+        with pytest.raises(ModelUnavailable, match=rf"^{broken / name} could not be loaded: "):
+            Model(str(broken))
+    (tmp_path / "site" / "models").mkdir(parents=True)
+    site = semantic_site(tmp_path / "site", "models/minilm")  # a hub name's form, but a folder beside mkdocs.yml
+    site.build()
+    (warning,) = site.messages(logging.WARNING, "vault-mcp: search by meaning is off for this build")
+    assert warning.endswith(f"the model folder {tmp_path / 'site' / 'models' / 'minilm'} does not exist"), warning

@@ -28,7 +28,17 @@ from typing import TYPE_CHECKING, Any
 from .. import budget
 from . import cjk
 from .answer_types import SearchHit, SearchResult, SearchSection
-from .embedding import QUERY_THREADS, ModelUnavailable, cached_vectors, load_model, model_key
+from .embedding import (
+    QUERY_THREADS,
+    ModelUnavailable,
+    cached_vectors,
+    forget_model,
+    load_model,
+    locate,
+    model_key,
+    record_model,
+    recorded_model,
+)
 from .schema import KeptPerVersion, index_version
 
 if TYPE_CHECKING:
@@ -70,14 +80,15 @@ def store_vectors(conn: sqlite3.Connection, semantic: dict[str, str] | None, pag
     section has its vector already)."""
     if semantic is None:
         conn.execute("DROP TABLE IF EXISTS section_vectors")
-        conn.execute("DELETE FROM info WHERE key = 'semantic_model'")
+        forget_model(conn)
         return
     model = semantic["model"]
-    stored = conn.execute("SELECT value FROM info WHERE key = 'semantic_model'").fetchone()
-    if stored == (model,) and not pages_changed:
+    recorded = recorded_model(conn)
+    same_model = recorded is not None and recorded.source == model
+    if same_model and not pages_changed:
         return
     conn.execute("CREATE TABLE IF NOT EXISTS section_vectors (section_id INTEGER PRIMARY KEY, vector BLOB NOT NULL)")
-    if stored != (model,):
+    if not same_model:
         conn.execute("DELETE FROM section_vectors")
     conn.execute("DELETE FROM section_vectors WHERE section_id NOT IN (SELECT id FROM sections)")
     missing = conn.execute(
@@ -89,9 +100,9 @@ def store_vectors(conn: sqlite3.Connection, semantic: dict[str, str] | None, pag
         except ModelUnavailable as error:
             log.warning(f"vault-mcp: search by meaning is off for this build: {error}")
             conn.execute("DROP TABLE IF EXISTS section_vectors")
-            conn.execute("DELETE FROM info WHERE key = 'semantic_model'")
+            forget_model(conn)
             return
-    conn.execute("INSERT OR REPLACE INTO info (key, value) VALUES ('semantic_model', ?)", [model])
+    record_model(conn, model)
 
 
 def _embed_sections(conn: sqlite3.Connection, model: str, cache_path: Path, missing: list[tuple[Any, ...]]) -> None:
@@ -179,18 +190,19 @@ def query_style(query: str) -> str:
 
 def _usable(conn: sqlite3.Connection) -> Vectors | str:
     """The index's vectors with their model loaded, or why search is by keywords alone."""
-    model = stored_model(conn)
-    if model is None:
+    recorded = recorded_model(conn)
+    if recorded is None:
         return "keywords only: the index holds no section vectors (the plugin's option semantic is off)"
     budget.leave_event_loop()  # loading the model and embedding the query cannot be stopped part way
     try:
+        model = locate(recorded)
         load_model(model, QUERY_THREADS)
     except ModelUnavailable as error:
         return f"keywords only: the model of the index's vectors is not available here ({error})"
     found = vectors(conn)
     if found is None:
         return "keywords only: the index holds no section vectors"
-    return found
+    return dataclasses.replace(found, model=model)  # the model as found here, for query_vector
 
 
 def nearest_pages(

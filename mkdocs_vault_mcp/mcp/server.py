@@ -33,6 +33,7 @@ from mcp_types import (
 
 from .. import __version__, budget, limits
 from ..errors import InvalidArgument
+from ..index import embedding
 from ..index.freshness import Freshness
 from ..index.publish import open_read_only
 from .arguments import checked
@@ -81,8 +82,12 @@ class IndexReader:
         call_seconds: float = limits.CALL_SECONDS,
         describe: Callable[[], dict[str, Any]] | None = None,
         queued_calls: int = limits.QUEUED_CALLS,
+        model_folder: Path | None = None,
     ) -> None:
+        """`model_folder`: the folder of the model of the index's vectors, where the build's is not (search by
+        meaning, index/embedding.py's `locate`)."""
         self.path = path
+        self.model_folder = model_folder
         # What every answer's `_meta` says besides index_stale (a downloaded index: where from, how old).
         self.describe = describe
         self.freshness = freshness or Freshness()
@@ -192,7 +197,10 @@ class IndexReader:
         """The answer; None when `try_seconds` of work were not enough (nothing else is limited)."""
         conn = self.connection()
         try:
-            with budget.limited(try_seconds or self.call_seconds, lanes, inline=try_seconds is not None):
+            with (
+                budget.limited(try_seconds or self.call_seconds, lanes, inline=try_seconds is not None),
+                embedding.folder_given(self.model_folder),
+            ):
                 conn.execute("BEGIN")
                 try:
                     return compute(conn)

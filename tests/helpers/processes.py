@@ -3,9 +3,15 @@ outside, as any program would see them (not through the package's own objects)."
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import threading
 import time
 from pathlib import Path
+
+# How long a process may take to end after its parent did, before a test that left it fails.
+GRACE_SECONDS = 5.0
 
 
 def forked_children() -> set[int]:
@@ -40,3 +46,73 @@ def wait_until_ended(pid: int, timeout: float = 30) -> None:
     while state(pid) not in (None, "Z"):
         assert time.monotonic() < deadline, f"process {pid} still runs after {timeout} s"
         time.sleep(0.01)
+
+
+class LeftBehind:
+    """The processes that a test leaves running: those of this test run's process group (whatever their parent
+    now: a process whose parent ended is handed to init, or to a subreaper, and keeps its group) that are not
+    this process's descendants, i.e. whose parent ended before them. At the end of the run, also this
+    process's own descendants that still run. Linux only (/proc); cheap: each process of another group is read
+    once, those of the group present at the start never."""
+
+    def __init__(self) -> None:
+        self.available = Path("/proc/self/stat").exists()
+        self.own = os.getpid()
+        self.group = os.getpgid(0) if self.available else 0
+        self.others: set[int] = set()  # processes of another group (their group never becomes this one)
+        self.before: set[int] = set()  # the group's processes at the start (the shell's pipeline)
+        if self.available:
+            self.before = set(self.processes())
+
+    def processes(self) -> dict[int, tuple[str, int]]:
+        """pid -> (state, parent pid) of each process of the group, but this one and those there at the start."""
+        pids = {int(name) for name in os.listdir("/proc") if name.isdigit()}
+        self.others &= pids  # an ended process's pid may come back in the group
+        self.before &= pids
+        found = {}
+        for pid in pids - self.others - self.before - {self.own}:
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+            except OSError:  # ended meanwhile
+                continue
+            if int(fields[2]) != self.group:
+                self.others.add(pid)
+            else:
+                found[pid] = (fields[0], int(fields[1]))
+        return found
+
+    def running(self, descendants_too: bool) -> list[int]:
+        """The processes left running (zombies aside): orphans, and with `descendants_too` this one's children
+        and their own."""
+        found = self.processes()
+        left = []
+        for pid, (state, parent) in found.items():
+            while parent in found:
+                parent = found[parent][1]
+            if state != "Z" and (parent != self.own or descendants_too) and parent not in self.before:
+                left.append(pid)
+        return left
+
+    def check(self, descendants_too: bool = False, grace: float = GRACE_SECONDS) -> None:
+        """Fail, naming them, when processes are still left after `grace` seconds; they are killed first."""
+        if not self.available:
+            return
+        deadline = time.monotonic() + grace
+        left = self.running(descendants_too)
+        while left and time.monotonic() < deadline:
+            time.sleep(0.05)
+            left = self.running(descendants_too)
+        if not left:
+            return
+        described = [f"{pid} {command_line(pid)}" for pid in left]
+        for pid in left:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        raise AssertionError(f"{len(left)} processes left running: " + "; ".join(described))
+
+
+def command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()[:200]
+    except OSError:
+        return "(ended)"

@@ -32,6 +32,13 @@ HEADERS = {
     "Accept": "application/json, text/event-stream",
     "Mcp-Protocol-Version": "2025-06-18",
 }
+# A client's first request, as any MCP client sends it.
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}},
+}
 EVERY_PREFIX = " OR ".join(f"{letter}*" for letter in string.ascii_lowercase)  # every word of the index
 
 
