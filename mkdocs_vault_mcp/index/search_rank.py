@@ -27,9 +27,10 @@ from .search_marks import (
 )
 from .search_plan import CODE_HINT, QueryPlan, is_stop_word
 
-# Pages ranked for an answer of up to this many pages; a longer answer goes on with the further pages of a
-# ranking SEARCH_RESULTS pages deep (`in_tiers`). 10: the default limit, what the constants were set at.
-FIRST_DEPTH = 10
+# How deep rankings are read (pages): an answer of up to 10 pages (the default limit, what the constants were set
+# at) is the start of the ranking 10 pages deep; a longer one goes on with the further pages of the next (`in_tiers`).
+DEPTHS = (10, 50, SEARCH_RESULTS)
+FIRST_DEPTH = DEPTHS[0]
 # BM25 column weights, in FTS column order: path, title, headings, summary, body.
 COLUMN_WEIGHTS = (2.0, 10.0, 5.0, 1.5, 1.0)
 OTHER_SECTIONS = 3  # further sections of a page that add credit
@@ -262,22 +263,25 @@ Ranked = TypeVar("Ranked", bound=Mapping[str, Any])
 
 def in_tiers(rank: Callable[[int], list[Ranked]], limit: int) -> list[Ranked]:
     """The first `limit` pages of a ranking that does not depend on `limit`: `rank(depth)` ranks `depth` pages
-    deep, and only at FIRST_DEPTH and SEARCH_RESULTS.
+    deep, at the DEPTHS only.
 
-    Up to FIRST_DEPTH pages are the first of the shallow ranking; a longer answer goes on with the deep ranking's
-    pages that the shallow one did not give. So an answer is always the start of any longer one, and the first
-    pages cost no more than the default limit's.
+    The pages of the first depth, then those of each next depth that the ones before did not give, as far as
+    `limit` needs. A depth that gives fewer pages than it could is the whole ranking: a deeper one adds nothing.
+    So an answer is always the start of any longer one, and the first pages cost no more than the default limit's.
     """
-    first = rank(FIRST_DEPTH)
-    if limit <= FIRST_DEPTH:
-        return first[:limit]
-    given = {page["path"] for page in first}
-    return (first + [page for page in rank(SEARCH_RESULTS) if page["path"] not in given])[:limit]
+    found: list[Ranked] = []
+    for depth in DEPTHS:
+        given = {page["path"] for page in found}
+        ranked = rank(depth)
+        found += [page for page in ranked if page["path"] not in given]
+        if limit <= depth or len(ranked) < depth:
+            break
+    return found[:limit]
 
 
 def depth_of(limit: int) -> int:
     """The deepest ranking `in_tiers` reads for `limit` pages."""
-    return FIRST_DEPTH if limit <= FIRST_DEPTH else SEARCH_RESULTS
+    return next(depth for depth in DEPTHS if limit <= depth)
 
 
 def last_heading(trail: str) -> str:
