@@ -48,7 +48,7 @@ from mkdocs_vault_mcp.index import queries
 from mkdocs_vault_mcp.index import search as ranked
 from mkdocs_vault_mcp.index.filters import Filters, compile_filters
 from mkdocs_vault_mcp.index.publish import open_read_only, publish
-from mkdocs_vault_mcp.index.search_rank import COLUMN_WEIGHTS
+from mkdocs_vault_mcp.index.search_rank import COLUMN_WEIGHTS, FIRST_DEPTH, OTHER_SECTIONS
 from mkdocs_vault_mcp.index.writer import IndexWriter
 from mkdocs_vault_mcp.instants import to_micros
 from mkdocs_vault_mcp.mcp.server import IndexReader, create_server
@@ -312,7 +312,7 @@ def search_sql(query: str) -> Callable[[sqlite3.Connection], list]:
             (
                 f"SELECT s.document_id, -bm25(sections_fts, {weights}) FROM sections_fts JOIN sections s"
                 " ON s.id = sections_fts.rowid JOIN documents d ON d.id = s.document_id"
-                f" WHERE sections_fts MATCH ? AND 1 ORDER BY rank LIMIT {ranked.CANDIDATE_SECTIONS}",
+                f" WHERE sections_fts MATCH ? AND 1 ORDER BY rank LIMIT {FIRST_DEPTH * (1 + OTHER_SECTIONS)}",
                 [query],
             )
         ]

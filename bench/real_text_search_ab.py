@@ -2,7 +2,7 @@
 
     git worktree add --detach /tmp/wt-before <commit>
     .venv/bin/python bench/real_text_search_ab.py --index bench/out/real-text-copies-100000/index.sqlite \
-        --against /tmp/wt-before --label main [--queries 60] [--rounds 3] [--cold]
+        --against /tmp/wt-before --label main [--queries 60] [--rounds 3] [--cold] [--limit 10] [--name NAME]
 
 On a 2-CPU machine shared with other sessions, this thread's CPU time per call swings by a third from one run of
 real_text_search.py to the next (the other work shares the cores' caches), so two runs at different times
@@ -62,6 +62,8 @@ def main() -> None:
     parser.add_argument("--words", type=int, default=25)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--cold", action="store_true")
+    parser.add_argument("--limit", type=int, default=10, help="search's limit (default 10)")
+    parser.add_argument("--name", help="the results' name (default real_text_search_ab, _cold with --cold)")
     args = parser.parse_args()
     other_commit = (
         subprocess.run(
@@ -77,7 +79,7 @@ def main() -> None:
     systems = {args.label: (theirs.search, their_filters()), "this checkout": (ours.search, Filters())}
     for _, query in every:
         for run, filters in systems.values():
-            run(conn, query, filters)
+            run(conn, query, filters, limit=args.limit)
     cpu: dict[tuple[str, str], list[float]] = {(name, kind): [] for name in systems for kind in KINDS}
     load_at_start = os.getloadavg()[0]
     for round_number in range(args.rounds):
@@ -88,7 +90,7 @@ def main() -> None:
                 if args.cold and name == "this checkout":
                     forget_counts()
                 started = time.thread_time_ns()
-                run(conn, query, filters)
+                run(conn, query, filters, limit=args.limit)
                 cpu[(name, kind)].append((time.thread_time_ns() - started) / 1e6)
     rows = [
         [
@@ -139,7 +141,7 @@ def main() -> None:
         ),
         f"queries: real_text_search.py's, {args.queries} of each kind with seed {args.seed}, and the {args.words}"
         f" commonest indexed words alone; {args.rounds} timed calls each per package, interleaved query by query"
-        " (order alternating by round), after one untimed call of each; search() with no filters, limit 10",
+        f" (order alternating by round), after one untimed call of each; search() with no filters, limit {args.limit}",
         f"CPU: this thread's CPU time per call; load average {load_at_start:.2f} at the start,"
         f" {os.getloadavg()[0]:.2f} at the end",
         "",
@@ -147,7 +149,7 @@ def main() -> None:
     ]
     text = "\n".join(lines)
     print(text)
-    write_results("real_text_search_ab_cold" if args.cold else "real_text_search_ab", text)
+    write_results(args.name or ("real_text_search_ab_cold" if args.cold else "real_text_search_ab"), text)
 
 
 if __name__ == "__main__":

@@ -56,12 +56,13 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[max(0, min(len(ordered) - 1, round(fraction * len(ordered) + 0.5) - 1))]
 
 
-def was_relaxed(conn, query: str, limit: int = 10) -> bool:
-    """Whether `search` goes on to the relaxed form: the strict form finds fewer pages than asked for."""
+def was_relaxed(conn, query: str) -> bool:
+    """Whether `search` goes on to the relaxed form: the strict form finds fewer than STRICT_PAGES pages."""
     plan = ranking.plan_query(conn, query, "all")
     if plan.relaxed is None or plan.relaxed == plan.strict or plan.strict is None:
         return False
-    return ranking._page_count(conn, plan.strict, compile_filters(conn, Filters()), limit) < limit
+    enough = ranking.STRICT_PAGES
+    return ranking._page_count(conn, plan.strict, compile_filters(conn, Filters()), enough) < enough
 
 
 async def measure_stdio(site: Path, queries: list[dict], calls: int, warmup: int) -> dict[str, dict[str, list[float]]]:

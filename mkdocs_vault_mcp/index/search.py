@@ -29,9 +29,10 @@ from .search_plan import (
     relaxed_plan,
     written_plan,
 )
-from .search_rank import OTHER_SECTIONS, candidate_sections, page_result, pages
+from .search_rank import OTHER_SECTIONS, RankedPage, candidate_sections, in_tiers, page_result, pages
 
-CANDIDATE_SECTIONS = 40  # sections scored before pages are formed, at least
+# The strict form (every word) ranks alone when it finds at least this many pages, else the relaxed one.
+STRICT_PAGES = 10
 RANKED_SECTIONS = 10_000  # sections BM25 ranks for one query, at most
 # The narrower reading of an expression that matches too many sections: its words in these columns. (One
 # reading only: counting the sections of each further one reads every match again.)
@@ -63,6 +64,8 @@ def plan_query(conn: sqlite3.Connection, query: str, scope: str) -> QueryPlan:
 def search(
     conn: sqlite3.Connection, query: str, filters: Filters, limit: int = 10, sections_per_page: int = 2
 ) -> list[SearchHit]:
+    """The `limit` best pages for `query`: the first `limit` of one ranking that depends on the query, the filters
+    and the index alone (search_rank.in_tiers), never on `limit`."""
     if not isinstance(query, str) or not query.strip():
         raise InvalidArgument("query must not be blank; give keywords, a question, a code name or an FTS5 expression.")
     check_range("limit", limit, 1, SEARCH_RESULTS)
@@ -71,34 +74,64 @@ def search(
     if filters.language is None:
         base = without_repeated_text(conn, base)
     plan = plan_query(conn, query, filters.scope)
-    if plan.strict is None:
-        return []
-    match, within = plan.strict, None
-    if plan.relaxed not in (None, plan.strict):
-        if _page_count(conn, plan.strict, base, limit) < limit:
-            match = plan.relaxed
-        elif plan.strict_has_extra_words:
-            # Only strict matches rank, but stop words must neither score nor be marked.
-            match, within = plan.relaxed, plan.strict
     per_page = max(sections_per_page, 1 + OTHER_SECTIONS)
-    count = max(CANDIDATE_SECTIONS, limit * per_page)  # enough for `limit` pages, if there are as many
+    found = in_tiers(lambda depth: ranked_pages(conn, plan, base, depth, per_page), limit)
+    return [page_result(page, sections_per_page) for page in found]
+
+
+def ranked_pages(
+    conn: sqlite3.Connection, plan: QueryPlan, base: Compiled, depth: int, per_page: int
+) -> list[RankedPage]:
+    """The `depth` best pages of `plan`, best first, each with up to `per_page` of its sections.
+
+    The strict form ranks when it finds STRICT_PAGES pages or more, and the pages only the relaxed form finds
+    follow its own when they are fewer than `depth`; else the relaxed form ranks.
+    """
+    strict, relaxed = plan.strict, plan.relaxed
+    if strict is None:
+        return []
+    match, within, then = strict, None, None
+    if relaxed is not None and relaxed != strict:
+        if _page_count(conn, strict, base, STRICT_PAGES) < STRICT_PAGES:
+            match = relaxed
+        else:
+            then = relaxed
+            if plan.strict_has_extra_words:
+                # Only strict matches rank, but stop words must neither score nor be marked.
+                match, within = relaxed, strict
+    found = _best_pages(conn, match, within, base, plan, depth, per_page)
+    if then is not None and len(found) < depth:
+        given = {page["path"] for page in found}
+        more = _best_pages(conn, then, None, base, plan, depth, per_page)
+        found += [page for page in more if page["path"] not in given][: depth - len(found)]
+    return found
+
+
+def _best_pages(
+    conn: sqlite3.Connection,
+    match: str,
+    within: str | None,
+    base: Compiled,
+    plan: QueryPlan,
+    depth: int,
+    per_page: int,
+) -> list[RankedPage]:
+    """The `depth` pages whose sections rank best for `match` (among those `within` matches), best first."""
+    count = depth * per_page  # enough sections for `depth` pages, if there are as many
     # How many matches marking the kept sections in the index would read, at most (counted again by `bounded`,
     # kept: no second count).
     matching = min(document_frequency(conn, match, RANKED_SECTIONS + 1), RANKED_SECTIONS)
     ranked, first_rowid = bounded(conn, match, count, plan)
-    sections = candidate_sections(
-        conn, ranked, within, base, plan, filters.scope, count, per_page, first_rowid, matching
-    )
+    sections = candidate_sections(conn, ranked, within, base, plan, plan.scope, count, per_page, first_rowid, matching)
     if not sections and within is not None and (ranked, first_rowid) != (match, None):
         # On a large site the bounded reading of the relaxed form can miss every section of the strict form,
         # which found enough pages: rank the strict form itself (its stop words score) rather than find nothing.
         matching = min(document_frequency(conn, within, RANKED_SECTIONS + 1), RANKED_SECTIONS)
         ranked, first_rowid = bounded(conn, within, count)
         sections = candidate_sections(
-            conn, ranked, None, base, plan, filters.scope, count, per_page, first_rowid, matching
+            conn, ranked, None, base, plan, plan.scope, count, per_page, first_rowid, matching
         )
-    found = sorted(pages(sections).values(), key=lambda page: (-page["score"], page["path"]))[:limit]
-    return [page_result(page, sections_per_page) for page in found]
+    return sorted(pages(sections).values(), key=lambda page: (-page["score"], page["path"]))[:depth]
 
 
 def bounded(conn: sqlite3.Connection, match: str, enough: int, plan: QueryPlan | None = None) -> tuple[str, int | None]:

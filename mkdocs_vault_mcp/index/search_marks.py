@@ -24,12 +24,16 @@ def without_spellings_only_in_links(
         return rows
     places = {(row[1], row[2]): row[0] for row in held.values()}
     link_texts: dict[int, list[str]] = {}
+    # Only the links whose text holds a spelling: a page of release notes has thousands of links.
+    holds = " OR ".join("instr(text, ?) > 0" for _ in spellings)
     for ids in batches(sorted({document_id for document_id, _ in places})):
         for document_id, position, text in conn.execute(
-            f"SELECT document_id, position, text FROM links WHERE document_id IN ({', '.join('?' * len(ids))})", ids
+            f"SELECT document_id, position, text FROM links WHERE document_id IN ({', '.join('?' * len(ids))})"
+            f" AND ({holds})",
+            [*ids, *spellings],
         ):
             section_id = places.get((document_id, position))
-            if section_id is not None and text and any(spelling in text for spelling in spellings):
+            if section_id is not None:
                 link_texts.setdefault(section_id, []).append(text)
     if not link_texts:
         return rows

@@ -96,7 +96,7 @@ def written_plan(query: str, scope: str) -> QueryPlan:
     words = [w for w in words if not cjk.has_cjk(w)] + cjk.runs(query)
     meaningful = [w for w in words if not is_stop_word(w)] or words
     written = cjk.fts_query(query.strip()).strip()
-    return QueryPlan(strict=scoped(written, scope), words=list(dict.fromkeys(meaningful)))
+    return QueryPlan(strict=scoped(written, scope), words=list(dict.fromkeys(meaningful)), scope=scope)
 
 
 def query_terms(query: str) -> QueryTerms | None:

@@ -9,8 +9,10 @@ from __future__ import annotations
 import functools
 import re
 import sqlite3
-from typing import Any, NamedTuple, TypedDict
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple, TypedDict, TypeVar
 
+from ..limits import SEARCH_RESULTS
 from . import cjk
 from .answer_types import SearchHit
 from .filters import Compiled
@@ -25,6 +27,10 @@ from .search_marks import (
 )
 from .search_plan import CODE_HINT, QueryPlan, is_stop_word
 
+# How deep rankings are read (pages): an answer of up to 10 pages (the default limit, what the constants were set
+# at) is the start of the ranking 10 pages deep; a longer one goes on with the further pages of the next (`in_tiers`).
+DEPTHS = (10, 50, SEARCH_RESULTS)
+FIRST_DEPTH = DEPTHS[0]
 # BM25 column weights, in FTS column order: path, title, headings, summary, body.
 COLUMN_WEIGHTS = (2.0, 10.0, 5.0, 1.5, 1.0)
 OTHER_SECTIONS = 3  # further sections of a page that add credit
@@ -252,6 +258,32 @@ def _at_most_per_page(
     return kept
 
 
+Ranked = TypeVar("Ranked", bound=Mapping[str, Any])
+
+
+def in_tiers(rank: Callable[[int], list[Ranked]], limit: int) -> list[Ranked]:
+    """The first `limit` pages of a ranking that does not depend on `limit`: `rank(depth)` ranks `depth` pages
+    deep, at the DEPTHS only.
+
+    The pages of the first depth, then those of each next depth that the ones before did not give, as far as
+    `limit` needs. A depth that gives fewer pages than it could is the whole ranking: a deeper one adds nothing.
+    So an answer is always the start of any longer one, and the first pages cost no more than the default limit's.
+    """
+    found: list[Ranked] = []
+    for depth in DEPTHS:
+        given = {page["path"] for page in found}
+        ranked = rank(depth)
+        found += [page for page in ranked if page["path"] not in given]
+        if limit <= depth or len(ranked) < depth:
+            break
+    return found[:limit]
+
+
+def depth_of(limit: int) -> int:
+    """The deepest ranking `in_tiers` reads for `limit` pages."""
+    return next(depth for depth in DEPTHS if limit <= depth)
+
+
 def last_heading(trail: str) -> str:
     return trail.rpartition(" > ")[2]
 
@@ -265,16 +297,7 @@ def fit(marked: str, wanted: int, query_words: frozenset[str] = frozenset()) -> 
     A run of CJK characters counts as one word too, matched by the share of its characters marked: a character a
     word, a native word of three characters would outweigh the code name beside it (`中间件 CORSMiddleware`).
     """
-    text: list[str] = []
-    marks: list[bool] = []
-    inside = False
-    for character in marked:
-        if character in "\x01\x02":
-            inside = character == "\x01"
-        else:
-            text.append(character)
-            marks.append(inside)
-    joined = "".join(text)
+    joined, marks = _unmarked(marked)
     matched = 0.0
     total = 0
     run_length = run_marked = 0
@@ -296,6 +319,25 @@ def fit(marked: str, wanted: int, query_words: frozenset[str] = frozenset()) -> 
     if run_length:
         total, matched = total + 1, matched + run_marked / run_length
     return 2 * min(matched, wanted) / (total + wanted) if total else 0.0
+
+
+@functools.lru_cache(maxsize=4096)
+def _unmarked(marked: str) -> tuple[str, list[bool]]:
+    """The text of a highlight() without its marks, and whether each character was marked (kept: the same titles
+    and headings are marked again by the next tier and the next query)."""
+    text: list[str] = []
+    marks: list[bool] = []
+    inside = False
+    for piece in _MARKS.split(marked):
+        if piece in ("\x01", "\x02"):
+            inside = piece == "\x01"
+        else:
+            text.append(piece)
+            marks += [inside] * len(piece)
+    return "".join(text), marks
+
+
+_MARKS = re.compile("([\x01\x02])")
 
 
 @functools.cache

@@ -40,6 +40,7 @@ from .embedding import (
     recorded_model,
 )
 from .schema import KeptPerVersion, index_version
+from .search_rank import depth_of, in_tiers
 
 if TYPE_CHECKING:
     import numpy as np
@@ -292,22 +293,27 @@ def search_answer(
 ) -> SearchResult:
     """The `search` tool's answer: `keyword_search` (search.search), fused with the nearest pages when the
     index has vectors and their model loads; `_meta.search` says which ran (and why keywords alone)."""
-    keyword = keyword_search(conn, query, filters, limit=limit, sections_per_page=sections_per_page)
+    # As deep as the fused ranking reads it; each answer below is the first `limit` of one ranking (in_tiers).
+    keyword = keyword_search(conn, query, filters, limit=depth_of(limit), sections_per_page=sections_per_page)
     found = _usable(conn)
     if isinstance(found, str):
-        return {"result": keyword, "_meta": {"search": found}}
+        return {"result": keyword[:limit], "_meta": {"search": found}}
     if filters.scope != "all":
-        return {"result": keyword, "_meta": {"search": f"keywords only: scope {filters.scope!r} names columns"}}
+        return {"result": keyword[:limit], "_meta": {"search": f"keywords only: scope {filters.scope!r} names columns"}}
     from .search import uses_fts_syntax
 
     if uses_fts_syntax(conn, query, filters.scope):
-        return {"result": keyword, "_meta": {"search": "keywords only: the query is an FTS5 expression"}}
+        return {"result": keyword[:limit], "_meta": {"search": "keywords only: the query is an FTS5 expression"}}
     style = query_style(query)
     if style == "code" and keyword:
-        return {"result": keyword, "_meta": {"search": "keywords: a code name, found by its spelling"}}
-    meaning = nearest_pages(conn, found, query_vector(found.model, query), filters, limit, sections_per_page)
-    fused = fuse(keyword, meaning, MEANING_WEIGHT[style], limit)
-    return {"result": fused, "_meta": {"search": f"hybrid ({style})"}}
+        return {"result": keyword[:limit], "_meta": {"search": "keywords: a code name, found by its spelling"}}
+    target = query_vector(found.model, query)
+
+    def fused(depth: int) -> list[SearchHit]:
+        meaning = nearest_pages(conn, found, target, filters, depth, sections_per_page)
+        return fuse(keyword[:depth], meaning, MEANING_WEIGHT[style], depth)
+
+    return {"result": in_tiers(fused, limit), "_meta": {"search": f"hybrid ({style})"}}
 
 
 def related_pages(

@@ -257,7 +257,8 @@ def search(arguments: dict[str, Any]) -> Computes[SearchResult]:
     """Find the pages and sections that answer a question, best first, with snippets and heading links.
 
     Use it to look things up, then read a result's path (and section). Each page once, by its best
-    sections; if fewer than limit pages match every word, pages matching most meaningful words join.
+    sections; pages matching every word first, then pages matching most meaningful words (ranked together
+    when fewer than 10 match every word). A smaller limit gives the start of a larger one's list.
     Filters always hold. Without language, an untranslated page shows once. Capped and ranked, so never
     count results: totals count_documents, complete lists query_documents.
     """
