@@ -16,8 +16,8 @@ from typing import Annotated, Any, NotRequired, Required, TypedDict, Union, get_
 
 import pytest
 
-from helpers.mcp_session import Session, session_over
 from helpers.git_repo import git
+from helpers.mcp_session import Session, session_over
 from helpers.site import Site
 from helpers.tools_list import STORED, published_tools_list
 from mkdocs_vault_mcp.index import answer_types

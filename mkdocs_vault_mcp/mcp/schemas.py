@@ -7,7 +7,9 @@ words are not repeated in four schemas. `mcp/arguments.py` checks every call aga
 what is published is what is enforced, and `limits.py` supplies the numbers both use.
 
 Answers are written from their types (index/answer_types.py), the one place their shape is declared, in the
-same compact dialect: no titles, no `$defs`, an object inside an answer is just an object.
+same compact dialect: no titles, no `$defs`, an object inside an answer is just an object. Not by pydantic's
+`TypeAdapter(...).json_schema()`, which adds titles and `$defs` and sorts keys (every agent would read more),
+and on Python 3.11 takes only typing_extensions' TypedDict.
 """
 
 from __future__ import annotations
