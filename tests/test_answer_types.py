@@ -91,9 +91,9 @@ def mismatches(value: Any, hint: Any, where: str = "answer") -> list[str]:
         if not isinstance(value, dict):
             return [f"{where}: {value!r} is not an object"]
         keys = get_type_hints(hint, include_extras=True)
-        problems = [f"{where}.{key}: missing" for key in hint.__required_keys__ if key not in value]
+        problems = [f"{where}.{key}: missing" for key in keys if key in hint.__required_keys__ and key not in value]
         problems += [f"{where}.{key}: not a key of {hint.__name__}" for key in value if key not in keys]
-        for key in set(value) & set(keys):
+        for key in (key for key in value if key in keys):
             problems += mismatches(value[key], keys[key], f"{where}.{key}")
         return problems
     if origin is list:

@@ -46,12 +46,6 @@ def flag(description: str) -> Schema:
     return {"type": "boolean", "description": description, "default": False}
 
 
-def nullable(schema: Schema) -> Schema:
-    # anyOf rather than a list of types: clients that map schemas onto a one-`type` dialect (Gemini's
-    # OpenAPI subset) reject `"type": [...]`, and the Inspector's --strict check warns about it.
-    return {"anyOf": [schema, {"type": "null"}]}
-
-
 def parameters(properties: dict[str, Schema], required: tuple[str, ...] = ()) -> Schema:
     schema: Schema = {"type": "object", "properties": properties}
     if required:
@@ -135,12 +129,15 @@ def value(hint: Any) -> Schema:
         for member in get_args(hint):
             if (schema := value(member)) not in found:
                 found.append(schema)
-        # anyOf rather than a list of types: see `nullable`.
+        # anyOf rather than a list of types: clients that map schemas onto a one-`type` dialect (Gemini's
+        # OpenAPI subset) reject `"type": [...]`, and the Inspector's --strict check warns about it.
         return found[0] if len(found) == 1 else {"anyOf": found}
     if origin is list:
         return {"type": "array", "items": value(get_args(hint)[0])}
     if origin is dict or is_typeddict(hint):
         return {"type": "object"}
+    if hint not in JSON_TYPES:
+        raise TypeError(f"no JSON type for {hint!r} in an answer type; say it in mcp/schemas.py")
     return {"type": JSON_TYPES[hint]}
 
 
