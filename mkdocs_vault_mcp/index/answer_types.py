@@ -1,9 +1,10 @@
-"""The shape of every tool's answer and of the rows inside it, as `TypedDict`s.
+"""The shape of every tool's answer and of the rows inside it, as `TypedDict`s: the one source of the answers.
 
 The query functions of `index` return these (plain dicts at run time, so the JSON sent is unchanged), and
-tests/test_answer_types.py holds each tool's answer type to the output schema that `tools/list` publishes
-(mcp/schemas.py). A query returns its answer without `index_stale`, which the server adds to the tools whose
-schema has it: for those, the published answer type is the query's result type plus that key.
+mcp/schemas.py writes each tool's output schema, as `tools/list` publishes it, from its answer type here; the
+`Rows` and `Described` marks say what a key's schema says in words. A query returns its answer without
+`index_stale`, which the server adds to the tools whose schema has it: for those, the published answer type is
+the query's result type plus that key.
 
 Typing only, importing nothing of the package: the build's processes and the standalone server import the
 query modules, and with them this one.
@@ -11,7 +12,27 @@ query modules, and with them this one.
 
 # No `from __future__ import annotations`: Python 3.11 computes `__required_keys__` from the annotations as
 # written, and counts a `NotRequired` key written as a string as required.
-from typing import Any, Generic, NotRequired, TypedDict, TypeVar
+from dataclasses import dataclass
+from typing import Annotated, Any, Generic, NotRequired, TypedDict, TypeVar
+
+# --- What the published schema says in words -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rows:
+    """A list of objects published without a subschema per row (mcp/schemas.py says why): its description names
+    the rows' required keys ("Objects with key, count."), then says `note`, which names any other key."""
+
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Described:
+    """The description of a key's schema; `{keys}` stands for the required keys of the object it holds, or of
+    its rows."""
+
+    text: str
+
 
 # --- Rows ------------------------------------------------------------------------------------------
 
@@ -115,21 +136,27 @@ class Count(TypedDict):
     total: int
 
 
+DOCUMENT_ROWS = Rows(
+    "Strings but meta (front matter, an object); modified: RFC 3339 UTC; only on an untranslated copy, "
+    "fallback_of: the page it repeats."
+)
+
+
 class Aggregation(TypedDict):
     total: int
-    buckets: list[Bucket]
+    buckets: Annotated[list[Bucket], Rows()]
     missing: int  # by=tag: the matching pages without a value of the field
     truncated: bool
 
 
 class RecentAnswer(TypedDict):
-    result: list[DocumentRow]
+    result: Annotated[list[DocumentRow], DOCUMENT_ROWS]
 
 
 class DocumentPage(TypedDict):
     """One page of query_documents' rows, with the total and where the next page starts."""
 
-    result: list[DocumentRow]
+    result: Annotated[list[DocumentRow], DOCUMENT_ROWS]
     total: int
     next_offset: int | None
 
@@ -139,7 +166,10 @@ class SearchNotes(TypedDict):
 
 
 class SearchHits(TypedDict):
-    result: list[SearchHit]
+    result: Annotated[
+        list[SearchHit],
+        Rows("sections: the best, each with heading, url, snippet (matched terms **marked**) and score."),
+    ]
 
 
 class SearchResult(SearchHits):
@@ -154,10 +184,10 @@ class ReadAnswer(TypedDict):
     url: str
     modified: str
     meta: dict[str, Any]
-    section: ReadSection | None
-    outline: list[OutlineEntry] | None  # view=outline only
+    section: Annotated[ReadSection | None, Described("{keys} of the section read.")]
     markdown: str
     next_offset: int | None
+    outline: Annotated[list[OutlineEntry] | None, Described("view=outline: {keys} of each.")]
 
 
 class Stats(TypedDict):

@@ -1,15 +1,23 @@
 """The JSON schemas that `tools/list` publishes: each tool's parameters and the shape of its answer.
 
-Written as JSON Schema (2020-12, MCP's dialect) rather than derived from Python signatures, because every
-agent session pays for `tools/list` in its context before its first question: the shared filters are
-declared once here, explained in full once (in count_documents, the first tool), and the same words are
-not repeated in four schemas. `mcp/arguments.py` checks every call against these same schemas, so what is
-published is what is enforced, and `limits.py` supplies the numbers both use.
+Parameters are written as JSON Schema (2020-12, MCP's dialect) rather than derived from Python signatures,
+because every agent session pays for `tools/list` in its context before its first question: the shared
+filters are declared once here, explained in full once (in count_documents, the first tool), and the same
+words are not repeated in four schemas. `mcp/arguments.py` checks every call against these same schemas, so
+what is published is what is enforced, and `limits.py` supplies the numbers both use.
+
+Answers are written from their types (index/answer_types.py), the one place their shape is declared, in the
+same compact dialect: no titles, no `$defs`, an object inside an answer is just an object. Not by pydantic's
+`TypeAdapter(...).json_schema()`, which adds titles and `$defs` and sorts keys (every agent would read more),
+and on Python 3.11 takes only typing_extensions' TypedDict.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from types import UnionType
+from typing import Annotated, Any, NotRequired, Required, Union, get_args, get_origin, get_type_hints, is_typeddict
+
+from ..index.answer_types import Described, Rows
 
 Schema = dict[str, Any]
 
@@ -38,12 +46,6 @@ def flag(description: str) -> Schema:
     return {"type": "boolean", "description": description, "default": False}
 
 
-def nullable(schema: Schema) -> Schema:
-    # anyOf rather than a list of types: clients that map schemas onto a one-`type` dialect (Gemini's
-    # OpenAPI subset) reject `"type": [...]`, and the Inspector's --strict check warns about it.
-    return {"anyOf": [schema, {"type": "null"}]}
-
-
 def parameters(properties: dict[str, Schema], required: tuple[str, ...] = ()) -> Schema:
     schema: Schema = {"type": "object", "properties": properties}
     if required:
@@ -51,39 +53,9 @@ def parameters(properties: dict[str, Schema], required: tuple[str, ...] = ()) ->
     return schema
 
 
-def answer(properties: dict[str, Schema]) -> Schema:
-    """The output schema of a seed tool (count_documents, aggregate_documents, get_recent), whose contract
-    says every property is always present."""
-    return {"type": "object", "properties": properties, "required": list(properties)}
-
-
-def rows(fields: tuple[str, ...], description: str | None = None) -> Schema:
-    """A list of objects that each have these fields, named in the description rather than in an `items`
-    subschema, with `description` saying what they hold.
-
-    A client that checks answers against the output schema (the SDK's own does, with jsonschema) builds a
-    validator object for every subschema it applies to a value: an `items` subschema costs that once per
-    row, whatever it holds (a typed field once more per row), so checking a long listing cost the client
-    more CPU than the server's SQL and rows (bench/side_by_side.py, 'check, rows named' beside 'sql alone').
-    Without one, the check costs the same whatever the listing's length, and the description still names
-    every field for agents.
-    """
-    named = f"Objects with {', '.join(fields)}."
-    return {"type": "array", "description": f"{named} {description}" if description else named}
-
-
-def row(properties: dict[str, Schema]) -> Schema:
-    """An object described by its properties alone: the other answers and the objects inside answers (a
-    `required` list would repeat every name, in every agent's context)."""
-    return {"type": "object", "properties": properties}
-
-
 STRING: Schema = {"type": "string"}
-INT: Schema = {"type": "integer"}
 NUMBER: Schema = {"type": "number"}
 BOOL: Schema = {"type": "boolean"}
-OBJECT: Schema = {"type": "object"}
-STRINGS: Schema = {"type": "array", "items": STRING}
 
 SCOPES = ("all", "metadata", "body")
 FILTER_VALUE: Schema = {"anyOf": [STRING, NUMBER, BOOL]}
@@ -126,72 +98,72 @@ FILTERS: dict[str, Schema] = {
 }
 FILTER_NAMES = tuple(FILTERS)
 
-# --- Answers ---------------------------------------------------------------------------------------
+# --- Answers: written from their types (index/answer_types.py) ----------------------------------------
 
-NEXT_OFFSET: Schema = nullable(INT)  # the descriptions say to pass it as offset until it is null
-DOCUMENT_ROWS = rows(
-    ("path", "title", "folder", "url", "modified", "summary", "meta", "language"),
-    "Strings but meta (front matter, an object); modified: RFC 3339 UTC; only on an untranslated copy, "
-    "fallback_of: the page it repeats.",
-)
+JSON_TYPES: dict[object, str] = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
 
-COUNT_ANSWER = answer({"total": INT, "index_stale": BOOL})
-AGGREGATE_ANSWER = answer(
-    {
-        "total": INT,
-        "buckets": rows(("key", "count")),
-        "missing": INT,
-        "truncated": BOOL,
-        "index_stale": BOOL,
-    }
-)
-RECENT_ANSWER = answer({"result": DOCUMENT_ROWS})
-QUERY_ANSWER = row({"result": DOCUMENT_ROWS, "total": INT, "next_offset": NEXT_OFFSET, "index_stale": BOOL})
-SEARCH_ANSWER = row(
-    {
-        "result": rows(
-            ("path", "title", "url", "score", "sections"),
-            "sections: the best, each with heading, url, snippet (matched terms **marked**) and score.",
-        ),
-        "index_stale": BOOL,
-    }
-)
-READ_ANSWER = row(
-    {
-        "path": STRING,
-        "title": STRING,
-        "url": STRING,
-        "modified": STRING,
-        "meta": OBJECT,
-        "section": {**nullable(OBJECT), "description": "heading, level, anchor, url of the section read."},
-        "markdown": STRING,
-        "next_offset": NEXT_OFFSET,
-        "outline": {
-            **nullable({"type": "array", "items": OBJECT}),
-            "description": "view=outline: heading, level, anchor, url, characters of each.",
-        },
-    }
-)
-STATS_ANSWER = row(
-    {
-        "document_count": INT,
-        "section_count": INT,
-        "folder_count": INT,
-        "indexed_frontmatter_fields": STRINGS,
-        "oldest_modified": nullable(STRING),
-        "newest_modified": nullable(STRING),
-        "built_at": nullable(STRING),
-        "site_name": STRING,
-        "site_url": nullable(STRING),
-        "languages": STRINGS,
-        "index_stale": BOOL,
-    }
-)
-LINKS_ANSWER = row(
-    {
-        "result": {"type": "array", "items": OBJECT},
-        "total": INT,
-        "next_offset": NEXT_OFFSET,
-        "index_stale": BOOL,
-    }
-)
+
+def answer(answer_type: object, lists_required: bool = False) -> Schema:
+    """The output schema of a tool whose answers are `answer_type`, a TypedDict: its keys and their JSON types.
+
+    `lists_required` for a seed tool (count_documents, aggregate_documents, get_recent), whose contract says
+    every property is always present; the other answers, and the objects inside answers, are described by
+    their properties alone (a `required` list would repeat every name, in every agent's context).
+    """
+    keys = get_type_hints(answer_type, include_extras=True)
+    schema: Schema = {"type": "object", "properties": {key: value(hint) for key, hint in keys.items()}}
+    if lists_required:
+        schema["required"] = [key for key in keys if key in getattr(answer_type, "__required_keys__", ())]
+    return schema
+
+
+def value(hint: Any) -> Schema:
+    """A key's schema: its JSON type, and what its marks say (an object inside an answer is just an object)."""
+    origin = get_origin(hint)
+    if origin in (Required, NotRequired):
+        return value(get_args(hint)[0])
+    if origin is Annotated:
+        return marked(*get_args(hint))
+    if origin in (Union, UnionType):
+        found: list[Schema] = []
+        for member in get_args(hint):
+            if (schema := value(member)) not in found:
+                found.append(schema)
+        # anyOf rather than a list of types: clients that map schemas onto a one-`type` dialect (Gemini's
+        # OpenAPI subset) reject `"type": [...]`, and the Inspector's --strict check warns about it.
+        return found[0] if len(found) == 1 else {"anyOf": found}
+    if origin is list:
+        return {"type": "array", "items": value(get_args(hint)[0])}
+    if origin is dict or is_typeddict(hint):
+        return {"type": "object"}
+    if hint not in JSON_TYPES:
+        raise TypeError(f"no JSON type for {hint!r} in an answer type; say it in mcp/schemas.py")
+    return {"type": JSON_TYPES[hint]}
+
+
+def marked(hint: Any, *marks: object) -> Schema:
+    """A key's schema, as its marks (`Rows`, `Described`) say it.
+
+    Rows are named in the description rather than in an `items` subschema. A client that checks answers
+    against the output schema (the SDK's own does, with jsonschema) builds a validator object for every
+    subschema it applies to a value: an `items` subschema costs that once per row, whatever it holds (a typed
+    field once more per row), so checking a long listing cost the client more CPU than the server's SQL and
+    rows (bench/side_by_side.py, 'check, rows named' beside 'sql alone'). Without one, the check costs the
+    same whatever the listing's length, and the description still names every field for agents.
+    """
+    schema = value(hint)
+    for mark in marks:
+        keys = ", ".join(required_keys(hint))
+        if isinstance(mark, Rows):
+            named = f"Objects with {keys}."
+            schema = {"type": "array", "description": f"{named} {mark.note}" if mark.note else named}
+        elif isinstance(mark, Described):
+            schema = {**schema, "description": mark.text.format(keys=keys)}
+    return schema
+
+
+def required_keys(hint: Any) -> list[str]:
+    """The required keys of the TypedDict in `hint` (itself, its rows, or one member of a union)."""
+    if is_typeddict(hint):
+        return [key for key in get_type_hints(hint) if key in hint.__required_keys__]
+    return [key for member in get_args(hint) for key in required_keys(member)]

@@ -4,7 +4,7 @@ Each tool is a module-level function from its checked arguments (`arguments.chec
 read-only connection, registered in `TOOLS` with its title, parameters and answer schema by `@tool`;
 its docstring is its description. `mcp/server.py` serves the table. Each query is a thin adapter over one
 function of `index`, typed by what that function returns (index/answer_types.py); `answer_type` is the answer
-as published, which tests/test_answer_types.py holds to the output schema.
+as published, from which `schemas.answer` writes the output schema.
 """
 
 from __future__ import annotations
@@ -83,10 +83,10 @@ TOOLS: dict[str, Tool] = {}
 def tool(
     title: str,
     parameters: dict[str, s.Schema],
-    answer: s.Schema,
     answer_type: type[Mapping[str, Any]],
     required: tuple[str, ...] = (),
     small_answer: Callable[[dict[str, Any]], bool] = lambda arguments: False,
+    lists_required: bool = False,  # whether the output schema lists its required keys (`schemas.answer`)
 ) -> Callable[[ToolFunction], ToolFunction]:
     """Register the decorated function as the tool of its name, described by its docstring."""
 
@@ -94,6 +94,7 @@ def tool(
         input_schema = s.parameters(parameters, required)
         argument_schema = s.parameters({name: full_rule(name, rule) for name, rule in parameters.items()}, required)
         check_schema_words(function.__name__, argument_schema)
+        answer = s.answer(answer_type, lists_required)
         TOOLS[function.__name__] = Tool(
             name=function.__name__,
             title=title,
@@ -144,9 +145,9 @@ SMALL_ROWS = 50
 @tool(
     "Count pages",
     {**s.FILTERS_EXPLAINED, "wait_for_pending_writes": s.WAIT_FULL},
-    s.COUNT_ANSWER,
     CountAnswer,
     small_answer=always,
+    lists_required=True,
 )
 def count_documents(arguments: dict[str, Any]) -> Computes[Count]:
     """Count the pages that match all given filters (shared with aggregate_documents, query_documents and
@@ -171,10 +172,10 @@ def count_documents(arguments: dict[str, Any]) -> Computes[Count]:
         **s.FILTERS,
         "wait_for_pending_writes": s.WAIT,
     },
-    s.AGGREGATE_ANSWER,
     AggregateAnswer,
     required=("by",),
     small_answer=few_rows,
+    lists_required=True,
 )
 def aggregate_documents(arguments: dict[str, Any]) -> Computes[Aggregation]:
     """Count the matching pages per folder, tag value, month or language.
@@ -197,9 +198,9 @@ def aggregate_documents(arguments: dict[str, Any]) -> Computes[Aggregation]:
         "language": s.text("Language code."),
         "wait_for_pending_writes": s.WAIT,
     },
-    s.RECENT_ANSWER,
     RecentAnswer,
     small_answer=few_rows,
+    lists_required=True,
 )
 def get_recent(arguments: dict[str, Any]) -> Computes[RecentAnswer]:
     """List the most recently modified pages, newest first, ties by path.
@@ -222,7 +223,6 @@ def get_recent(arguments: dict[str, Any]) -> Computes[RecentAnswer]:
         "offset": s.integer("Pages to skip; pass next_offset.", 0, default=0),
         "wait_for_pending_writes": s.WAIT,
     },
-    s.QUERY_ANSWER,
     QueryAnswer,
     small_answer=few_rows,
 )
@@ -248,7 +248,6 @@ def query_documents(arguments: dict[str, Any]) -> Computes[DocumentPage]:
         **{name: rule for name, rule in s.FILTERS.items() if name not in ("query", "scope")},
         "wait_for_pending_writes": s.WAIT,
     },
-    s.SEARCH_ANSWER,
     SearchAnswer,
     required=("query",),
     small_answer=few_rows,
@@ -284,7 +283,6 @@ def search(arguments: dict[str, Any]) -> Computes[SearchResult]:
         "max_chars": s.integer("Most characters returned.", 1, limits.READ_CHARS, 20_000),
         "wait_for_pending_writes": s.WAIT,
     },
-    s.READ_ANSWER,
     ReadAnswer,
     required=("path",),
 )
@@ -300,7 +298,7 @@ def read(arguments: dict[str, Any]) -> Computes[ReadAnswer]:
     return lambda conn: read_document(conn, path, section=section, view=view, offset=offset, max_chars=max_chars)
 
 
-@tool("Site statistics", {"wait_for_pending_writes": s.WAIT}, s.STATS_ANSWER, StatsAnswer, small_answer=always)
+@tool("Site statistics", {"wait_for_pending_writes": s.WAIT}, StatsAnswer, small_answer=always)
 def stats(arguments: dict[str, Any]) -> Computes[Stats]:
     """The index: page, section and folder counts, the front matter fields that filters and
     aggregate_documents by=tag accept (indexed_frontmatter_fields), languages, oldest and newest
@@ -321,7 +319,6 @@ def stats(arguments: dict[str, Any]) -> Computes[Stats]:
         "offset": s.integer("Rows to skip", 0, default=0),
         "wait_for_pending_writes": {**s.WAIT, "description": "Wait for index updates"},
     },
-    s.LINKS_ANSWER,
     LinksAnswer,
     required=("show",),
 )
