@@ -13,9 +13,11 @@ from pathlib import Path
 
 from . import __version__
 from .command_line import DEFAULT_HOST, DEFAULT_PATH, DEFAULT_PORT, command_line
+from .errors import InvalidArgument
 from .mcp.download import check_url
 from .mcp.http_guard import BlankToken, bearer_token
 from .mcp.remote_index import CacheRefused, DownloadRefused, RemoteIndex, index_url, is_url
+from .mcp.versions import Versions, holds_versions
 
 USAGE_ERROR = 2  # as argparse exits on a bad command line
 WORKERS_FAILED = 3  # serve --workers: the worker processes kept ending, and the server stopped
@@ -42,6 +44,16 @@ REBUILD = (
     "rebuild the site with this version: `mkdocs build` for a site with the vault-mcp plugin, or "
     "`mkdocs-vault-mcp index SITE_DIR` for one built without it"
 )
+
+
+def default_version(versions: Versions) -> Path:
+    """The index of the version a call without `version` answers from, checked as a site's own index is."""
+    try:
+        path: Path = versions.choose(None)[0].path
+    except InvalidArgument as error:
+        raise UsageError(str(error)) from None
+    check_index(path)
+    return path
 
 
 def check_index(path: Path) -> None:
@@ -124,11 +136,15 @@ def serve_index(args: argparse.Namespace) -> None:
     from .mcp.server import IndexReader, create_server
 
     remote = downloaded_index(args) if is_url(args.site) else None
-    if remote is None:
+    versions = None
+    if remote is not None:
+        path = remote.path
+    elif holds_versions(Path(args.site)):
+        versions = Versions(Path(args.site), lambda index: IndexReader(index, model_folder=args.semantic_model))
+        path = default_version(versions)
+    else:
         path = index_path(args.site)
         check_index(path)
-    else:
-        path = remote.path
 
     token = None
     if args.token_env:
@@ -139,7 +155,7 @@ def serve_index(args: argparse.Namespace) -> None:
                 f"--token-env names {args.token_env}, which is not set, empty or only white space in the environment."
             ) from None
     reader = IndexReader(path, describe=remote.describe if remote else None, model_folder=args.semantic_model)
-    server = create_server(reader)
+    server = create_server(reader, versions=versions)
     if args.transport == "stdio":
         from .mcp.stdio import serve_stdio
 

@@ -4,14 +4,21 @@ page name the version it was built as, and one server answers from every version
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from mcp import StdioServerParameters
 
+from helpers.mcp_session import Session, session_over, session_with
 from helpers.mike_site import mike_site
 from helpers.scripted_git import isolate_git
 from helpers.site import built_site
+from mkdocs_vault_mcp.mcp.server import IndexReader, create_server
+from mkdocs_vault_mcp.mcp.versions import Versions
 
 
 @pytest.fixture(scope="module")
@@ -47,3 +54,59 @@ def test_the_version_option_names_the_version_and_an_unversioned_site_names_none
     assert info(plain.index_path, "site_version") == ""
     assert "version" not in json.loads((plain.site_dir / "vault-mcp" / "snapshot.json").read_text())
     assert "data-version" not in (plain.site_dir / "stats" / "index.html").read_text()
+
+
+@pytest.fixture
+def versioned(published: Path) -> Iterator[Session]:
+    """A session with a server of every version of the checkout, as `serve FOLDER` makes it."""
+    versions = Versions(published, IndexReader)
+    with session_with(create_server(versions.choose(None)[0], versions=versions)) as session:
+        yield session
+
+
+def test_search_with_a_version_finds_what_only_that_version_has(versioned: Session) -> None:
+    assert versioned.paths("zanzibar", version="1.0") == ["guide.md"]
+    assert versioned.paths("zanzibar", version="2.0") == []
+    assert versioned.paths("quasar", version="2.0") == ["guide.md"]
+    assert versioned.paths("quasar", version="1.0") == []
+    assert versioned.ok("read", path="old.md", version="1.0")["title"] == "Old page"
+    assert "old.md" in versioned.error("read", path="old.md")
+
+
+def test_without_a_version_the_answer_is_from_latest_and_says_so(versioned: Session) -> None:
+    answer = versioned.call("search", query="quasar")
+    assert answer.meta is not None
+    assert answer.meta["version"] == "2.0"
+    assert answer.meta["versions"] == ["2.0", "1.0"]
+    assert answer.meta["aliases"] == {"latest": "2.0"}
+    by_alias = versioned.call("count_documents", version="latest")
+    assert by_alias.meta is not None and by_alias.meta["version"] == "2.0"
+    older = versioned.call("stats", version="1.0")
+    assert older.meta is not None and older.meta["version"] == "1.0"
+
+
+def test_an_unknown_version_is_an_error_that_lists_the_versions(versioned: Session) -> None:
+    message = versioned.error("search", query="widget", version="9.9")
+    assert "unknown version '9.9'" in message and "2.0, 1.0" in message and "latest (2.0)" in message
+
+
+def test_a_site_without_versions_refuses_a_version_and_answers_as_before(tmp_path: Path) -> None:
+    plain = built_site(tmp_path, {"plugins": ["vault-mcp"]}, {"index.md": "# Home\n\nThe zanzibar switch.\n"})
+    with session_over(plain.index_path) as session:
+        assert "no versions.json" in session.error("search", query="zanzibar", version="1.0")
+        answer = session.call("search", query="zanzibar")
+        assert answer.meta is not None and "version" not in answer.meta and "versions" not in answer.meta
+        assert session.paths("zanzibar") == ["index.md"]
+
+
+def test_serve_of_the_checkout_answers_from_every_version(published: Path) -> None:
+    command = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "mkdocs_vault_mcp", "serve", str(published)],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )
+    with session_with(command) as session:
+        assert session.paths("zanzibar", version="1.0") == ["guide.md"]
+        answer = session.call("search", query="quasar")
+        assert answer.meta is not None and answer.meta["version"] == "2.0"
+        assert session.paths("quasar") == ["guide.md"]

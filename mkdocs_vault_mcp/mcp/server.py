@@ -39,6 +39,7 @@ from ..index.publish import open_read_only
 from .arguments import checked
 from .resources import Resources
 from .tools import TOOLS
+from .versions import Versions
 
 log = logging.getLogger(__name__)
 
@@ -227,7 +228,8 @@ class IndexReader:
 # --- The server ----------------------------------------------------------------------------------
 
 
-def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> Server:
+def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp", versions: Versions | None = None) -> Server:
+    """`versions`: on a site mike publishes, every version's index (`index` is the default version's)."""
     listing = ListToolsResult(tools=[tool.published() for tool in TOOLS.values()])
 
     async def list_tools(ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> ListToolsResult:
@@ -239,8 +241,12 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> Server:
             return failure(f"Unknown tool: {params.name}; this server has {', '.join(TOOLS)}.", index)
         try:
             arguments = checked(tool.argument_schema, params.arguments or {})
+            reader, version_meta = chosen(versions, index, arguments.pop("version"))
             wait = arguments["wait_for_pending_writes"]
-            return await index.answer(tool.query(arguments), wait, tool.reports_staleness, tool.small_answer(arguments))
+            query = tool.query(arguments)
+            answer = await reader.answer(query, wait, tool.reports_staleness, tool.small_answer(arguments))
+            answer["_meta"].update(version_meta)
+            return answer
         except (InvalidArgument, CannotAnswer) as error:
             return failure(f"Error executing tool {tool.name}: {error}", index)
         except Exception:
@@ -271,6 +277,19 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> Server:
         on_completion=pages.complete,
         on_subscriptions_listen=pages.listen,
     )
+
+
+def chosen(versions: Versions | None, index: IndexReader, version: str | None) -> tuple[IndexReader, dict[str, Any]]:
+    """The reader that answers for `version` (a version or alias of a site mike publishes) and what `_meta` says."""
+    if versions is not None:
+        reader, meta = versions.choose(version)
+        return reader, meta
+    if version is not None:
+        raise InvalidArgument(
+            "version names one of the versions of a site mike publishes, and this site has none (no versions.json "
+            "where it is served from); leave version out."
+        )
+    return index, {}
 
 
 def failure(message: str, index: IndexReader) -> CallToolResult:

@@ -91,8 +91,11 @@ def tool(
     """Register the decorated function as the tool of its name, described by its docstring."""
 
     def register(function: ToolFunction) -> ToolFunction:
-        input_schema = s.parameters(parameters, required)
-        argument_schema = s.parameters({name: full_rule(name, rule) for name, rule in parameters.items()}, required)
+        # Every tool answers from any version of a site mike publishes; the tool that explains WAIT explains it.
+        published = {**parameters}
+        published.setdefault("version", s.VERSION_FULL if s.WAIT_FULL in parameters.values() else s.VERSION)
+        input_schema = s.parameters(published, required)
+        argument_schema = s.parameters({name: full_rule(name, rule) for name, rule in published.items()}, required)
         check_schema_words(function.__name__, argument_schema)
         answer = s.answer(answer_type, lists_required)
         TOOLS[function.__name__] = Tool(
@@ -117,7 +120,7 @@ def full_rule(name: str, rule: s.Schema) -> s.Schema:
     """A shared filter's rule as count_documents publishes it, for the tools that publish only its type."""
     if rule is s.FILTERS.get(name):
         return s.FILTERS_EXPLAINED[name]
-    return s.WAIT_FULL if rule is s.WAIT else rule
+    return s.WAIT_FULL if rule is s.WAIT else s.VERSION_FULL if rule is s.VERSION else rule
 
 
 def unwrapped(docstring: str) -> str:
@@ -318,6 +321,7 @@ def stats(arguments: dict[str, Any]) -> Computes[Stats]:
         "limit": s.integer("Max rows", 1, limits.ROWS, 50),
         "offset": s.integer("Rows to skip", 0, default=0),
         "wait_for_pending_writes": {**s.WAIT, "description": "Wait for index updates"},
+        "version": s.text("Version or alias"),
     },
     LinksAnswer,
     required=("show",),
