@@ -17,6 +17,7 @@ from helpers.mcp_session import Session, session_over, session_with
 from helpers.mike_site import mike_site
 from helpers.scripted_git import isolate_git
 from helpers.site import built_site
+from mkdocs_vault_mcp.index.version_changes import CHANGED_LINES, LINE_CHARS, Section, changed_lines, row
 from mkdocs_vault_mcp.mcp.server import IndexReader, create_server
 from mkdocs_vault_mcp.mcp.versions import Versions
 
@@ -110,3 +111,51 @@ def test_serve_of_the_checkout_answers_from_every_version(published: Path) -> No
         answer = session.call("search", query="quasar")
         assert answer.meta is not None and answer.meta["version"] == "2.0"
         assert session.paths("quasar") == ["guide.md"]
+
+
+def test_changes_lists_the_sections_added_removed_and_changed_since_a_version(versioned: Session) -> None:
+    answer = versioned.ok("links", show="changes", target="guide.md", since="1.0")
+    assert answer["page"] == "changed" and answer["total"] == 3
+    by_change = {row["change"]: row for row in answer["result"]}
+    assert [row["change"] for row in answer["result"]] == ["changed", "added", "removed"]
+    changed = by_change["changed"]
+    assert changed["heading"] == "Install"
+    assert changed["url"] == "https://example.com/widget/2.0/guide/#install"
+    assert changed["since_url"] == "https://example.com/widget/1.0/guide/#install"
+    assert changed["lines"] == ["- It needs Python 3.9.", "+ It needs Python 3.11."], changed["lines"]
+    assert changed["more_lines"] == 0
+    assert by_change["added"]["heading"] == "Plugins" and by_change["added"]["since_url"] is None
+    removed = by_change["removed"]
+    assert removed["heading"] == "Legacy mode" and removed["url"] is None
+    assert removed["since_url"] == "https://example.com/widget/1.0/guide/#legacy-mode"
+    backwards = versioned.ok("links", show="changes", target="guide.md", since="latest", version="1.0")
+    assert {row["heading"]: row["change"] for row in backwards["result"]} == {
+        "Install": "changed",
+        "Legacy mode": "added",
+        "Plugins": "removed",
+    }
+
+
+def test_changes_says_when_a_page_is_new_or_gone(versioned: Session) -> None:
+    new = versioned.ok("links", show="changes", target="new.md", since="1.0")
+    assert new["page"] == "new" and [row["change"] for row in new["result"]] == ["added"]
+    gone = versioned.ok("links", show="changes", target="old.md", since="1.0")
+    assert gone["page"] == "gone" and [row["change"] for row in gone["result"]] == ["removed"]
+    same = versioned.ok("links", show="changes", target="guide.md", since="2.0")
+    assert same["page"] == "unchanged" and same["result"] == []
+    assert "nowhere.md" in versioned.error("links", show="changes", target="nowhere.md", since="1.0")
+    assert "unknown version '0.1'" in versioned.error("links", show="changes", target="guide.md", since="0.1")
+    assert "needs target" in versioned.error("links", show="changes", since="1.0")
+    assert "show='changes' only" in versioned.error("links", show="broken", since="1.0")
+
+
+def test_a_changed_section_lists_its_changed_lines_within_bounds() -> None:
+    before = "\n".join(f"line {n} " + "y" * 400 for n in range(100))
+    after = "\n".join(f"line {n} at /2.0/ " + "x" * 400 for n in range(100))
+    lines = changed_lines(before, "1.0", after, "2.0")
+    assert len(lines) == 200 and lines[0].startswith("- line 0 y") and lines[100].startswith("+ line 0 at /2.0/ x")
+    shown = row("changed", Section("Install", 2, "install", after), "https://x/2.0/", lines, "https://x/1.0/")
+    assert len(shown["lines"]) == CHANGED_LINES and shown["more_lines"] == 200 - CHANGED_LINES
+    assert max(len(line) for line in shown["lines"]) == LINE_CHARS
+    moved = changed_lines("[Home](https://x/1.0/home/)", "1.0", "[Home](https://x/2.0/home/)", "2.0")
+    assert moved == []  # a link's version folder alone changes nothing
