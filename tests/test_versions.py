@@ -14,8 +14,8 @@ import pytest
 from mcp import StdioServerParameters
 
 from helpers.mcp_session import Session, session_over, session_with
-from helpers.mike_site import mike_site
-from helpers.scripted_git import isolate_git
+from helpers.mike_site import VERSION_2, mike_site
+from helpers.scripted_git import isolate_git, run_git
 from helpers.site import built_site
 from mkdocs_vault_mcp.index.version_changes import CHANGED_LINES, LINE_CHARS, Section, changed_lines, row
 from mkdocs_vault_mcp.mcp.server import IndexReader, create_server
@@ -159,3 +159,27 @@ def test_a_changed_section_lists_its_changed_lines_within_bounds() -> None:
     assert max(len(line) for line in shown["lines"]) == LINE_CHARS
     moved = changed_lines("[Home](https://x/1.0/home/)", "1.0", "[Home](https://x/2.0/home/)", "2.0")
     assert moved == []  # a link's version folder alone changes nothing
+
+
+def test_stats_counts_the_pages_of_every_version(versioned: Session) -> None:
+    answer = versioned.call("stats")
+    assert answer.meta is not None
+    assert answer.meta["version_documents"] == {"2.0": 3, "1.0": 3}
+    assert answer.structured_content is not None and answer.structured_content["document_count"] == 3
+
+
+def test_a_version_deployed_while_serving_is_served_at_the_next_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    isolate_git(monkeypatch, tmp_path / "home", ceiling=tmp_path.parent)
+    repo, checkout = mike_site(tmp_path)
+    versions = Versions(checkout, IndexReader)
+    with session_with(create_server(versions.choose(None)[0], versions=versions)) as session:
+        assert "unknown version '3.0'" in session.error("count_documents", version="3.0")
+        repo.deploy({**VERSION_2, "later.md": "# Later\n\nThe nebula flag arrives in 3.0.\n"}, "3.0", "dev")
+        run_git(checkout, "reset", "-q", "--hard")  # the checkout follows the branch, as a pull would
+        assert session.paths("nebula", version="dev") == ["later.md"]
+        answer = session.call("count_documents", version="3.0")
+        assert answer.meta is not None and answer.meta["versions"] == ["3.0", "2.0", "1.0"]
+        default = session.call("count_documents").meta
+        assert default is not None and default["version"] == "2.0"  # latest stayed on 2.0

@@ -35,13 +35,11 @@ from .. import __version__, budget, limits
 from ..errors import InvalidArgument
 from ..index import embedding
 from ..index.freshness import Freshness
-from ..index.link_queries import split_target
 from ..index.publish import open_read_only
-from ..index.version_changes import page_sections
 from .arguments import checked
 from .resources import Resources
 from .tools import TOOLS
-from .versions import Versions
+from .versions import Versions, older_page
 
 log = logging.getLogger(__name__)
 
@@ -245,11 +243,14 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp", versions: 
             arguments = checked(tool.argument_schema, params.arguments or {})
             reader, version_meta = chosen(versions, index, arguments["version"])
             arguments["version"] = version_meta.get("version")
-            await read_since(versions, arguments)
+            if arguments.get("since") is not None:
+                arguments["since"] = await older_page(versions, arguments["since"], arguments["target"])
             wait = arguments["wait_for_pending_writes"]
             query = tool.query(arguments)
             answer = await reader.answer(query, wait, tool.reports_staleness, tool.small_answer(arguments))
             answer["_meta"].update(version_meta)
+            if versions is not None and tool.name == "stats":
+                answer["_meta"]["version_documents"] = await versions.document_counts()
             return answer
         except (InvalidArgument, CannotAnswer) as error:
             return failure(f"Error executing tool {tool.name}: {error}", index)
@@ -294,24 +295,6 @@ def chosen(versions: Versions | None, index: IndexReader, version: str | None) -
             "where it is served from); leave version out."
         )
     return index, {}
-
-
-async def read_since(versions: Versions | None, arguments: dict[str, Any]) -> None:
-    """links(show="changes"): `since` becomes the target page as the version it names has it, read from that
-    version's own index."""
-    since, target = arguments.get("since"), arguments.get("target")
-    if since is None:
-        return
-    if versions is None:
-        raise InvalidArgument(
-            "since names one of the versions of a site mike publishes, and this site has none (no versions.json "
-            "where it is served from)."
-        )
-    if target is None:
-        return  # the tool says what it needs
-    reader, meta = versions.choose(since)
-    path, version = split_target(target)[0], meta["version"]
-    arguments["since"] = await reader.read(lambda conn: page_sections(conn, path, version))
 
 
 def failure(message: str, index: IndexReader) -> CallToolResult:

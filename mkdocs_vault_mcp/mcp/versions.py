@@ -18,6 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidArgument
+from ..index.filters import Filters
+from ..index.link_queries import split_target
+from ..index.queries import count_documents
+from ..index.version_changes import PageSections, page_sections
 
 VERSIONS_FILE = "versions.json"
 INDEX_URI = "vault-mcp/index.sqlite"  # where each version's build publishes its index, under its folder
@@ -109,3 +113,29 @@ class Versions:
         versions = self.listed()
         version = versions.resolve(name)
         return self.reader(version), versions.meta(version)
+
+    async def document_counts(self) -> dict[str, int | None]:
+        """Each version's page count, for stats: every version's index is opened (None: it has none to read)."""
+        counts: dict[str, int | None] = {}
+        for version in self.listed().versions:
+            try:
+                counts[version] = await self.reader(version).read(lambda conn: count_documents(conn, Filters()))
+            except Exception:  # a version deployed without the plugin has no index to count: null
+                counts[version] = None
+        return counts
+
+
+async def older_page(versions: Versions | None, since: str, target: str | None) -> PageSections | str:
+    """links(show="changes"): the target page as the version `since` names has it, read from that version's own
+    index (`since` itself without a target: the tool says what it needs)."""
+    if versions is None:
+        raise InvalidArgument(
+            "since names one of the versions of a site mike publishes, and this site has none (no versions.json "
+            "where it is served from)."
+        )
+    if target is None:
+        return since
+    reader, meta = versions.choose(since)
+    path, version = split_target(target)[0], meta["version"]
+    page: PageSections = await reader.read(lambda conn: page_sections(conn, path, version))
+    return page
