@@ -9,7 +9,9 @@ import os
 import socket
 import sqlite3
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from . import __version__
 from .command_line import DEFAULT_HOST, DEFAULT_PATH, DEFAULT_PORT, command_line
@@ -17,7 +19,8 @@ from .errors import InvalidArgument
 from .mcp.download import check_url
 from .mcp.http_guard import BlankToken, bearer_token
 from .mcp.remote_index import CacheRefused, DownloadRefused, RemoteIndex, index_url, is_url
-from .mcp.versions import Versions, holds_versions
+from .mcp.remote_versions import RemoteVersions
+from .mcp.versions import Versions, holds_versions, local_index
 
 USAGE_ERROR = 2  # as argparse exits on a bad command line
 WORKERS_FAILED = 3  # serve --workers: the worker processes kept ending, and the server stopped
@@ -135,12 +138,14 @@ def serve_index(args: argparse.Namespace) -> None:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s: %(message)s")
     from .mcp.server import IndexReader, create_server
 
-    remote = downloaded_index(args) if is_url(args.site) else None
-    versions = None
+    remote, versions = downloaded_site(args, IndexReader) if is_url(args.site) else (None, None)
     if remote is not None:
         path = remote.path
+    elif versions is not None:
+        path = default_version(versions)
     elif holds_versions(Path(args.site)):
-        versions = Versions(Path(args.site), lambda index: IndexReader(index, model_folder=args.semantic_model))
+        root = Path(args.site)
+        versions = Versions(root, lambda name: IndexReader(local_index(root, name), model_folder=args.semantic_model))
         path = default_version(versions)
     else:
         path = index_path(args.site)
@@ -185,6 +190,27 @@ def serve_index(args: argparse.Namespace) -> None:
         raise UsageError(
             f"cannot listen on {args.host}:{args.port} ({error.strerror or error}); choose another with --port."
         ) from None
+
+
+def downloaded_site(args: argparse.Namespace, reader: Callable[..., Any]) -> tuple[RemoteIndex | None, Versions | None]:
+    """The site's published index; where its root has none, the versions mike publishes there, if it does."""
+    try:
+        return downloaded_index(args), None
+    except UsageError as no_index:
+        if "answered HTTP 404" not in str(no_index):
+            raise  # a site that cannot be reached, or answers wrong, is not asked again for versions.json
+        remote = RemoteVersions(
+            args.site,
+            Path(args.cache) if args.cache else None,
+            lambda index: reader(index.path, describe=index.describe, model_folder=args.semantic_model),
+            args.refresh,
+            args.download_timeout,
+            max_bytes=args.max_size << 20,
+        )
+        try:
+            return None, remote.start()
+        except (DownloadRefused, OSError):
+            raise no_index from None
 
 
 def downloaded_index(args: argparse.Namespace) -> RemoteIndex:

@@ -7,8 +7,13 @@ import json
 import os
 import sqlite3
 import sys
+import threading
+import time
 from collections.abc import Iterator
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import StdioServerParameters
@@ -19,7 +24,7 @@ from helpers.scripted_git import isolate_git, run_git
 from helpers.site import built_site
 from mkdocs_vault_mcp.index.version_changes import CHANGED_LINES, LINE_CHARS, Section, changed_lines, row
 from mkdocs_vault_mcp.mcp.server import IndexReader, create_server
-from mkdocs_vault_mcp.mcp.versions import Versions
+from mkdocs_vault_mcp.mcp.versions import Versions, local_index
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +65,7 @@ def test_the_version_option_names_the_version_and_an_unversioned_site_names_none
 @pytest.fixture
 def versioned(published: Path) -> Iterator[Session]:
     """A session with a server of every version of the checkout, as `serve FOLDER` makes it."""
-    versions = Versions(published, IndexReader)
+    versions = Versions(published, lambda name: IndexReader(local_index(published, name)))
     with session_with(create_server(versions.choose(None)[0], versions=versions)) as session:
         yield session
 
@@ -173,7 +178,7 @@ def test_a_version_deployed_while_serving_is_served_at_the_next_call(
 ) -> None:
     isolate_git(monkeypatch, tmp_path / "home", ceiling=tmp_path.parent)
     repo, checkout = mike_site(tmp_path)
-    versions = Versions(checkout, IndexReader)
+    versions = Versions(checkout, lambda name: IndexReader(local_index(checkout, name)))
     with session_with(create_server(versions.choose(None)[0], versions=versions)) as session:
         assert "unknown version '3.0'" in session.error("count_documents", version="3.0")
         repo.deploy({**VERSION_2, "later.md": "# Later\n\nThe nebula flag arrives in 3.0.\n"}, "3.0", "dev")
@@ -183,3 +188,42 @@ def test_a_version_deployed_while_serving_is_served_at_the_next_call(
         assert answer.meta is not None and answer.meta["versions"] == ["3.0", "2.0", "1.0"]
         default = session.call("count_documents").meta
         assert default is not None and default["version"] == "2.0"  # latest stayed on 2.0
+
+
+class QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_serve_url_of_a_versioned_site_answers_from_every_version_and_picks_up_a_new_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    isolate_git(monkeypatch, tmp_path / "home", ceiling=tmp_path.parent)
+    repo, checkout = mike_site(tmp_path)
+    http = ThreadingHTTPServer(("127.0.0.1", 0), partial(QuietHandler, directory=str(checkout)))
+    threading.Thread(target=http.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{http.server_address[1]}/"
+    command = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "mkdocs_vault_mcp", "serve", url, "--cache", str(tmp_path / "cache"), "--refresh", "5"],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )
+    try:
+        with session_with(command) as session:
+            assert session.paths("zanzibar", version="1.0") == ["guide.md"]
+            answer = session.call("search", query="quasar")
+            assert answer.meta is not None and answer.meta["version"] == "2.0"
+            assert answer.meta["index_url"] == url + "2.0/vault-mcp/index.sqlite"
+            assert "unknown version '9.9'" in session.error("stats", version="9.9")
+            changes = session.ok("links", show="changes", target="guide.md", since="1.0")
+            assert sorted(row["change"] for row in changes["result"]) == ["added", "changed", "removed"]
+            repo.deploy({**VERSION_2, "later.md": "# Later\n\nThe nebula flag arrives in 3.0.\n"}, "3.0", "dev")
+            run_git(checkout, "reset", "-q", "--hard")
+            deadline = time.monotonic() + 120
+            while "3.0" not in (session.call("stats").meta or {})["versions"]:
+                assert time.monotonic() < deadline, "the new version was never served"
+                time.sleep(1)
+            assert session.paths("nebula", version="3.0") == ["later.md"]
+    finally:
+        http.shutdown()
+        http.server_close()

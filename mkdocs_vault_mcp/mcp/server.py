@@ -241,7 +241,8 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp", versions: 
             return failure(f"Unknown tool: {params.name}; this server has {', '.join(TOOLS)}.", index)
         try:
             arguments = checked(tool.argument_schema, params.arguments or {})
-            reader, version_meta = chosen(versions, index, arguments["version"])
+            # In a worker thread: a version served from a URL is downloaded at its first call.
+            reader, version_meta = await anyio.to_thread.run_sync(chosen, versions, index, arguments["version"])
             arguments["version"] = version_meta.get("version")
             if arguments.get("since") is not None:
                 arguments["since"] = await older_page(versions, arguments["since"], arguments["target"])

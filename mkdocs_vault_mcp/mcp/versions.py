@@ -75,11 +75,18 @@ def holds_versions(folder: Path) -> bool:
     return (folder / VERSIONS_FILE).is_file()
 
 
-class Versions:
-    """A folder that holds versions.json (a checkout of mike's deploy branch) and a reader per version."""
+def local_index(root: Path, version: str) -> Path:
+    """Where a checkout of the deploy branch holds a version's published index."""
+    return root / version / INDEX_URI
 
-    def __init__(self, root: Path, open_reader: Callable[[Path], Any]) -> None:
-        """`open_reader`: the reader (mcp/server.py's IndexReader) of the index at a path."""
+
+class Versions:
+    """A folder that holds versions.json (a checkout of mike's deploy branch, or the copy `serve URL` keeps) and a
+    reader per version."""
+
+    def __init__(self, root: Path, open_reader: Callable[[str], Any]) -> None:
+        """`open_reader`: the reader (mcp/server.py's IndexReader) of a version's index, by its name
+        (`local_index` for a folder)."""
         self.root = root
         self.open_reader = open_reader
         self._lock = threading.Lock()
@@ -105,7 +112,7 @@ class Versions:
         with self._lock:
             reader = self._readers.get(version)
             if reader is None:
-                reader = self._readers[version] = self.open_reader(self.root / version / INDEX_URI)
+                reader = self._readers[version] = self.open_reader(version)
             return reader
 
     def choose(self, name: str | None) -> tuple[Any, dict[str, Any]]:
