@@ -241,8 +241,7 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp", versions: 
             return failure(f"Unknown tool: {params.name}; this server has {', '.join(TOOLS)}.", index)
         try:
             arguments = checked(tool.argument_schema, params.arguments or {})
-            # In a worker thread: a version served from a URL is downloaded at its first call.
-            reader, version_meta = await anyio.to_thread.run_sync(chosen, versions, index, arguments["version"])
+            reader, version_meta = await chosen(versions, index, arguments["version"])
             arguments["version"] = version_meta.get("version")
             if arguments.get("since") is not None:
                 arguments["since"] = await older_page(versions, arguments["since"], arguments["target"])
@@ -285,10 +284,13 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp", versions: 
     )
 
 
-def chosen(versions: Versions | None, index: IndexReader, version: str | None) -> tuple[IndexReader, dict[str, Any]]:
+async def chosen(
+    versions: Versions | None, index: IndexReader, version: str | None
+) -> tuple[IndexReader, dict[str, Any]]:
     """The reader that answers for `version` (a version or alias of a site mike publishes) and what `_meta` says."""
     if versions is not None:
-        reader, meta = versions.choose(version)
+        # On a worker thread: a version served from a URL is downloaded at its first call.
+        reader, meta = await anyio.to_thread.run_sync(versions.choose, version)
         return reader, meta
     if version is not None:
         raise InvalidArgument(
