@@ -308,7 +308,7 @@ class VaultMcpConfig(base.Config):  # type: ignore[no-untyped-call, unused-ignor
     Example: /mcp
     """
 
-    version = c.Optional(c.Type(str))
+    site_version = c.Optional(c.Type(str))
     """The version this build is published as, recorded in the index, snapshot.json and the stats page. Unset:
     the version `mike deploy` builds (its `MIKE_DOCS_VERSION`), else none. Set it when another tool publishes
     one site per version.

@@ -290,7 +290,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
                 site_files=site_files(files, included, config),
                 nav=self.state.nav,
                 listed=mkdocs_pages.listed_pages(files),
-                **mkdocs_pages.versioning(config, self.config.version),
+                **mkdocs_pages.versioning(config, self.config.site_version),
                 summary=SummaryRequest(self.config.tag_fields, self.page_language, self.languages.complete),
                 semantic=self.state.semantic,
             )

@@ -53,7 +53,9 @@ def test_each_version_records_the_version_mike_built_it_as(published: Path, vers
 
 
 def test_the_version_option_names_the_version_and_an_unversioned_site_names_none(tmp_path: Path) -> None:
-    named = built_site(tmp_path / "named", {"plugins": [{"vault-mcp": {"version": "3.1"}}]}, {"index.md": "# Home\n"})
+    named = built_site(
+        tmp_path / "named", {"plugins": [{"vault-mcp": {"site_version": "3.1"}}]}, {"index.md": "# Home\n"}
+    )
     assert info(named.index_path, "site_version") == "3.1"
     assert json.loads((named.site_dir / "vault-mcp" / "snapshot.json").read_text())["version"] == "3.1"
     plain = built_site(tmp_path / "plain", {"plugins": ["vault-mcp"]}, {"index.md": "# Home\n"})

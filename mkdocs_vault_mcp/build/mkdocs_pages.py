@@ -263,6 +263,6 @@ def warn_broken_front_matter(page: Page) -> None:
 
 
 def versioning(config: Any, version: str | None) -> dict[str, str | None]:
-    """CommitSettings' `version_base` and `site_version`: the version the build is published as is the `version`
-    option, else the one `mike deploy` builds."""
+    """CommitSettings' `version_base` and `site_version`: the version the build is published as is the
+    `site_version` option, else the one `mike deploy` builds."""
     return {"version_base": version_base(config), "site_version": version or os.environ.get(MIKE_VERSION) or None}

@@ -61,7 +61,7 @@ def build_snapshot(
 
 
 def site_version(conn: sqlite3.Connection) -> dict[str, str]:
-    """`{"version": ...}` when the site was built as a version (mike's, or the `version` option); else nothing, so
+    """`{"version": ...}` when the site was built as a version (mike's, or the `site_version` option); else nothing, so
     that an unversioned site's snapshot stays as it was."""
     row = conn.execute("SELECT value FROM info WHERE key = 'site_version'").fetchone()
     return {"version": row[0]} if row and row[0] else {}

@@ -65,7 +65,7 @@ class CommitSettings:
     summary: SummaryRequest | None = None
     # on a site whose versions mike publishes, the path their folders are in (resolve.SiteFiles)
     version_base: str | None = None
-    site_version: str | None = None  # the version the site is built as (mike's, or the `version` option)
+    site_version: str | None = None  # the version the site is built as (mike's, or the `site_version` option)
     semantic: dict[str, str] | None = None  # semantic.store_vectors' (the model and the cache file), or None
     # how many generated pages (a blog's index, archive, categories) list each page, by its path, if known
     listed: dict[str, int] | None = None
