@@ -289,9 +289,11 @@ async def chosen(
 ) -> tuple[IndexReader, dict[str, Any]]:
     """The reader that answers for `version` (a version or alias of a site mike publishes) and what `_meta` says."""
     if versions is not None:
-        # On a worker thread: a version served from a URL is downloaded at its first call.
-        reader, meta = await anyio.to_thread.run_sync(versions.choose, version)
-        return reader, meta
+        # A version's first call opens it on a worker thread: one served from a URL is downloaded then.
+        opened = versions.opened(version)
+        if opened is None:
+            opened = await anyio.to_thread.run_sync(versions.choose, version)
+        return opened
     if version is not None:
         raise InvalidArgument(
             "version names one of the versions of a site mike publishes, and this site has none (no versions.json "

@@ -121,6 +121,13 @@ class Versions:
         version = versions.resolve(name)
         return self.reader(version), versions.meta(version)
 
+    def opened(self, name: str | None) -> tuple[Any, dict[str, Any]] | None:
+        """`choose`'s answer when that version's reader is already open (None: opening it may download)."""
+        versions = self.listed()
+        version = versions.resolve(name)
+        reader = self._readers.get(version)
+        return None if reader is None else (reader, versions.meta(version))
+
     async def document_counts(self) -> dict[str, int | None]:
         """Each version's page count, for stats: every version's index is opened (None: it has none to read)."""
         counts: dict[str, int | None] = {}
