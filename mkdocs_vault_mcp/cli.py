@@ -15,7 +15,7 @@ from . import __version__
 from .command_line import DEFAULT_HOST, DEFAULT_PATH, DEFAULT_PORT, command_line
 from .mcp.download import check_url
 from .mcp.http_guard import BlankToken, bearer_token
-from .mcp.remote_index import CacheRefused, DownloadRefused, RemoteIndex, index_url, is_url
+from .mcp.remote_index import CacheRefused, DownloadRefused, NoIndex, RemoteIndex, index_url, is_url
 
 USAGE_ERROR = 2  # as argparse exits on a bad command line
 WORKERS_FAILED = 3  # serve --workers: the worker processes kept ending, and the server stopped
@@ -189,7 +189,7 @@ def remote_index(
     remote = RemoteIndex(site, cache, max_mb << 20, refresh, download_seconds)
     try:
         remote.start()
-    except CacheRefused as error:
+    except (CacheRefused, NoIndex) as error:  # no cached copy would help: the message says what to do
         raise UsageError(str(error)) from None
     except DownloadRefused as error:
         raise UsageError(f"{error} No cached copy to serve instead ({remote.folder}).") from None
