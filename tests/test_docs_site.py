@@ -82,6 +82,33 @@ def test_the_generated_pages_are_what_the_code_declares() -> None:
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
 
 
+def printed(command: list[str], cwd: Path) -> list[str]:
+    """The lines a failing command prints, as a user's terminal shows them."""
+    done = subprocess.run(command, capture_output=True, text=True, cwd=cwd, stdin=subprocess.DEVNULL)
+    assert done.returncode != 0
+    return (done.stdout + done.stderr).strip().splitlines()
+
+
+def test_troubleshooting_quotes_the_messages_the_tools_print(tmp_path: Path) -> None:
+    page = (DOCS / "pages" / "troubleshooting.md").read_text(encoding="utf-8")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("# Home\n", encoding="utf-8")
+    (tmp_path / "mkdocs.yml").write_text(
+        "site_name: Demo\nplugins:\n  - search\n  - vault-mcp:\n      stats_pag: false\n", encoding="utf-8"
+    )
+    build = [sys.executable, "-m", "mkdocs", "build", "--strict"]
+    lines = printed(build, tmp_path)  # the misspelled option
+    aborted = "Aborted with 1 configuration warnings in 'strict' mode!"
+    assert aborted in lines and aborted in page
+    (warning,) = [line for line in lines if line.startswith("WARNING")]
+    assert warning in page
+    (tmp_path / "mkdocs.yml").write_text("site_name: Demo\nplugins:\n  - search\n", encoding="utf-8")
+    subprocess.run(build, capture_output=True, check=True, cwd=tmp_path)
+    serve = [sys.executable, "-m", "mkdocs_vault_mcp", "serve", "site/"]
+    assert printed(serve, tmp_path)[-1] in page  # a site built without the plugin
+    assert printed([*serve, "--transport", "htp"], tmp_path)[-1] in page
+
+
 # What a reader sees: whether the page scrolls sideways, each code block's lines against its box, and how far
 # down the home page's first-command blocks end.
 LAYOUT = """(() => {
