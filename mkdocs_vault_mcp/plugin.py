@@ -322,7 +322,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
                 return context
             with self.state.timed():
                 page.content, page.toc = stats_page.render(
-                    answers["page_snapshot"], answers["stats"], page.url, self.page_language
+                    answers["page_snapshot"], answers["stats"], answers["broken_links"], page.url, self.page_language
                 )
         return context
 
