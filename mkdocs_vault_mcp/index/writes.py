@@ -42,6 +42,9 @@ class WriterStopped(OSError):
     """The writer's process ended before the build did (killed, out of memory)."""
 
 
+STOPPED = "the index writer process ended before the build did"
+
+
 class IndexWrites(Protocol):
     """The working index's writes, run beside the build: `put` and `remove` hand their work over and return at once;
     the others return an `Answer` to wait for, which raises what a write sent before it raised (the earlier failure
@@ -64,6 +67,10 @@ class IndexWrites(Protocol):
 
     def answered(self) -> bool:
         """Whether the last answer asked for is there, so that waiting for it would not wait."""
+        ...
+
+    def worker_pid(self) -> int:
+        """The process the writes run in (the build's own, on a thread), once what was asked before is done."""
         ...
 
     def stop(self) -> None:
@@ -116,7 +123,6 @@ class ExecutorWrites:
         return self._asked is None or self._asked.done()
 
     def worker_pid(self) -> int:
-        """The process the writes run in (this one's, on a thread)."""
         return self._submit(_pid).result()
 
     def stop(self) -> None:
@@ -126,7 +132,7 @@ class ExecutorWrites:
         self._held = []
         with contextlib.suppress(OSError):  # a process that ended (or never started) rolled back with its end
             self._submit(WorkingIndex.close)
-        self._executor.shutdown(wait=True, cancel_futures=True)
+        self._executor.shutdown(wait=True)
 
     def _send(self, submit: Callable[[], Future[None]]) -> None:
         if self.runs_beside:
@@ -145,7 +151,7 @@ class ExecutorWrites:
             try:
                 return done.result()
             except BrokenProcessPool:
-                raise WriterStopped("the index writer process ended before the build did") from None
+                raise WriterStopped(STOPPED) from None
             finally:
                 failure, self._failure = self._failure, None
                 if failure is not None:
@@ -161,11 +167,11 @@ class ExecutorWrites:
                 return self._executor.submit(method, self._index, *args, **kwargs)
             return self._executor.submit(OnWorkerIndex(method), *args, **kwargs)
         except BrokenProcessPool:
-            raise WriterStopped("the index writer process ended before the build did") from None
+            raise WriterStopped(STOPPED) from None
 
     def _note_failure(self, future: Future[None]) -> None:
         if not future.cancelled() and (error := future.exception()) is not None and self._failure is None:
-            self._failure = WriterStopped(str(error)) if isinstance(error, BrokenProcessPool) else error
+            self._failure = WriterStopped(STOPPED) if isinstance(error, BrokenProcessPool) else error
 
 
 # The writer process's WorkingIndex: one a process, as its executor has one worker.
