@@ -49,6 +49,7 @@ from mkdocs_vault_mcp.index import search as ranked
 from mkdocs_vault_mcp.index.filters import Filters, compile_filters
 from mkdocs_vault_mcp.index.publish import open_read_only, publish
 from mkdocs_vault_mcp.index.search_rank import COLUMN_WEIGHTS, FIRST_DEPTH, OTHER_SECTIONS
+from mkdocs_vault_mcp.index.working_index import CommitSettings
 from mkdocs_vault_mcp.index.writer import IndexWriter
 from mkdocs_vault_mcp.instants import to_micros
 from mkdocs_vault_mcp.mcp.server import IndexReader, create_server
@@ -135,7 +136,9 @@ def build_index(site: Path, working: Path, published: Path) -> dict[str, float]:
             seconds["IndexWriter.put"] += clock() - built
         started = clock()
         writer.keep_only(set(pages))
-        writer.commit(indexed_fields="auto", site_name=f"Generated site ({len(pages)} pages)", site_url=None)
+        writer.commit(
+            CommitSettings(indexed_fields="auto", site_name=f"Generated site ({len(pages)} pages)", site_url=None)
+        )
         seconds["commit"] = clock() - started
     finally:
         writer.close()

@@ -24,6 +24,7 @@ from typing import Any
 from mkdocs_vault_mcp.index.filters import Filters
 from mkdocs_vault_mcp.index.link_queries import link_summary, links
 from mkdocs_vault_mcp.index.publish import open_read_only
+from mkdocs_vault_mcp.index.working_index import CommitSettings
 from mkdocs_vault_mcp.index.writer import IndexWriter
 from mkdocs_vault_mcp.page.model import RenderedPage
 from report import results_from_output  # bench/ is on sys.path when a script runs
@@ -60,7 +61,9 @@ def main() -> None:
         writer.put(page(i, pages), "auto")
     writer.keep_only(nav)
     started = time.perf_counter()
-    writer.commit(indexed_fields="auto", site_name="bench", site_url=None, site_files=site_files, nav=nav)
+    writer.commit(
+        CommitSettings(indexed_fields="auto", site_name="bench", site_url=None, site_files=site_files, nav=nav)
+    )
     first = time.perf_counter() - started
     writer.close()
     times: dict[str, list[float]] = {"with links": [], "without": []}
@@ -70,7 +73,9 @@ def main() -> None:
             writer.put(page(5, pages, extra=f"{label} {round_}"), "auto")
             writer.keep_only(nav)
             started = time.perf_counter()
-            writer.commit(indexed_fields="auto", site_name="bench", site_url=None, site_files=files, nav=listed)
+            writer.commit(
+                CommitSettings(indexed_fields="auto", site_name="bench", site_url=None, site_files=files, nav=listed)
+            )
             times[label].append(time.perf_counter() - started)
             writer.close()
     conn = open_read_only(path)

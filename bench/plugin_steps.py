@@ -100,6 +100,7 @@ def replay(pages: list[dict], cache: Path, in_process: bool) -> dict[str, float]
     `in_process`: the writer runs in a process of its own (as for sites of writer.PAGES_FOR_A_PROCESS pages or
     more), else on a thread."""
     from mkdocs_vault_mcp.build.modified import modified_instant, read_git_times
+    from mkdocs_vault_mcp.index.working_index import CommitSettings
     from mkdocs_vault_mcp.index.writer import IndexWriter
     from mkdocs_vault_mcp.page.fingerprints import page_fingerprint
     from mkdocs_vault_mcp.page.model import RenderedPage
@@ -161,11 +162,13 @@ def replay(pages: list[dict], cache: Path, in_process: bool) -> dict[str, float]
     writer.keep_only({page["src_uri"] for page in pages})
     site_files = {server_path("/" + page["url"]): page["src_uri"] for page in pages}
     writer.commit(
-        indexed_fields="auto",
-        site_name="bench",
-        site_url=None,
-        site_files=site_files,
-        nav={page["src_uri"] for page in pages},
+        CommitSettings(
+            indexed_fields="auto",
+            site_name="bench",
+            site_url=None,
+            site_files=site_files,
+            nav={page["src_uri"] for page in pages},
+        )
     )
     steps["commit"] = time.perf_counter() - mark  # wall: the build's thread waits for the writer's queue and commit
     writer.close()

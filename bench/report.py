@@ -120,6 +120,9 @@ BENCHMARKS: dict[str, Benchmark] = {
         "markdown-vault-mcp's nearest tools on the same corpus, and each server's own `ping`, in the same rounds.",
     ),
     "small_site_steps": Benchmark(SPEED, "The same site's bare build (no plugin), in the same rounds."),
+    "writer_executor": Benchmark(
+        SPEED, "The same site's own build without vault-mcp (`none`), in the same rounds; thread against process."
+    ),
     "small_sites": Benchmark(
         SPEED,
         "The same site's own build without vault-mcp (`none`), in the same round;"

@@ -60,7 +60,7 @@ ONE_BUILD = textwrap.dedent("""
     cpu = {"import": 0.0, "events": 0.0, "writer": 0.0, "git": 0.0}
     start = time.process_time()
     import mkdocs_vault_mcp.plugin as plugin
-    from mkdocs_vault_mcp.index import writer
+    from mkdocs_vault_mcp.index import working_index as writer
     cpu["import"] = time.process_time() - start
 
     def counted(name, function):
@@ -72,7 +72,10 @@ ONE_BUILD = textwrap.dedent("""
                 cpu[name] += time.thread_time() - begun
         return run
 
-    writer._ThreadWrites._work = counted("writer", writer._ThreadWrites._work)
+    # The writer's work, on whichever thread runs it (a writer process's is counted with the children).
+    for method in (writer.WorkingIndex.open, writer.WorkingIndex.put, writer.WorkingIndex.delete_all,
+                   writer.WorkingIndex.commit):
+        setattr(writer.WorkingIndex, method.__name__, counted("writer", method))
     # Each page's fingerprint and hand-over, timed by hand rather than under BuildState.timed (and never inside it)
     plugin.VaultMcpPlugin._index_page = counted("events", plugin.VaultMcpPlugin._index_page)
     from mkdocs_vault_mcp.build import modified

@@ -18,7 +18,7 @@ from .command_line import DEFAULT_HOST, DEFAULT_PATH, DEFAULT_PORT, command_line
 from .errors import InvalidArgument
 from .mcp.download import check_url
 from .mcp.http_guard import BlankToken, bearer_token
-from .mcp.remote_index import CacheRefused, DownloadRefused, RemoteIndex, index_url, is_url
+from .mcp.remote_index import CacheRefused, DownloadRefused, NoIndex, RemoteIndex, index_url, is_url
 from .mcp.remote_versions import RemoteVersions
 from .mcp.versions import Versions, holds_versions, local_index
 
@@ -231,7 +231,7 @@ def remote_index(
     remote = RemoteIndex(site, cache, max_mb << 20, refresh, download_seconds)
     try:
         remote.start()
-    except CacheRefused as error:
+    except (CacheRefused, NoIndex) as error:  # no cached copy would help: the message says what to do
         raise UsageError(str(error)) from None
     except DownloadRefused as error:
         raise UsageError(f"{error} No cached copy to serve instead ({remote.folder}).") from None

@@ -21,14 +21,13 @@ own vanished pages, and renders its own stats page; the last one publishes the i
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
 import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -44,18 +43,23 @@ from .build.faults import CACHE_HINT, SITE_HINT, build_fault, check_cache_dir, c
 from .build.i18n import I18nBuild, LanguageRun, i18n_build, theme_language
 from .build.incremental import IncrementalBuild
 from .build.mkdocs_pages import PageOptions, is_candidate, page_paths, rendered_page, site_files
-from .build.modified import GitTimes, GitTimesRead
+from .build.modified import GitTimesRead
+from .build.plugin_state import BuildState, IndexingPlan
 from .build.snapshot import write_snapshot
 from .config import INDEXING_OPTIONS, VaultMcpConfig, semantic_model
-from .forked import reap_in_background
+from .forked import reap_exited, reap_in_background
 from .index.freshness import Freshness
 from .index.publish import publish
-from .index.working_index import SummaryRequest
+from .index.working_index import CommitSettings, SummaryRequest
 from .page.front_matter import search_excluded
 from .page.model import RenderedPage
 from .page.paths import relative_location
 
 if TYPE_CHECKING:
+    from jinja2 import Environment
+    from mkdocs.config.defaults import MkDocsConfig
+    from mkdocs.livereload import LiveReloadServer
+    from mkdocs.structure.nav import Navigation
     from mkdocs.utils.templates import TemplateContext
 
     from .index.build_summary import BuildSummary
@@ -89,38 +93,6 @@ def called_from_serve() -> bool:
             return True
         frame = frame.f_back
     return False
-
-
-class BuildState:
-    """What one build has seen so far; made anew in every on_config."""
-
-    def __init__(self) -> None:
-        self.plugin_seconds = 0.0
-        self.git_read: GitTimesRead | None = None  # started in on_config, waited for by the first page's dates
-        # Rendered pages (and their HTML) to index once git is done and the writer has opened the index
-        self.waiting: list[tuple[Page, str]] = []
-        self.authored_keys: dict[str, set[str]] = {}  # path -> the front matter keys the author wrote
-        self.nav: set[str] | None = None  # the paths of the pages the nav lists (on_nav)
-        self.working_index: Path | None = None  # where this build indexes to, and with which options (on_config)
-        self.options_json = ""
-        self.semantic: dict[str, str] | None = None  # the model and cache file of section vectors (on_config)
-        self.page_options: PageOptions | None = None  # what every page asks of the plugin's options (on_config)
-        self.fault: PluginError | None = None  # the working index failed while pages rendered: on_env says so
-        self.committed: Callable[[], BuildSummary | None] | None = None  # waits for the commit on_env asked for
-        self.answers: BuildSummary | None = None  # read from the committed index by the writer, with the commit
-
-    @property
-    def git(self) -> GitTimes | None:
-        return self.git_read.result() if self.git_read is not None else None
-
-    @contextlib.contextmanager
-    def timed(self) -> Iterator[None]:
-        """Count the time spent in this plugin, for the closing log line."""
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.plugin_seconds += time.perf_counter() - start
 
 
 # MkDocs' BasePlugin.__init_subclass__ is untyped; only `mypy --strict` says so (hence unused-ignore).
@@ -163,7 +135,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
     # -- one build ---------------------------------------------------------------------------
 
     @event_priority(LAST)
-    def on_config(self, config: Any) -> None:
+    def on_config(self, config: MkDocsConfig) -> None:
         # First: this instance may have served an earlier build in this process, with the plugin enabled.
         self._close_index()
         if self.state.git_read is not None:  # an earlier build of this serve run may not have needed its dates:
@@ -186,23 +158,27 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
             options = {key: self.config[key] for key in INDEXING_OPTIONS} | {
                 "docs_dir": relative_location(config.docs_dir, project)
             }
-            self.state.working_index = cache_dir / ("serve.sqlite" if self.serving else "build.sqlite")
-            self.state.options_json = json.dumps(options, sort_keys=True)
+            semantic = None
             if self.config.semantic is not False:  # off by default; on, the writer makes the vectors
                 model = semantic_model(self.config.semantic, Path(config.config_file_path or ".").parent)
-                self.state.semantic = {"model": model, "cache": str(cache_dir / "embeddings.sqlite")}
-            self.state.page_options = PageOptions.of(self.config)
+                semantic = {"model": model, "cache": str(cache_dir / "embeddings.sqlite")}
+            self.state.plan = IndexingPlan(
+                working_index=cache_dir / ("serve.sqlite" if self.serving else "build.sqlite"),
+                options_json=json.dumps(options, sort_keys=True),
+                page_options=PageOptions.of(self.config),
+                semantic=semantic,
+            )
 
     @event_priority(AFTER_I18N)
-    def on_files(self, files: Files, *, config: Any) -> Files:
+    def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
         self.stats_file = None
-        if self.state.working_index is not None:
-            path = self.state.working_index
+        if (plan := self.state.plan) is not None:
+            path = plan.working_index
             with self.state.timed(), build_fault(f"open the working index {path}", CACHE_HINT):
-                fields_of = functools.partial(self._fields, config.site_url)
+                fields_of = functools.partial(self._fields, config.site_url, plan.page_options)
                 self.indexing = IncrementalBuild(
                     path,
-                    self.state.options_json,
+                    plan.options_json,
                     fields_of,
                     indexed_fields=self.config.indexed_fields,
                     pages=len(files.documentation_pages()),
@@ -216,7 +192,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
         return files
 
     @event_priority(AFTER_I18N)
-    def on_nav(self, nav: Any, *, config: Any, files: Files) -> Any:
+    def on_nav(self, nav: Navigation, *, config: MkDocsConfig, files: Files) -> Navigation:
         # After other plugins have shaped the nav, so the stats page stays the last entry.
         if self.stats_file is not None and self.config.stats_page_in_nav:
             stats_page.add_to_nav(nav, self.stats_file)
@@ -224,16 +200,17 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
         return nav
 
     @event_priority(AUTHORED)
-    def on_page_markdown(self, markdown: str, *, page: Page, config: Any, files: Files) -> str:
+    def on_page_markdown(self, markdown: str, *, page: Page, config: MkDocsConfig, files: Files) -> str:
         if self.indexing is not None:
             self.state.authored_keys[page.file.src_uri] = set(page.meta)
         return markdown
 
     @event_priority(LAST)
-    def on_page_content(self, html: str, *, page: Page, config: Any, files: Files) -> str:
-        if self.indexing is None or not is_candidate(page.file, self.page_options):
+    def on_page_content(self, html: str, *, page: Page, config: MkDocsConfig, files: Files) -> str:
+        plan = self.state.plan
+        if self.indexing is None or plan is None or not is_candidate(page.file, plan.page_options):
             return html
-        if self.page_options.respect_search_exclude and search_excluded(page.meta):
+        if plan.page_options.respect_search_exclude and search_excluded(page.meta):
             return html  # known only now: material/meta may have set it from a .meta.yml
         if self.state.fault is not None:
             return html
@@ -270,8 +247,8 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
             self.state.plugin_seconds += time.perf_counter() - start
 
     @event_priority(LAST)
-    def on_env(self, env: Any, *, config: Any, files: Files) -> Any:
-        if self.indexing is None:
+    def on_env(self, env: Environment, *, config: MkDocsConfig, files: Files) -> Environment:
+        if self.indexing is None or (plan := self.state.plan) is None:
             return env
         self._index_waiting_pages()  # git, or the writer opening the index, took longer than MkDocs rendering
         if self.state.fault is not None:
@@ -279,11 +256,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
         with self.state.timed(), build_fault(f"write the working index {self.indexing.writer.path}", CACHE_HINT):
             self.languages.indexed_language(self.language, self.i18n)
             included = InclusionLevel.is_in_serve if self.serving else InclusionLevel.is_included  # drafts
-            self.state.committed = self.indexing.commit(
-                # `--dirty` renders only the changed pages; the others are still in the site.
-                kept_unrendered=page_paths(files, included, self.page_options, self.i18n) if self.dirty else (),
-                language=self.page_language,
-                site_languages=set(self.i18n.languages) if self.i18n and self.languages.complete else None,
+            settings = CommitSettings(
                 indexed_fields=self.config.indexed_fields,
                 site_name=config.site_name,
                 site_url=config.site_url,
@@ -292,7 +265,14 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
                 listed=mkdocs_pages.listed_pages(files),
                 **mkdocs_pages.versioning(config, self.config.site_version),
                 summary=SummaryRequest(self.config.tag_fields, self.page_language, self.languages.complete),
-                semantic=self.state.semantic,
+                semantic=plan.semantic,
+            )
+            self.state.committed = self.indexing.commit(
+                settings,
+                # `--dirty` renders only the changed pages; the others are still in the site.
+                kept_unrendered=page_paths(files, included, plan.page_options, self.i18n) if self.dirty else (),
+                language=self.page_language,
+                site_languages=set(self.i18n.languages) if self.i18n and self.languages.complete else None,
             )
         return env
 
@@ -315,19 +295,21 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
         return state.answers
 
     @event_priority(50)  # before the search plugins index page.content and page.toc
-    def on_page_context(self, context: TemplateContext, *, page: Page, config: Any, nav: Any) -> TemplateContext:
+    def on_page_context(
+        self, context: TemplateContext, *, page: Page, config: MkDocsConfig, nav: Navigation
+    ) -> TemplateContext:
         if self.indexing is not None and page.file is self.stats_file:
             answers = self._answers()
             if answers is None:  # on_post_build ends the build with the fault
                 return context
             with self.state.timed():
                 page.content, page.toc = stats_page.render(
-                    answers["page_snapshot"], answers["stats"], page.url, self.page_language
+                    answers["page_snapshot"], answers["stats"], answers["broken_links"], page.url, self.page_language
                 )
         return context
 
     @event_priority(BEFORE_I18N_BUILDS)
-    def on_post_build(self, *, config: Any) -> None:
+    def on_post_build(self, *, config: MkDocsConfig) -> None:
         if self.indexing is None:
             return
         answers = self._answers()
@@ -357,7 +339,9 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
             reap_in_background()
         self.freshness.build_ended()
 
-    def on_serve(self, server: Any, *, config: Any, builder: Any) -> Any:
+    def on_serve(
+        self, server: LiveReloadServer, *, config: MkDocsConfig, builder: Callable[..., Any]
+    ) -> LiveReloadServer:
         # Fires only with livereload on, which is exactly when saved files cause rebuilds. MkDocs adds
         # config.watch (`-w`) after this event; theme folders (`--watch-theme`) only show in its own list.
         if self.live is not None and self.live.running:
@@ -371,13 +355,13 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _fields(self, site_url: str | None, page: Page) -> RenderedPage:
+    def _fields(self, site_url: str | None, page_options: PageOptions, page: Page) -> RenderedPage:
         """The page's model but for its HTML, fingerprint and source. `site_url`: the config's, read once a build
         (a MkDocs config option costs an ABC check and a dict lookup, for each of a site's pages)."""
         return rendered_page(
             page,
             site_url,
-            self.page_options,
+            page_options,
             git=self.state.git,
             language=self.language,
             i18n=self.i18n,
@@ -388,11 +372,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
         if self.indexing is not None:
             self.indexing.close()
             self.indexing = None
-
-    @property
-    def page_options(self) -> PageOptions:
-        assert self.state.page_options is not None  # on_config reads them whenever the build indexes
-        return self.state.page_options
+        reap_exited()  # a git read's forked child may have ended meanwhile
 
     @property
     def page_language(self) -> str | None:

@@ -99,3 +99,43 @@ def test_the_architecture_page_names_every_module_and_only_modules_that_exist() 
     modules = {str(path.relative_to(PACKAGE)) for path in package_modules() if path.name != "__init__.py"}
     assert sorted(modules - named) == [], "modules the architecture page does not describe"
     assert sorted(named - modules) == [], "modules the architecture page names that do not exist"
+
+
+def dispatches_by_name(source: str) -> list[str]:
+    """The calls of a method looked up by a name held in a variable: `getattr(x, name)(...)`, or such a lookup
+    handed straight to another call (`functools.partial(getattr(x, name), ...)`, `executor.submit(getattr(...))`).
+    A name written in the code (a string, or a module's constant in capitals) is a lookup, not a dispatch."""
+
+    def by_variable(node: ast.AST) -> bool:
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"):
+            return False
+        name = node.args[1] if len(node.args) > 1 else None
+        return not isinstance(name, ast.Constant) and not (isinstance(name, ast.Name) and name.id.isupper())
+
+    def runs_a_callable(call: ast.Call) -> bool:  # hands its first argument on to be called
+        name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+        return name in {"partial", "submit", "map", "to_thread", "run_in_executor", "call_soon"}
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and (
+            by_variable(node.func) or (runs_a_callable(node) and any(by_variable(arg) for arg in node.args[:1]))
+        ):
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_no_module_dispatches_by_method_name_strings() -> None:
+    dispatching = {
+        str(path.relative_to(REPO)): found
+        for path in package_modules()
+        if (found := dispatches_by_name(path.read_text(encoding="utf-8")))
+    }
+    assert dispatching == {}
+
+
+def test_the_dispatch_check_finds_a_method_called_by_its_name() -> None:
+    assert dispatches_by_name("status, value = 'done', getattr(index, method)(*args)")
+    assert dispatches_by_name("held.append(functools.partial(getattr(self._index, method), *args))")
+    assert not dispatches_by_name("admit = getattr(manager, METHOD)\nvalue = getattr(page, 'title')()")
+    assert not dispatches_by_name("{name: getattr(self, name) for name in FIELDS}")

@@ -197,23 +197,9 @@ def test_a_build_killed_while_it_publishes_leaves_nothing_that_a_dirty_build_dep
         assert conn.execute("SELECT title FROM documents WHERE path = 'p000.md'").fetchone() == ("Changed",)
 
 
-# The build's writer process, found as any program would find it among the build's children: a forked copy of
-# the build (its name is the build's), or the new Python it started to run the writes.
-WRITER_PROCESS = """
-
-def writer_process():
-    own = Path("/proc/self/comm").read_text()
-    children = [int(pid) for task in Path("/proc/self/task").iterdir()
-                for pid in (task / "children").read_text().split()]
-    (pid,) = [pid for pid in children if Path(f"/proc/{pid}/comm").read_text() == own
-              or b"serve_writes" in Path(f"/proc/{pid}/cmdline").read_bytes()]
-    return pid
-"""
-STOP_HOOK = (
-    """
+STOP_HOOK = """
 import os
 import signal
-from pathlib import Path
 
 import mkdocs_vault_mcp.index.writer as index_writer
 
@@ -223,27 +209,23 @@ index_writer.PAGES_FOR_A_PROCESS = 0  # a writer process, however few the pages
 def on_env(env, config, files, **kwargs):  # before vault-mcp's on_env, which asks the process for the commit
     writer = config.plugins["vault-mcp"].indexing.writer
     writer.fingerprints  # the index is open
-    os.kill(writer_process(), signal.SIGSTOP)
+    pid = writer._writes.worker_pid()
+    os.environ["STOPPED_WRITER"] = str(pid)  # for kill_hook.py
+    os.kill(pid, signal.SIGSTOP)
     return env
 """
-    + WRITER_PROCESS
-)
-KILL_HOOK = (
-    """
+KILL_HOOK = """
 import os
 import signal
-from pathlib import Path
 
 from mkdocs.plugins import event_priority
 
 
 @event_priority(-200)  # after vault-mcp's on_env: the commit is asked for, and waited for later
 def on_env(env, config, files, **kwargs):
-    os.kill(writer_process(), signal.SIGKILL)
+    os.kill(int(os.environ.pop("STOPPED_WRITER")), signal.SIGKILL)
     return env
 """
-    + WRITER_PROCESS
-)
 
 
 @pytest.mark.skipif(not spare_cpu(), reason="a writer process runs only with a second CPU")

@@ -9,7 +9,6 @@ import os
 import select
 import shutil
 import signal
-import sqlite3
 import sys
 import threading
 import time
@@ -23,7 +22,6 @@ from helpers.processes import forked_children, state, wait_until_ended
 from helpers.scripted_git import T0, count_subprocess_runs, isolate_git, record_git_runs
 from mkdocs_vault_mcp import forked
 from mkdocs_vault_mcp.build.modified import GitTimesRead, read_git_times
-from mkdocs_vault_mcp.index import writer, writer_process
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="only Linux forks a build"),
@@ -108,7 +106,7 @@ def test_a_first_git_read_runs_in_a_forked_child_and_answers_as_a_read_here(repo
 
 
 def test_a_git_readers_exit_is_not_waited_for_once_it_has_answered(repo, tmp_path, monkeypatch):
-    """As a writer's (below): the child's exit frees its copy of the build's memory, beside the build. Here the
+    """The child's exit frees its copy of the build's memory, beside the build. Here the
     child does not end until the test lets it; its answer is there before."""
     send = modified._send_git_times
     may_end = tmp_path / "may-end"
@@ -206,44 +204,3 @@ def test_with_no_process_to_be_had_git_is_read_on_a_thread(repo, tmp_path, monke
     assert open_descriptors() == before  # the pipe for a child closed again
     monkeypatch.undo()
     assert answer == read_git_times(docs)
-
-
-def test_with_no_process_to_be_had_the_index_is_written_on_a_thread(tmp_path, monkeypatch):
-    before = open_descriptors()
-    monkeypatch.setattr(os, "fork", no_process)
-    index = writer.IndexWriter(tmp_path / "w.sqlite", "{}", in_process=True)
-    try:
-        index.commit(indexed_fields="auto", site_name="s", site_url=None)
-    finally:
-        index.close()
-    assert open_descriptors() == before  # both pipes closed again
-    with sqlite3.connect(tmp_path / "w.sqlite") as conn:
-        assert conn.execute("SELECT value FROM info WHERE key = 'site_name'").fetchone() == ("s",)
-
-
-def test_a_forked_writer_is_not_waited_for_once_its_index_is_closed(tmp_path, monkeypatch):
-    """The child's exit frees its copy of the build's memory, which takes a while: the build ends beside it, not after
-    it. Here the child does not end until the test lets it; the writer closes before, with the index closed and
-    free."""
-    serve = writer_process._serve
-    may_end = tmp_path / "may-end"
-
-    def serve_then_linger(*args):
-        serve(*args)
-        linger_until(may_end)
-
-    monkeypatch.setattr(writer_process, "_serve", serve_then_linger)
-    path = tmp_path / "w.sqlite"
-    before = forked_children()
-    index = writer.IndexWriter(path, "{}", in_process=True)
-    (child,) = forked_children() - before  # the writes go to a process
-    index.commit(indexed_fields="auto", site_name="s", site_url=None)
-    index.close()
-    assert state(child) not in (None, "Z")  # closed while the child still runs
-    with sqlite3.connect(path, timeout=0) as conn:  # nothing holds the file: no wait for a lock
-        conn.execute("BEGIN EXCLUSIVE")
-        assert conn.execute("SELECT value FROM info WHERE key = 'site_name'").fetchone() == ("s",)
-    may_end.touch()
-    wait_until_ended(child)
-    writer.IndexWriter(tmp_path / "next.sqlite", "{}").close()  # a later stop reaps the ended ones
-    assert state(child) is None  # collected: no zombie left

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,9 +25,9 @@ import pytest
 from helpers.incremental_site import PAGES, summary
 from helpers.paths import ROOT
 from helpers.site import Site
-from mkdocs_vault_mcp import forked
-from mkdocs_vault_mcp.index import publish, schema, writer, writer_process
+from mkdocs_vault_mcp.index import publish, schema, writer, writes
 from mkdocs_vault_mcp.index.search_counts import section_count
+from mkdocs_vault_mcp.index.working_index import CommitSettings
 from mkdocs_vault_mcp.page.model import RenderedPage
 
 
@@ -59,22 +60,14 @@ def working_index(site: Site) -> Path:
 
 def writes_in(monkeypatch, writes: str) -> None:
     """Every build of the test writes its index on a thread ("thread"), or in a process of its own ("process", as a
-    build with PAGES_FOR_A_PROCESS pages or more to write does on a machine of two CPUs or more): forked from the
-    build where that is safe (forked.py), or ("new-python") a new Python, as where it is not."""
+    build with PAGES_FOR_A_PROCESS pages or more to write does on a machine of two CPUs or more)."""
     monkeypatch.setattr(writer, "PAGES_FOR_A_PROCESS", sys.maxsize if writes == "thread" else 0)
     monkeypatch.setattr(writer, "spare_cpu", lambda: True)
-    if writes == "new-python":
-        monkeypatch.setattr(writer_process, "can_fork", lambda: False)
 
 
-@pytest.fixture(params=["forked", "new-python"])
-def process_start(request, monkeypatch) -> str:
-    """How a writer process starts: forked from this process, or as a new Python (where a fork is not safe)."""
-    if request.param == "new-python":
-        monkeypatch.setattr(writer_process, "can_fork", lambda: False)
-    elif not forked.can_fork():
-        pytest.skip("no fork() here: another thread runs, or this is not Linux")
-    return request.param
+# A commit with the least settings, for the writer's own tests.
+LEAST = CommitSettings(indexed_fields="auto", site_name="s", site_url=None)
+IN_PROCESS = "vault-mcp: writing the index in a process of its own"
 
 
 @pytest.fixture
@@ -86,7 +79,7 @@ def five(request, site, monkeypatch) -> Site:
     site.write_pages(PAGES)
     site.build()
     assert summary(site) == (5, 10, 5, 0, 0)
-    in_process = [m for m in site.messages(logging.DEBUG) if m.startswith("vault-mcp: writing the index in process")]
+    in_process = [m for m in site.messages(logging.DEBUG) if m == IN_PROCESS]
     assert len(in_process) == (writes == "process")
     return site
 
@@ -407,7 +400,7 @@ def small_page(number: int) -> RenderedPage:
     )
 
 
-def test_a_write_that_fails_in_the_writer_process_is_raised_by_the_next_call_with_its_type(tmp_path, process_start):
+def test_a_write_that_fails_in_the_writer_process_is_raised_by_the_next_call_with_its_type(tmp_path):
     index = writer.IndexWriter(tmp_path / "w.sqlite", "{}", in_process=True)
     try:
         index.put(small_page(1), "auto")
@@ -415,27 +408,26 @@ def test_a_write_that_fails_in_the_writer_process_is_raised_by_the_next_call_wit
         index.put(replace(small_page(2), modified=not_an_instant), "auto")
         index.put(small_page(3), "auto")
         with pytest.raises(TypeError):
-            index.commit(indexed_fields="auto", site_name="s", site_url=None)
+            index.commit(LEAST)
     finally:
         index.close()
 
 
-def test_a_writer_process_that_dies_is_one_clear_error_and_the_working_index_stays_whole(tmp_path, process_start):
+def test_a_writer_process_that_dies_is_one_clear_error_and_the_working_index_stays_whole(tmp_path):
     path = tmp_path / "w.sqlite"
     index = writer.IndexWriter(path, "{}", in_process=True)
     index.put(small_page(1), "auto")
-    index.commit(indexed_fields="auto", site_name="s", site_url=None)
+    index.commit(LEAST)
     index.close()
 
     index = writer.IndexWriter(path, "{}", in_process=True)
     try:
         assert index.fingerprints == {"p1.md": "f1"}
         index.put(small_page(2), "auto")
-        writes = index._writes
-        assert isinstance(writes, writer_process.ProcessWrites)
-        writes._child.kill()  # what the kernel does to a process out of memory
-        with pytest.raises(writer_process.WriterStopped, match=r"the index writer process ended with exit status -9"):
-            index.commit(indexed_fields="auto", site_name="s", site_url=None)
+        assert index._writes.runs_beside
+        os.kill(index._writes.worker_pid(), signal.SIGKILL)  # what the kernel does to a process out of memory
+        with pytest.raises(writes.WriterStopped, match=r"the index writer process ended before the build did"):
+            index.commit(LEAST)
     finally:
         index.close()
     with sqlite3.connect(path) as conn:
@@ -443,41 +435,37 @@ def test_a_writer_process_that_dies_is_one_clear_error_and_the_working_index_sta
         assert conn.execute("SELECT path FROM documents").fetchall() == [("p1.md",)]
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a pipe's size is set on Linux only")
-def test_pages_wait_for_a_busy_writer_process_in_its_pipe_not_in_the_build(tmp_path, process_start):
+def test_pages_wait_for_a_busy_writer_process_in_its_queue_not_in_the_build(tmp_path):
     index = writer.IndexWriter(tmp_path / "w.sqlite", "{}", in_process=True)
     try:
         assert index.fingerprints == {}  # the writer has opened the index
-        writes = index._writes
-        assert isinstance(writes, writer_process.ProcessWrites)
+        assert index._writes.runs_beside
+        pid = index._writes.worker_pid()
         page = replace(small_page(0), html="<p>" + "word " * 20_000 + "</p>")  # 100 KB of HTML
 
-        def hand_over_eight_pages() -> None:  # 800 KB, where a pipe holds 64 KB unless it is asked for more
+        def hand_over_eight_pages() -> None:  # 800 KB, more than a pipe holds
             for number in range(8):
                 index.put(replace(page, path=f"p{number}.md"), "auto")
 
-        os.kill(writes._child.pid, signal.SIGSTOP)  # a writer busy with a long page
+        os.kill(pid, signal.SIGSTOP)  # a writer busy with a long page
         try:
             handing_over = threading.Thread(target=hand_over_eight_pages, daemon=True)
             handing_over.start()
             handing_over.join(10)
             assert not handing_over.is_alive()
         finally:
-            os.kill(writes._child.pid, signal.SIGCONT)
-        index.commit(indexed_fields="auto", site_name="s", site_url=None)
+            os.kill(pid, signal.SIGCONT)
+        index.commit(LEAST)
     finally:
         index.close()
     with sqlite3.connect(tmp_path / "w.sqlite") as conn:
         assert conn.execute("SELECT count(*) FROM documents").fetchone() == (8,)
 
 
-def test_a_writer_process_still_opening_the_index_says_it_is_not_open_and_pages_can_wait_for_it(
-    tmp_path, process_start
-):
+def test_a_writer_process_still_opening_the_index_says_it_is_not_open_and_pages_can_wait_for_it(tmp_path):
     """The plugin keeps a first build's pages back while the writer's process starts and opens the index
     (on_page_content), rather than MkDocs waiting for it at its first page: `is_open` must not wait, and must turn
-    true. Another process's write lock holds the open back (a new Python takes tens of milliseconds to start, a
-    forked one about a millisecond); in this process it would stay held in the forked copy of SQLite's locks."""
+    true. Another process's write lock holds the open back, for as long as the test wants."""
     path = tmp_path / "w.sqlite"
     writer.IndexWriter(path, "{}").close()  # the file, with its tables
     holder = subprocess.Popen(
@@ -497,9 +485,7 @@ def test_a_writer_process_still_opening_the_index_says_it_is_not_open_and_pages_
         assert holder.stdout.readline() == "held\n"
         index = writer.IndexWriter(path, "{}", in_process=True)
         try:
-            writes = index._writes
-            assert isinstance(writes, writer_process.ProcessWrites)
-            child = writes._child
+            assert index._writes.runs_beside
             time.sleep(0.2)
             assert not index.is_open()
             holder.stdin.close()  # the lock goes with the process
@@ -509,13 +495,12 @@ def test_a_writer_process_still_opening_the_index_says_it_is_not_open_and_pages_
                 time.sleep(0.01)
             assert index.is_open()
             index.put(small_page(0), "auto")
-            index.commit(indexed_fields="auto", site_name="s", site_url=None)
+            index.commit(LEAST)
         finally:
             index.close()
     finally:
         holder.kill()
         holder.wait()
-    assert child.wait(timeout=30) == 0  # its exit, which the build does not wait for when it was forked
     with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT count(*) FROM documents").fetchone() == (1,)
 
@@ -533,21 +518,16 @@ def test_example_site_indexed_by_a_writer_process_holds_the_rows_a_thread_writes
             }
 
     built = {}
-    for writes in ("thread", "process", "new-python"):
-        root = tmp_path / writes
+    for way in ("thread", "process"):
+        root = tmp_path / way
         shutil.copytree(ROOT / "example-site", root, ignore=shutil.ignore_patterns(".cache", "site"))
-        writes_in(monkeypatch, writes)
+        writes_in(monkeypatch, way)
         site = Site(root, None)
         site.build_in_root()
-        started = site.messages(logging.DEBUG, "vault-mcp: writing the index in process")
-        assert [m.rpartition(" (")[2] for m in started] == {
-            "thread": [],
-            "process": ["forked from the build)"],
-            "new-python": ["a new Python)"],
-        }[writes]
-        built[writes] = rows(root)
+        assert site.messages(logging.DEBUG, IN_PROCESS) == ([IN_PROCESS] if way == "process" else [])
+        built[way] = rows(root)
     assert built["process"]["documents"] and built["process"]["links"]
-    assert built["process"] == built["thread"] == built["new-python"]
+    assert built["process"] == built["thread"]
 
 
 def test_a_writer_process_is_started_for_the_pages_a_build_will_write_not_for_those_it_finds_indexed(site, monkeypatch):
@@ -557,7 +537,7 @@ def test_a_writer_process_is_started_for_the_pages_a_build_will_write_not_for_th
 
     def writes_in_a_process() -> bool:
         site.build()
-        return any(m.startswith("vault-mcp: writing the index in process") for m in site.messages(logging.DEBUG))
+        return any(m == IN_PROCESS for m in site.messages(logging.DEBUG))
 
     assert writes_in_a_process()  # five pages to write
     assert not writes_in_a_process()  # five pages, all indexed
@@ -574,7 +554,7 @@ def test_a_first_build_of_ten_pages_writes_in_a_process_unless_the_build_has_one
     def first_build_writes_in_a_process() -> bool:
         working_index(site).unlink(missing_ok=True)
         site.build()
-        return any(m.startswith("vault-mcp: writing the index in process") for m in site.messages(logging.DEBUG))
+        return any(m == IN_PROCESS for m in site.messages(logging.DEBUG))
 
     cpus = os.sched_getaffinity(0)
     if len(cpus) > 1:
@@ -641,7 +621,7 @@ stopped = []
 def on_env(env, config, files, **kwargs):  # before vault-mcp's on_env, which asks for the commit
     writer = config.plugins["vault-mcp"].indexing.writer
     writer.fingerprints  # waits for the index to open: on so small a site the pages wait for it (on_page_content)
-    pid = writer._writes._child.pid
+    pid = writer._writes.worker_pid()
     os.kill(pid, signal.SIGSTOP)
     going_on = threading.Timer(20, os.kill, (pid, signal.SIGCONT))  # a build that waited would go on after this
     going_on.start()
@@ -675,3 +655,21 @@ def test_a_writer_process_commits_while_mkdocs_writes_the_pages(tmp_path, monkey
     assert summary(site) == (5, 10, 5, 0, 0)
     stats = (site.site_dir / "stats" / "index.html").read_text(encoding="utf-8")
     assert '<div class="vm-stats">' in stats and ">5<" in stats
+
+
+def test_with_no_process_to_be_had_the_index_is_written_on_a_thread(tmp_path, monkeypatch, caplog):
+    class NoProcesses(ProcessPoolExecutor):
+        def submit(self, *args, **kwargs):
+            raise BlockingIOError(11, "Resource temporarily unavailable")  # fork()'s error at the limit on processes
+
+    monkeypatch.setattr(writes, "ProcessPoolExecutor", NoProcesses)
+    caplog.set_level(logging.DEBUG, "mkdocs.plugins.vault-mcp")
+    index = writer.IndexWriter(tmp_path / "w.sqlite", "{}", in_process=True)
+    try:
+        assert not index._writes.runs_beside
+        index.commit(LEAST)
+    finally:
+        index.close()
+    assert any("indexing on a thread; no process for it" in m for m in caplog.messages)
+    with sqlite3.connect(tmp_path / "w.sqlite") as conn:
+        assert conn.execute("SELECT value FROM info WHERE key = 'site_name'").fetchone() == ("s",)

@@ -8,8 +8,6 @@ import logging
 import os
 import sqlite3
 import stat
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,8 +17,10 @@ from helpers.hostile_site import (
     HostileSite,
     Listener,
     endless_body,
+    one_line_error,
     raw,
     redirect,
+    serve,
     serve_bytes,
     trickle_body,
     trickle_headers,
@@ -30,7 +30,6 @@ from helpers.site import built_example_site
 from mkdocs_vault_mcp.mcp.download import redirect_problem
 from mkdocs_vault_mcp.mcp.remote_index import DownloadRefused, RemoteIndex, site_folder
 
-SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"
 INDEX = "/vault-mcp/index.sqlite"
 
 
@@ -53,25 +52,6 @@ def with_format_version(index: bytes, version: str, path: Path) -> bytes:
         conn.execute("UPDATE info SET value = ? WHERE key = 'schema_version'", [version])
     conn.close()
     return path.read_bytes()
-
-
-def serve(url: str, cache: Path, *options: str) -> subprocess.CompletedProcess[str]:
-    """`serve URL` run to its end (it ends at once when the index cannot be had), its output kept."""
-    return subprocess.run(
-        [str(SCRIPT), "serve", url, "--cache", str(cache), *options],
-        capture_output=True,
-        text=True,
-        timeout=90,
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def one_line_error(done: subprocess.CompletedProcess[str]) -> str:
-    assert done.returncode == 2, done.stderr
-    assert "Traceback" not in done.stderr
-    errors = [line for line in done.stderr.splitlines() if "error" in line]
-    assert len(errors) == 1, done.stderr
-    return errors[0]
 
 
 def leftovers(cache: Path) -> list[str]:
@@ -166,6 +146,10 @@ BAD_STATES = {
     "not a number": '{"confirmed_at": NaN}',
     "a CRLF in the ETag": '{"etag": "\\"a\\"\\r\\nX-Injected: 1", "downloaded_at": 1700000000}',
     "an ETag of a number": '{"etag": 5}',
+    "an index URL of ftp": '{"index_url": "ftp://127.0.0.1/index.sqlite"}',
+    "an index URL of two lines": '{"index_url": "http://127.0.0.1/a\\nb"}',
+    "an index URL on another site": '{"index_url": "http://elsewhere.example/index.sqlite"}',
+    "a CRLF in the catalog's ETag": '{"catalog_etag": "\\"a\\"\\r\\nX-Injected: 1"}',
 }
 
 

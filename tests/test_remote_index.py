@@ -4,7 +4,6 @@ every unusable download refused while the cached index keeps answering."""
 
 from __future__ import annotations
 
-import functools
 import os
 import shutil
 import sqlite3
@@ -13,7 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from mcp import StdioServerParameters
 from helpers.mcp_session import Session, session_with
 from helpers.ports import free_port
 from helpers.site import Site, built_example_site
+from helpers.web_server import QuietHandler, WebServer
 from mkdocs_vault_mcp.mcp.remote_index import DownloadRefused, RemoteIndex, index_url, site_folder
 from mkdocs_vault_mcp.mcp.server import IndexReader, create_server
 
@@ -38,30 +38,6 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("read", {"path": "index.md"}),
     ("links", {"show": "most_linked"}),
 ]
-
-
-class QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-class WebServer:
-    """A real HTTP server (the standard library's) on loopback, serving a folder, in a thread."""
-
-    def __init__(self, folder: Path) -> None:
-        self.port = free_port()
-        handler = functools.partial(QuietHandler, directory=str(folder))
-        self.http = ThreadingHTTPServer(("127.0.0.1", self.port), handler)
-        self.thread = threading.Thread(target=self.http.serve_forever, daemon=True)
-        self.thread.start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/"
-
-    def stop(self) -> None:
-        self.http.shutdown()
-        self.http.server_close()
 
 
 @pytest.fixture(scope="module")

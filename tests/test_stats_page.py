@@ -5,6 +5,7 @@ and dark palettes). Screenshots go to tests/out/.
 
 from __future__ import annotations
 
+import html
 import json
 import logging
 import posixpath
@@ -147,6 +148,50 @@ def test_text_is_escaped_and_the_table_of_contents_and_search_see_the_content(si
     index = json.loads((site.site_dir / "search" / "search_index.json").read_text(encoding="utf-8"))
     locations = {doc["location"] for doc in index["docs"]}
     assert {"stats/", "stats/#totals", "stats/#most-used-tags", "stats/#changes-by-month"} <= locations
+
+
+BROKEN_ROW = re.compile(
+    r'<tr data-path="[^"]*" data-broken="[^"]*"><td><a href="([^"]*)"><code>([^<]*)</code></a>'
+    r'(?:<br><span class="vm-note">([^<]*)</span>)?</td><td>([^<]*)</td>'
+    r'<td><code>([^<]*)</code> <span class="vm-note">\(no such (page|anchor)\)</span></td></tr>'
+)
+
+
+def test_the_stats_page_lists_the_broken_links_it_counts_as_the_links_tool_does(site):
+    site.write("index.md", "# Home\n\n" + " ".join(f"[gone {n}](missing-{n:02d}.md)" for n in range(53)) + "\n")
+    site.write("guide.md", "# Guide\n\n## Part\n\nBack [home & <away>](index.md#nowhere) and [in](#part).\n")
+    mkdocs_theme(site)
+    site.config["plugins"] = ["search", "vault-mcp"]
+    site.build()
+    page = (site.site_dir / "stats" / "index.html").read_text(encoding="utf-8")
+    content = page[page.index('<div class="vm-stats">') :]
+    [broken] = call_tools(site.index_path, [("links", {"show": "broken", "limit": 50})])
+    assert broken["total"] == 54  # 53 missing pages and one missing anchor
+    assert 'data-stat="broken_links" data-count="54"' in content
+    rows = BROKEN_ROW.findall(content)
+    assert [(path, section, text, target, kind) for _, path, section, text, target, kind in rows] == [
+        (
+            row["path"],
+            html.escape(row["section"]),
+            html.escape(row["text"]),
+            html.escape(row["target"] + (f"#{row['anchor']}" if row["anchor"] else "")),
+            row["broken"],
+        )
+        for row in broken["result"]
+    ]
+    assert rows[0][:2] == ("../guide/#part", "guide.md")  # the linking section, relative to the stats page
+    assert rows[1][:2] == ("../#home", "index.md")
+    assert "And 4 more: the MCP tool <code>links</code>" in content
+    assert '<a href="#broken-links" class="nav-link">Broken links</a>' in page  # in the page's table of contents
+
+
+def test_a_site_without_broken_links_says_so(site):
+    write_small_site(site)
+    mkdocs_theme(site)
+    site.build()
+    page = (site.site_dir / "stats" / "index.html").read_text(encoding="utf-8")
+    assert "No link of this site leads to a missing page or anchor." in page
+    assert "vm-broken" not in page
 
 
 # -- in a browser ------------------------------------------------------------------------------------

@@ -235,7 +235,7 @@ def write_discovery(
 ) -> str | None:
     """The AI Catalog with the site's Server Card; it needs the site's absolute URL (`site_url`)."""
     if not site_url:
-        log.info("vault-mcp: no discovery file written: it needs the site's address (site_url in mkdocs.yml)")
+        log.debug("vault-mcp: no discovery file written: it needs the site's address (site_url in mkdocs.yml)")
         return None
     index_uri = INDEX_URI if options.index_published else None
     if index_uri is None and not options.hosted_mcp:

@@ -38,7 +38,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..config import INDEXING_OPTIONS, VaultMcpConfig
-from ..index.working_index import SummaryRequest
+from ..index.working_index import CommitSettings, SummaryRequest
 from ..index.writer import IndexWriter, worth_a_process
 from ..limits import TEXT_CHARS
 from ..page.fingerprints import page_fingerprint
@@ -133,14 +133,16 @@ def index_site(
         kept, changed, page_paths = index_pages(writer, site)
         removed = writer.keep_only(kept)
         summary = writer.commit(
-            indexed_fields=site.options.indexed_fields,
-            site_name=site.site_name,
-            site_url=config.site_url,
-            site_files=site_files(site_dir, site.base_path, page_paths),
-            nav=nav_pages(config, set(site.sources) if docs_dir is not None else set(page_paths.values())),
-            version_base=site.base_path if config.versioned else None,
-            # read by the writer from the committed index, as the plugin's build has it read
-            summary=SummaryRequest(site.options.tag_fields, None, True),
+            CommitSettings(
+                indexed_fields=site.options.indexed_fields,
+                site_name=site.site_name,
+                site_url=config.site_url,
+                site_files=site_files(site_dir, site.base_path, page_paths),
+                nav=nav_pages(config, set(site.sources) if docs_dir is not None else set(page_paths.values())),
+                version_base=site.base_path if config.versioned else None,
+                # read by the writer from the committed index, as the plugin's build has it read
+                summary=SummaryRequest(site.options.tag_fields, None, True),
+            )
         )
         assert summary is not None  # asked for: the commit reads it or raises
         published = publish_into_site(writer.path, site_dir, summary, site.options.stats_page, site.site_name)

@@ -52,7 +52,7 @@ def publish_into_site(
         written = out / "snapshot.json"
         write_snapshot(snapshot, out / "snapshot.json")
         written = None  # the stats page: its error names its file
-        stats_file = write_stats_page(site_dir, stats_option, snapshot, stats, site_name)
+        stats_file = write_stats_page(site_dir, stats_option, summary, site_name)
     except OSError as error:
         raise SiteError(
             f"could not write {written or error.filename or site_dir} ({error.strerror or error}); "
@@ -61,9 +61,7 @@ def publish_into_site(
     return Published(out / "index.sqlite", stats, stats_file)
 
 
-def write_stats_page(
-    site_dir: Path, option: str | bool, snapshot: dict[str, Any], stats: dict[str, Any], site_name: str
-) -> Path | None:
+def write_stats_page(site_dir: Path, option: str | bool, summary: BuildSummary, site_name: str) -> Path | None:
     """The stats page where the `stats_page` option puts it; never over a page the site already has (such as
     the plugin's own)."""
     if option is False:
@@ -75,7 +73,9 @@ def write_stats_page(
     if not _may_write_stats_page(site_dir.resolve(), destination):
         return None
     page_url = f"{folder}/" if folder else ""
-    body, _ = stats_page.render(snapshot, stats, page_url)
+    snapshot = summary["site_snapshot"]
+    assert snapshot is not None  # publish_into_site checked it
+    body, _ = stats_page.render(snapshot, summary["stats"], summary["broken_links"], page_url)
     home = "../" * page_url.count("/") or "./"
     document = (
         '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'

@@ -25,10 +25,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from mkdocs.structure.pages import Page
 
+from ..index.working_index import CommitSettings
 from ..index.writer import CommitWaiter, IndexWriter, stored_documents, worth_a_process
 from ..page.fingerprints import fingerprint, page_fingerprint, stable_html
 from ..page.model import IndexedFields, RenderedPage
@@ -127,14 +127,13 @@ class IncrementalBuild:
 
     def commit(
         self,
+        settings: CommitSettings,
         *,
         kept_unrendered: Iterable[str] = (),
         language: str | None = None,
         site_languages: set[str] | None = None,
-        **settings: Any,
     ) -> CommitWaiter:
-        """Write the late content, remove the pages gone, commit (`settings`: IndexWriter.commit's); return the
-        function that waits for the commit and returns its build summary (IndexWriter.commit_beside).
+        """Write the late content, remove the pages gone, commit with `settings`; return the function that waits for the commit and returns its build summary (IndexWriter.commit_beside).
 
         `kept_unrendered`: the paths of pages `--dirty` left in the site without rendering them. `language`: on a
         multilingual site, the language this build indexes (the others' pages stay); `site_languages`: every
@@ -146,7 +145,7 @@ class IncrementalBuild:
             self._write_final_content()
             self._remove_gone(kept, language, site_languages)
 
-        return self.writer.commit_beside(last_writes, **settings)
+        return self.writer.commit_beside(last_writes, settings)
 
     def _write_final_content(self) -> None:
         for path, seen in self.rendered.items():

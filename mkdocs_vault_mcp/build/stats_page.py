@@ -83,13 +83,18 @@ def add_to_nav(nav: Navigation, file: File) -> None:
 
 
 def render(
-    snapshot: dict[str, Any], stats: dict[str, Any], page_url: str, language: str | None = None
+    snapshot: dict[str, Any],
+    stats: dict[str, Any],
+    broken: dict[str, Any],
+    page_url: str,
+    language: str | None = None,
 ) -> tuple[str, TableOfContents]:
     """The page's HTML and table of contents.
 
     `snapshot` is what snapshot.json holds: every count by folder, language, tag and month is drawn from its
     aggregate answers, never counted again. `stats` is the stats tool's answer on the same index, for what no
-    aggregate answer holds (sections, oldest and newest modification). `page_url` is the page's site-relative URL.
+    aggregate answer holds (sections, oldest and newest modification). `broken` is the links tool's answer for
+    show="broken" on the same index (its first rows and their total). `page_url` is the page's site-relative URL.
     `language`: on a multilingual site, the language this page is published in; `snapshot` and `stats`
     then count that language's pages.
     """
@@ -123,6 +128,7 @@ def render(
     folders(out, snapshot)
     tags(out, snapshot)
     most_linked(out, snapshot)
+    broken_links(out, snapshot, broken, page_url)
     months(out, snapshot)
     out.add(
         f'<p class="vm-source">Snapshot generated {escaped(snapshot["generated_at"])} '
@@ -251,3 +257,48 @@ def most_linked(out: PageHtml, snapshot: dict[str, Any]) -> None:
     )
     bars = [Bar(page["title"] or page["path"], page["linked_from"], page["path"]) for page in links["most_linked"]]
     bar_chart(out, "most_linked", bars, "Pages linked from the most other pages", ("Page", "Linking pages"))
+
+
+def broken_links(out: PageHtml, snapshot: dict[str, Any], broken: dict[str, Any], page_url: str) -> None:
+    """The broken links the Totals card counts: the first rows of the links tool's answer, and how many more."""
+    if snapshot.get("links") is None:
+        return
+    out.heading("Broken links")
+    rows, total = broken["result"], broken["total"]
+    if not rows:
+        out.add("<p>No link of this site leads to a missing page or anchor.</p>")
+        return
+    out.add(
+        f"<p>{plural(total, 'link leads', 'links lead')} to a page or an anchor the site does not have, "
+        "listed by the page they are on.</p>",
+        '<table class="vm-broken"><thead><tr><th>Page</th><th>Link</th><th>Leads to</th></tr></thead><tbody>',
+    )
+    for row in rows:
+        target = (row["target"] or row["url"]) + (f"#{row['anchor']}" if row["anchor"] else "")
+        out.add(
+            f'<tr data-path="{escaped(row["path"])}" data-broken="{escaped(row["broken"])}">'
+            f'<td><a href="{escaped(site_href(row["section_url"], page_url))}"><code>{escaped(row["path"])}</code></a>'
+            f"{section_note(row)}</td><td>{escaped(row['text'])}</td><td><code>{escaped(target)}</code> "
+            f'<span class="vm-note">(no such {escaped(row["broken"])})</span></td></tr>'
+        )
+    out.add("</tbody></table>")
+    if total > len(rows):
+        out.add(
+            f'<p class="vm-note">And {plural(total - len(rows), "more", "more")}: the MCP tool <code>links</code> '
+            'with <code>show="broken"</code> lists every one.</p>'
+        )
+
+
+def section_note(row: dict[str, Any]) -> str:
+    return f'<br><span class="vm-note">{escaped(row["section"])}</span>' if row["section"] else ""
+
+
+def site_href(url: str, page_url: str) -> str:
+    """A page's address as a link from this page: relative when the index holds it from the site's root."""
+    if url.startswith("/") and not url.startswith("//"):
+        path, hash_mark, anchor = url[1:].partition("#")
+        href = get_relative_url(path, page_url)
+        if path == "" or path.endswith("/"):  # a folder's address keeps its slash: `../`, not `..`
+            href = href.rstrip("/") + "/"
+        return href + hash_mark + anchor
+    return url

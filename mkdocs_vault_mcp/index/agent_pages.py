@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .. import __version__
-from .read import page_text
 
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
@@ -62,6 +61,10 @@ class MarkdownCache:
         key = f"{__version__}:{fingerprint}"  # another version of the package may convert differently
         text = self.known.get(key)
         if text is None:
+            # Imported for a page whose Markdown is not kept: it loads the HTML parsing, which a build where no page
+            # changed never needs (the plugin's build imports nothing of the queries otherwise).
+            from .read import page_text
+
             page = page_text(conn, document_id, fingerprint, url)
             text = page.text(range(len(page.parts)))
         self.used[key] = text

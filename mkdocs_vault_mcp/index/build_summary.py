@@ -11,13 +11,14 @@ from ..instants import now_micros, rfc3339
 from ..limits import ROWS  # the largest limit aggregate_documents accepts
 from .answer_types import Stats
 from .filters import Filters
-from .link_queries import link_summary
+from .link_queries import link_summary, links
 from .queries import aggregate_documents, index_stats
 
 if TYPE_CHECKING:
     from .working_index import SummaryRequest
 
 SCHEMA_VERSION = 1
+BROKEN_LISTED = 50  # the stats page lists this many broken links; the links tool pages through the rest
 
 
 class BuildSummary(TypedDict):
@@ -27,6 +28,7 @@ class BuildSummary(TypedDict):
     stats: dict[str, Any]  # index_stats: the closing log line and the stats page
     page_snapshot: dict[str, Any]  # what the stats page draws
     site_snapshot: dict[str, Any] | None  # snapshot.json; None until the last language of the run is indexed
+    broken_links: dict[str, Any]  # the first rows of links(show="broken") over the whole site, with their total
 
 
 def build_snapshot(
@@ -75,4 +77,8 @@ def read_build_summary(conn: sqlite3.Connection, request: SummaryRequest) -> Bui
     site_snapshot = None
     if request.whole_site:
         site_snapshot = page_snapshot if language is None else build_snapshot(conn, tag_fields, index_stats(conn))
-    return BuildSummary(stats=dict(stats), page_snapshot=page_snapshot, site_snapshot=site_snapshot)
+    # The whole site's, as the snapshot's broken_links counts them, in every language's stats page.
+    broken = links(conn, "broken", Filters(), limit=BROKEN_LISTED)
+    return BuildSummary(
+        stats=dict(stats), page_snapshot=page_snapshot, site_snapshot=site_snapshot, broken_links=dict(broken)
+    )

@@ -1,13 +1,13 @@
 """The writer: one build's writes to the working index, in one transaction, beside the build.
 
-`IndexWriter` is what the build calls: it hands each page over as a `RenderedPage` (page/model.py). The writes themselves
-(making each page's document from its HTML, its rows (rows.py), FTS5's tokenizing, the commit) are
-working_index.WorkingIndex's. For a build with PAGES_FOR_A_PROCESS pages or more to write and a second CPU, it
-runs in a process of its own (writer_process.py): MkDocs renders on one core, the page's document and its inserts
-are made on another one, and the build itself only hands each page over; it commits while MkDocs renders the
-templates, and the build waits for the commit when it needs the index. Otherwise it runs on a thread (writes.py),
-which writes the pages when the build next waits for it (the commit): making a document holds the GIL, and a
-thread writing beside MkDocs would only take turns with it.
+`IndexWriter` is what the build calls: it hands each page over as a `RenderedPage` (page/model.py) and commits with
+one `CommitSettings`. The writes themselves (making each page's document from its HTML, its rows (rows.py), FTS5's
+tokenizing, the commit) are working_index.WorkingIndex's, run through writes.IndexWrites on one executor of one
+worker. For a build with PAGES_FOR_A_PROCESS pages or more to write and a second CPU, that worker is a process of its
+own: MkDocs renders on one core, the page's document and its inserts are made on another one, and the build itself
+only hands each page over; it commits while MkDocs renders the templates, and the build waits for the commit when it
+needs the index. Otherwise it is a thread, which writes the pages when the build next waits for it (the commit):
+making a document holds the GIL, and a thread writing beside MkDocs would only take turns with it.
 """
 
 from __future__ import annotations
@@ -17,15 +17,14 @@ import logging
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..forked import reap_exited, spare_cpu
+from ..forked import spare_cpu
 from ..page.model import IndexedFields, RenderedPage
 from .publish import is_corrupt
 from .schema import FORMAT_VERSION
 from .working_index import CommitSettings
-from .writer_process import process_or_thread_writes
-from .writes import ThreadWrites, Writes
+from .writes import Answer, ExecutorWrites, IndexWrites, Opened
 
 if TYPE_CHECKING:
     from .build_summary import BuildSummary
@@ -88,8 +87,8 @@ class IndexWriter:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._options = f"{FORMAT_VERSION}:{options_json}"  # what the info row `options` holds
-        self._writes: Writes = process_or_thread_writes(path) if in_process else ThreadWrites(path)
-        self._opening: Callable[[], Any] | None = self._writes.ask("open", self._options, live_readers)
+        self._writes, opening = _open(path, self._options, live_readers, in_process)
+        self._opening: Answer[Opened] | None = opening
         self._fingerprints: dict[str, str] = {}
         self._languages: dict[str, str] = {}  # path -> language, of every stored document
 
@@ -120,7 +119,7 @@ class IndexWriter:
         """Insert or replace one page; `indexed_fields`: which front matter fields its document keeps values of."""
         self.fingerprints[page.path] = page.fingerprint
         self.languages[page.path] = page.language
-        self._writes.send("put", page, indexed_fields)
+        self._writes.put(page, indexed_fields)
 
     def keep_only(self, paths: set[str], languages: set[str] | None = None) -> int:
         """Remove every document whose path is not in `paths`; return how many went.
@@ -147,16 +146,15 @@ class IndexWriter:
         for path in gone:
             del self.fingerprints[path]
             del self.languages[path]
-        self._writes.send("delete_all", gone)
+        self._writes.remove(gone)
 
-    def commit(self, **settings: Any) -> BuildSummary | None:
-        """Commit (`settings`: CommitSettings' fields) and wait for it: `commit_beside` with no last writes."""
-        return self.commit_beside(None, **settings)()
+    def commit(self, settings: CommitSettings) -> BuildSummary | None:
+        """Commit and wait for it: `commit_beside` with no last writes."""
+        return self.commit_beside(None, settings)()
 
-    def commit_beside(self, last_writes: Callable[[], None] | None, **settings: Any) -> CommitWaiter:
-        """Run `last_writes` (the build's last puts and removals), then commit (`settings`: CommitSettings'
-        fields); return a function that waits for the commit and returns the build summary `settings` asked for
-        (else None), or raises what the commit raised.
+    def commit_beside(self, last_writes: Callable[[], None] | None, settings: CommitSettings) -> CommitWaiter:
+        """Run `last_writes` (the build's last puts and removals), then commit; return a function that waits for the
+        commit and returns the build summary `settings` asked for (else None), or raises what the commit raised.
 
         A process commits beside the build, and the function waits for it: the last pages (those a plugin
         completed late, such as mkdocstrings' API pages) are made into documents while MkDocs renders its
@@ -166,27 +164,24 @@ class IndexWriter:
         thrown away and both run again on an empty one, where `last_writes` puts every page of the build (every
         page whose fingerprint `fingerprints` lacks). Damage found when the index is opened is handled there.
         """
-        commit_settings = CommitSettings(**settings)
 
-        def write_and_commit() -> Callable[[], Any]:
+        def write_and_commit() -> Answer[BuildSummary | None]:
             if last_writes is not None:
                 last_writes()
             self._opened()
-            return self._writes.ask("commit", commit_settings)
+            return self._writes.commit(settings)
 
         def again_if_damaged(error: sqlite3.DatabaseError) -> BuildSummary | None:
             if not is_corrupt(error):
                 raise error
             log.info(f"vault-mcp: The working index {self.path} is damaged ({error}); indexing every page again")
             self._fingerprints, self._languages = {}, {}
-            self._writes.call("discard_and_open", self._options)
-            summary: BuildSummary | None = write_and_commit()()
-            return summary
+            self._writes.discard_and_open(self._options)()
+            return write_and_commit()()
 
-        def wait_for(answer: Callable[[], Any]) -> BuildSummary | None:
+        def wait_for(answer: Answer[BuildSummary | None]) -> BuildSummary | None:
             try:
-                summary: BuildSummary | None = answer()
-                return summary
+                return answer()
             except sqlite3.DatabaseError as error:
                 return again_if_damaged(error)
 
@@ -202,7 +197,22 @@ class IndexWriter:
         """Roll back whatever was not committed and stop the writer."""
         self._opening = None  # its answer, or its failure, matters no more
         self._writes.stop()
-        reap_exited()  # this writer's process, an earlier build's or a git read's may have ended meanwhile
+
+
+def _open(path: Path, options: str, live_readers: bool, in_process: bool) -> tuple[IndexWrites, Answer[Opened]]:
+    """The writes, on a process of their own (else, or when no process can be started, on a thread), asked to open
+    the index."""
+    if in_process:
+        writes = ExecutorWrites(path, in_process=True)
+        try:
+            opening = writes.open(options, live_readers)  # starts the process
+            log.debug("vault-mcp: writing the index in a process of its own")
+            return writes, opening
+        except OSError as error:  # no processes left, no Python to start (an embedded interpreter)
+            writes.stop()
+            log.debug(f"vault-mcp: indexing on a thread; no process for it ({error})")
+    writes = ExecutorWrites(path, in_process=False)
+    return writes, writes.open(options, live_readers)
 
 
 def _done(summary: BuildSummary | None) -> CommitWaiter:

@@ -18,7 +18,7 @@ import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .download import NO_FOLLOW, DownloadRefused
+from .download import NO_FOLLOW, DownloadRefused, plain_url
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +43,8 @@ class State:
     downloaded_at: float | None = None  # when the cached index was downloaded (epoch seconds)
     confirmed_at: float | None = None  # when the site last said the cached index is its current one
     problem: str | None = None  # why the last attempt to refresh failed; None when it did not
+    index_url: str | None = None  # where the cached index came from, as the site's discovery file said
+    catalog_etag: str | None = None  # the discovery file's ETag, sent back at the next refresh
 
 
 def header_value(value: object) -> str | None:
@@ -54,7 +56,7 @@ def parsed_state(data: object) -> State:
     """The State `data` (state.json's content) says; ValueError, naming what is wrong, for anything unexpected."""
     if not isinstance(data, dict):
         raise ValueError(f"it holds a JSON {type(data).__name__}, not an object")
-    for key in ("etag", "last_modified"):
+    for key in ("etag", "last_modified", "catalog_etag"):
         if data.get(key) is not None and header_value(data[key]) is None:
             raise ValueError(f"its {key} is not a value an HTTP header can carry")
     for key in ("downloaded_at", "confirmed_at"):
@@ -68,12 +70,17 @@ def parsed_state(data: object) -> State:
     problem = data.get("problem")
     if problem is not None and not isinstance(problem, str):
         raise ValueError("its problem is not text")
+    index_url = data.get("index_url")
+    if index_url is not None and not plain_url(index_url):
+        raise ValueError("its index_url is not an http(s) URL")
     return State(
         etag=data.get("etag"),
         last_modified=data.get("last_modified"),
         downloaded_at=None if data.get("downloaded_at") is None else float(data["downloaded_at"]),
         confirmed_at=None if data.get("confirmed_at") is None else float(data["confirmed_at"]),
         problem=None if problem is None else problem[:MAX_PROBLEM],
+        index_url=index_url,
+        catalog_etag=data.get("catalog_etag"),
     )
 
 

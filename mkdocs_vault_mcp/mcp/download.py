@@ -29,12 +29,25 @@ MIN_DOWNLOAD_SECONDS = 1
 MAX_DOWNLOAD_SECONDS = 86_400
 CHUNK = 1 << 20
 REDIRECTS = (301, 302, 303, 307, 308)
+MAX_URL = 2_000  # a URL a site names (in its discovery file) that is longer is not taken
 SHOWN_URL = 200  # characters of a URL a message shows: a `data:` URL can be any length
 NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)  # Windows has no symbolic links to follow here
 
 
 class DownloadRefused(Exception):
     """The site's index could not be fetched, or what came is not a usable index; the message says which and why."""
+
+
+class HttpError(DownloadRefused):
+    """The site answered with an HTTP status other than 200 and 304, named by `status`."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class TooBig(DownloadRefused):
+    """The answer is larger than the limit the caller set."""
 
 
 @dataclass
@@ -70,6 +83,17 @@ def url_problem(url: str) -> str | None:
     if not parts.hostname:
         return "it names no host"
     return None
+
+
+def plain_url(value: object) -> bool:
+    """Whether `value` is an http(s) URL to download from, of one printable line (a site names it)."""
+    return (
+        isinstance(value, str)
+        and 0 < len(value) <= MAX_URL
+        and value.isprintable()
+        and " " not in value
+        and url_problem(value) is None
+    )
 
 
 def check_url(url: str) -> None:
@@ -250,10 +274,10 @@ def answer(
         return Answer(304, etag, last_modified)
     if response.status != 200:
         hint = " (is the site built with the vault-mcp plugin, and is this its URL?)" if response.status == 404 else ""
-        raise DownloadRefused(f"{shown(url)} answered HTTP {response.status} {response.reason}{hint}.")
+        raise HttpError(f"{shown(url)} answered HTTP {response.status} {response.reason}{hint}.", response.status)
     length = response.length  # None unless a valid Content-Length came (http.client parses it)
     if length is not None and length > max_bytes:
-        raise DownloadRefused(too_big(url, length, max_bytes))
+        raise TooBig(too_big(url, length, max_bytes))
     received = 0
     descriptor = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NO_FOLLOW, 0o600)
     with open(descriptor, "wb") as out:
@@ -261,7 +285,7 @@ def answer(
         while chunk := response.read(min(CHUNK, max_bytes + 1 - received)):
             received += len(chunk)
             if received > max_bytes:
-                raise DownloadRefused(too_big(url, received, max_bytes, at_least=True))
+                raise TooBig(too_big(url, received, max_bytes, at_least=True))
             out.write(chunk)
     if deadline.expired:
         raise DownloadRefused(f"gave up on {shown(url)}: {deadline.expired}.")

@@ -2,7 +2,8 @@
 folder, checked before use, refreshed with conditional requests, and served from the cache when the site is down.
 
 The download (download.py) is one GET with two conditional headers, made at start and then from a background
-thread, within one deadline; the cache folder (cache_folder.py) is private and confined. No HTTP client to depend
+thread, within one deadline, of the index where the site's discovery file says it is (discovery.py), or at its usual
+place `vault-mcp/index.sqlite`; the cache folder (cache_folder.py) is private and confined. No HTTP client to depend
 on: the standard library's http.client does the HTTP.
 
 A new index is downloaded to a temporary file in the cache folder, checked (size, SQLite header, the index's format
@@ -32,10 +33,29 @@ from urllib.parse import urljoin, urlsplit
 from .. import __version__
 from ..index.publish import OtherSchema, check_index, open_read_only, stored_versions
 from ..index.schema import FORMAT_VERSION
-from .cache_folder import STATE_FILE, CacheRefused, State, confined_folder, header_value, load_state, save_state
+from .cache_folder import (
+    STATE_FILE,
+    CacheRefused,
+    State,
+    confined_folder,
+    fresh_state,
+    header_value,
+    load_state,
+    save_state,
+)
+from .discovery import Discovered, NoIndex, catalog_url, discover, origin
 from .download import DOWNLOAD_SECONDS, DownloadRefused, check_url, download, shown
 
-__all__ = ["CacheRefused", "DownloadRefused", "RemoteIndex", "State", "check_downloaded", "index_url", "is_url"]
+__all__ = [
+    "CacheRefused",
+    "DownloadRefused",
+    "NoIndex",
+    "RemoteIndex",
+    "State",
+    "check_downloaded",
+    "index_url",
+    "is_url",
+]
 
 log = logging.getLogger(__name__)
 
@@ -105,9 +125,12 @@ class RemoteIndex:
         refresh_seconds: float = DEFAULT_REFRESH_SECONDS,
         download_seconds: float = DOWNLOAD_SECONDS,
     ) -> None:
-        self.url = index_url(target)
+        # The usual place of the index names the cache folder, so that a restart finds it before asking the site's
+        # discovery file (catalog_url) where the index is now.
+        self.usual_url = index_url(target)
+        self.catalog_url = catalog_url(target)
         self.cache_dir = cache_dir or default_cache_dir()
-        self.folder = site_folder(self.cache_dir, self.url)
+        self.folder = site_folder(self.cache_dir, self.usual_url)
         self.path = self.folder / "index.sqlite"
         self.max_bytes = max_bytes
         self.refresh_seconds = refresh_seconds
@@ -122,8 +145,15 @@ class RemoteIndex:
 
     # -- the cache folder ---------------------------------------------------------------------------------------
 
+    @property
+    def url(self) -> str:
+        """Where the cached index came from, or is first looked for."""
+        return self.state.index_url or self.usual_url
+
     def _load_state(self) -> State:
         state, self._state_seen = load_state(self.folder)
+        if state.index_url is not None and origin(state.index_url) != origin(self.usual_url):
+            return fresh_state(self.folder / STATE_FILE, f"its index_url is not on {shown(self.usual_url)}'s origin")
         return state
 
     def _save_state(self) -> None:
@@ -154,7 +184,7 @@ class RemoteIndex:
 
         Raises DownloadRefused when the URL or the cache folder cannot be used, or there is no cached index to fall
         back on (CacheRefused, a kind of it, for the cache folder)."""
-        check_url(self.url)
+        check_url(self.usual_url)
         confined_folder(self.cache_dir, self.folder.name)
         self.state = self._load_state()
         for leftover in self.folder.glob(".*.tmp*"):
@@ -214,9 +244,33 @@ class RemoteIndex:
                     self._save_state()
                 raise
 
+    def _discover(self) -> Discovered:
+        """Where the index is now, as the site's discovery file says; DownloadRefused when the site says it has no
+        index, or one of a format this server does not read."""
+        if self.catalog_url is None:
+            return Discovered(self.usual_url)
+        known = self.state.index_url if self.has_cache else None
+        found = discover(
+            self.catalog_url, self.usual_url, known, self.state.catalog_etag, self.folder, self.download_seconds
+        )
+        if found.schema_version is not None and found.schema_version != FORMAT_VERSION:
+            raise DownloadRefused(f"The index at {shown(found.index_url)} {other_format(found.schema_version)}")
+        return found
+
     def _fetch(self) -> bool:
+        found = self._discover()
+        try:
+            return self._download(found)
+        except DownloadRefused as error:
+            if found.note is None:
+                raise
+            raise DownloadRefused(f"{error} {found.note}") from None
+
+    def _download(self, found: Discovered) -> bool:
+        url = found.index_url
         headers: dict[str, str] = {}
-        if self.has_cache:
+        # Conditional only for the index the cached copy came from: an ETag says nothing of another URL's file.
+        if self.has_cache and url == self.url:
             # Checked again: a value that cannot be a header must not make every later request fail.
             if etag := header_value(self.state.etag):
                 headers["If-None-Match"] = etag
@@ -224,18 +278,19 @@ class RemoteIndex:
                 headers["If-Modified-Since"] = last_modified
         temporary = self.folder / f".download-{secrets.token_hex(8)}.tmp"
         try:
-            got = download(self.url, headers, temporary, self.max_bytes, self.download_seconds)
+            got = download(url, headers, temporary, self.max_bytes, self.download_seconds)
             if got.status == 304:
                 if not headers:
-                    raise DownloadRefused(f"{shown(self.url)} answered 304 Not Modified to a plain request.")
+                    raise DownloadRefused(f"{shown(url)} answered 304 Not Modified to a plain request.")
                 self.state.confirmed_at = time.time()
                 self.state.problem = None
+                self.state.index_url, self.state.catalog_etag = url, header_value(found.etag)
                 self._save_state()
                 return False
             try:
                 check_downloaded(temporary, self.max_bytes)
             except DownloadRefused as error:
-                raise DownloadRefused(f"The index downloaded from {shown(self.url)} was refused: {error}") from None
+                raise DownloadRefused(f"The index downloaded from {shown(url)} was refused: {error}") from None
             os.replace(temporary, self.path)
         except OSError as error:
             raise DownloadRefused(f"cannot write the index into {self.folder} ({error.strerror or error}).") from None
@@ -244,7 +299,9 @@ class RemoteIndex:
                 with contextlib.suppress(OSError):
                     temporary.with_name(temporary.name + suffix).unlink(missing_ok=True)
         now = time.time()
-        self.state = State(header_value(got.etag), header_value(got.last_modified), now, now)
+        self.state = State(
+            header_value(got.etag), header_value(got.last_modified), now, now, None, url, header_value(found.etag)
+        )
         self._save_state()
         return True
 
@@ -313,12 +370,17 @@ def check_file(path: Path, max_bytes: int) -> None:
     try:
         check_index(path)
     except OtherSchema:
-        if int(version) > int(FORMAT_VERSION):
-            raise DownloadRefused(
-                f"it is of index format {version}, newer than this mkdocs-vault-mcp {__version__} reads (format "
-                f"{FORMAT_VERSION}); upgrade it (pip install -U mkdocs-vault-mcp, or uvx mkdocs-vault-mcp@latest)."
-            ) from None
-        raise DownloadRefused(
-            f"it is of index format {version}, older than this mkdocs-vault-mcp {__version__} reads "
-            f"(format {FORMAT_VERSION}); the site must be built again with a current plugin."
-        ) from None
+        raise DownloadRefused(f"it {other_format(version)}") from None
+
+
+def other_format(version: str) -> str:
+    """What to say of an index of format `version` (digits, not FORMAT_VERSION), after "it"."""
+    if int(version) > int(FORMAT_VERSION):
+        return (
+            f"is of index format {version}, newer than this mkdocs-vault-mcp {__version__} reads (format "
+            f"{FORMAT_VERSION}); upgrade it (pip install -U mkdocs-vault-mcp, or uvx mkdocs-vault-mcp@latest)."
+        )
+    return (
+        f"is of index format {version}, older than this mkdocs-vault-mcp {__version__} reads "
+        f"(format {FORMAT_VERSION}); the site must be built again with a current plugin."
+    )

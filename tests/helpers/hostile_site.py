@@ -4,15 +4,19 @@ of `serve URL` point it at a route and see what the download makes of it."""
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from helpers.ports import free_port
 
 Route = Callable[[BaseHTTPRequestHandler], None]
+SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"
 
 
 class HostileSite:
@@ -179,3 +183,23 @@ def wait_for(condition: Callable[[], bool], seconds: float, what: str) -> None:
     while not condition():
         assert time.monotonic() < deadline, what
         time.sleep(0.05)
+
+
+def serve(url: str, cache: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    """`serve URL` run to its end (it ends at once when the index cannot be had), its output kept."""
+    return subprocess.run(
+        [str(SCRIPT), "serve", url, "--cache", str(cache), *options],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def one_line_error(done: subprocess.CompletedProcess[str]) -> str:
+    """The one line of error that a `serve` that could not start printed (exit status 2, no traceback)."""
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    errors = [line for line in done.stderr.splitlines() if "error" in line]
+    assert len(errors) == 1, done.stderr
+    return errors[0]
