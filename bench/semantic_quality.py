@@ -124,8 +124,8 @@ def keywords(conn: sqlite3.Connection, query: str, limit: int) -> list[str]:
 
 
 def meaning(conn: sqlite3.Connection, query: str, limit: int) -> list[str]:
-    found = semantic.vectors(conn)
-    assert found is not None
+    found = semantic.usable_vectors(conn)  # the model as found here: a folder, or its hub name
+    assert not isinstance(found, str), found
     pages = semantic.nearest_pages(conn, found, semantic.query_vector(found.model, query), Filters(), limit, 2)
     return [page["path"] for page in pages]
 
@@ -200,8 +200,8 @@ def scan_at_scale(conn: sqlite3.Connection, queries: list[str], sections: int) -
     nearest rows, per query vector (the embedding of the query is timed with the FastAPI latency above)."""
     import numpy as np
 
-    found = semantic.vectors(conn)
-    assert found is not None
+    found = semantic.usable_vectors(conn)  # the model as found here: a folder, or its hub name
+    assert not isinstance(found, str), found
     generator = np.random.default_rng(7)
     rows = np.resize(found.matrix, (sections, found.matrix.shape[1]))
     rows = rows + np.asarray(generator.normal(0, 0.02, rows.shape), dtype=np.float32)

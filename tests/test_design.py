@@ -159,7 +159,8 @@ def test_no_import_cycle_even_through_deferred_imports() -> None:
         imported |= {".".join(name.split(".")[:end]) for name in set(imported) for end in range(name.count(".") + 1)}
     reached: dict[str, set[str]] = {}
     for start in imports:
-        seen, todo = set(), [start]
+        seen: set[str] = set()
+        todo = [start]
         while todo:
             for target in imports.get(todo.pop(), set()) - seen:
                 seen.add(target)
