@@ -90,21 +90,15 @@ def imported_in_functions(path: Path) -> set[str]:
 
 # The package's own modules imported inside a function, each for what its import would load where it is not used.
 DEFERRED_IMPORTS = {
-    (
-        "cli.py",
-        "build.built_site",
-    ): "MkDocs, Jinja2, Markdown and Babel: only `index` uses them, `serve` starts without",
-    ("plugin.py", "mcp.live"): "the SDK's server and the HTTP stack: only `mkdocs serve` uses them, a build never",
+    ("cli.py", "build.built_site"): "MkDocs, Jinja2, Markdown, Babel: only `index` uses them; `serve` starts without",
+    ("plugin.py", "mcp.live"): "the SDK and the HTTP stack: only `mkdocs serve` uses them, a build never",
     ("index/link_queries.py", "index.related"): "search: the build summary's links never use it, the tools' do",
     ("index/read.py", "index.html_to_markdown"): "bs4, markdownify and lxml: only reading a page uses them",
     ("index/conversion_pool.py", "index.html_to_markdown"): "bs4, markdownify and lxml: in the worker, not the server",
     # The build's own process imports working_index.py (plugin.py, writer.py); only the writer uses these.
     ("index/working_index.py", "page.documents"): "the HTML parsing: the build's own thread never makes a document",
-    ("index/working_index.py", "index.semantic"): "search by meaning's side: only a commit with vectors uses it",
-    (
-        "index/working_index.py",
-        "index.build_summary",
-    ): "the queries: only the commit that reads the build summary uses them",
+    ("index/working_index.py", "index.semantic"): "search by meaning: only the writer's commit uses it",
+    ("index/working_index.py", "index.build_summary"): "the queries: only the writer's commit uses them",
 }
 
 
