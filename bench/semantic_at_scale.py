@@ -12,7 +12,7 @@ FastAPI docs repeated, so the keyword side is not what a real 100,000-section si
 measures that); the comparison is the two answers on the same index in the same run.
 
 Every judged query (both sets), after a warm-up pass: `search.search` alone (what an index without vectors
-answers) against `semantic.search_answer` (keywords fused with the nearest pages), alternated query by query.
+answers) against `search.search_answer` (keywords fused with the nearest pages), alternated query by query.
 Writes bench/results/speed/semantic_at_scale.json.
 """
 
@@ -36,7 +36,7 @@ import numpy as np  # noqa: E402
 from mkdocs_vault_mcp.index import semantic  # noqa: E402
 from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
 from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
-from mkdocs_vault_mcp.index.search import search  # noqa: E402
+from mkdocs_vault_mcp.index.search import search, search_answer  # noqa: E402
 from report import write_results  # noqa: E402
 from search_quality import OUT, QUERY_SETS  # noqa: E402
 
@@ -107,7 +107,7 @@ def main() -> None:
             begun = time.perf_counter()
             search(conn, query, Filters(), limit=10)
             middle = time.perf_counter()
-            answer = semantic.search_answer(conn, query, Filters(), search, limit=10)
+            answer = search_answer(conn, query, Filters(), limit=10)
             ended = time.perf_counter()
             assert answer["_meta"]["search"].startswith(("hybrid", "keywords: a code name")), answer["_meta"]
             if timed:
@@ -123,7 +123,7 @@ def main() -> None:
         f" {found.matrix.nbytes / 1e6:.0f} MB)\n"
         f"{len(queries)} judged queries, alternated, after a warm-up pass; each query embedded once in the pass.\n\n"
         f"keywords alone (search.search):              p50 {statistics.median(plain):.1f} ms, p90 {p(plain, 0.9):.1f}\n"
-        f"keywords + meaning (semantic.search_answer): p50 {statistics.median(hybrid):.1f} ms,"
+        f"keywords + meaning (search.search_answer): p50 {statistics.median(hybrid):.1f} ms,"
         f" p90 {p(hybrid, 0.9):.1f}\n"
         f"p50 difference: {statistics.median(hybrid) - statistics.median(plain):+.1f} ms\n"
     )

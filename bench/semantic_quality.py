@@ -11,7 +11,7 @@ with `semantic` (bench/out/fastapi-en, bench/out/fastapi-en-semantic), then, in 
 - quality: MRR@10, Recall@5 and zero-result queries per query style, on both judged sets, for the keyword
   ranking alone (`keywords`: what the index answers with the option off), the nearest sections alone
   (`meaning`) and the two fused as the `search` tool answers (`hybrid`);
-- latency: every query of both sets, as the `search` tool answers it (semantic.search_answer), on the two
+- latency: every query of both sets, as the `search` tool answers it (search.search_answer), on the two
   indexes, after one warm-up pass; p50 and p90 in ms. The query embedding cache is cleared before each pass,
   so each query is embedded in every pass.
 - build: a warm rebuild (nothing changed) of each site, alternated, ROUNDS each; the cold embedding cost from
@@ -41,7 +41,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from mkdocs_vault_mcp.index import semantic  # noqa: E402
 from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
 from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
-from mkdocs_vault_mcp.index.search import search  # noqa: E402
+from mkdocs_vault_mcp.index.search import search, search_answer  # noqa: E402
+from mkdocs_vault_mcp.index.search_plan import query_style  # noqa: E402
 from report import write_results  # noqa: E402
 from search_quality import (  # noqa: E402
     CONFIG,
@@ -114,7 +115,7 @@ def timed_build(work: Path) -> tuple[float, float]:
 
 
 def hybrid(conn: sqlite3.Connection, query: str, limit: int) -> list[str]:
-    answer = semantic.search_answer(conn, query, Filters(), search, limit=limit)
+    answer = search_answer(conn, query, Filters(), limit=limit)
     return [page["path"] for page in answer["result"]]
 
 
@@ -123,8 +124,8 @@ def keywords(conn: sqlite3.Connection, query: str, limit: int) -> list[str]:
 
 
 def meaning(conn: sqlite3.Connection, query: str, limit: int) -> list[str]:
-    found = semantic.vectors(conn)
-    assert found is not None
+    found = semantic.usable_vectors(conn)  # the model as found here: a folder, or its hub name
+    assert not isinstance(found, str), found
     pages = semantic.nearest_pages(conn, found, semantic.query_vector(found.model, query), Filters(), limit, 2)
     return [page["path"] for page in pages]
 
@@ -137,7 +138,7 @@ def latencies(conn: sqlite3.Connection, queries: list[str]) -> list[float]:
     times = []
     for query in queries:
         started = time.perf_counter()
-        semantic.search_answer(conn, query, Filters(), search, limit=10)
+        search_answer(conn, query, Filters(), limit=10)
         times.append((time.perf_counter() - started) * 1000)
     return times
 
@@ -199,8 +200,8 @@ def scan_at_scale(conn: sqlite3.Connection, queries: list[str], sections: int) -
     nearest rows, per query vector (the embedding of the query is timed with the FastAPI latency above)."""
     import numpy as np
 
-    found = semantic.vectors(conn)
-    assert found is not None
+    found = semantic.usable_vectors(conn)  # the model as found here: a folder, or its hub name
+    assert not isinstance(found, str), found
     generator = np.random.default_rng(7)
     rows = np.resize(found.matrix, (sections, found.matrix.shape[1]))
     rows = rows + np.asarray(generator.normal(0, 0.02, rows.shape), dtype=np.float32)
@@ -280,7 +281,7 @@ def main() -> None:
             before, after = scored["keywords"][item["id"]]["rr"], scored["hybrid"][item["id"]]["rr"]
             if before != after:
                 details.append(
-                    f"{set_name} {item['id']} ({item['style']}, {semantic.query_style(item['query'])})"
+                    f"{set_name} {item['id']} ({item['style']}, {query_style(item['query'])})"
                     f" rr {before:.2f} -> {after:.2f} {item['query']!r}"
                 )
 

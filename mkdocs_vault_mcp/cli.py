@@ -9,18 +9,23 @@ import os
 import socket
 import sqlite3
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from . import __version__
+from .build.site_folder import SiteError
 from .command_line import DEFAULT_HOST, DEFAULT_PATH, DEFAULT_PORT, command_line
 from .errors import InvalidArgument
+from .index import publish
+from .index.schema import FORMAT_VERSION
 from .mcp.download import check_url
-from .mcp.http_guard import BlankToken, bearer_token
+from .mcp.http_guard import LOOPBACK_ADDRESSES, WILDCARD_ADDRESSES, BlankToken, bearer_token
 from .mcp.remote_index import CacheRefused, DownloadRefused, NoIndex, RemoteIndex, index_url, is_url
 from .mcp.remote_versions import RemoteVersions
+from .mcp.server import IndexReader, create_server
+from .mcp.stdio import serve_stdio
+from .mcp.streamable_http import serve_http
 from .mcp.versions import Versions, holds_versions, local_index
+from .mcp.workers import WorkersFailed, unavailable
 
 USAGE_ERROR = 2  # as argparse exits on a bad command line
 WORKERS_FAILED = 3  # serve --workers: the worker processes kept ending, and the server stopped
@@ -60,9 +65,6 @@ def default_version(versions: Versions) -> Path:
 
 
 def check_index(path: Path) -> None:
-    from .index import publish
-    from .index.schema import FORMAT_VERSION
-
     try:
         publish.check_index(path)
     except publish.OtherSchema as other:
@@ -122,8 +124,6 @@ def check_serve_options(parser: argparse.ArgumentParser, args: argparse.Namespac
     if args.transport != "http" and (args.workers != 1 or args.token_env or args.stateful_sessions):
         parser.error("--workers, --token-env and --stateful-sessions apply to --transport http only")
     if args.workers != 1:
-        from .mcp.workers import unavailable
-
         lacking = unavailable()
         if lacking:
             parser.error(
@@ -136,9 +136,7 @@ def check_serve_options(parser: argparse.ArgumentParser, args: argparse.Namespac
 
 def serve_index(args: argparse.Namespace) -> None:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s: %(message)s")
-    from .mcp.server import IndexReader, create_server
-
-    remote, versions = downloaded_site(args, IndexReader) if is_url(args.site) else (None, None)
+    remote, versions = downloaded_site(args) if is_url(args.site) else (None, None)
     if remote is not None:
         path = remote.path
     elif versions is not None:
@@ -162,13 +160,8 @@ def serve_index(args: argparse.Namespace) -> None:
     reader = IndexReader(path, describe=remote.describe if remote else None, model_folder=args.semantic_model)
     server = create_server(reader, versions=versions)
     if args.transport == "stdio":
-        from .mcp.stdio import serve_stdio
-
         serve_stdio(server)
         return
-    from .mcp.streamable_http import serve_http
-    from .mcp.workers import WorkersFailed
-
     warning = exposure_warning(args.host, args.port, args.allow_host, args.token_env)
     if warning:
         print(f"mkdocs-vault-mcp: warning: {warning}", file=sys.stderr, flush=True)
@@ -192,7 +185,7 @@ def serve_index(args: argparse.Namespace) -> None:
         ) from None
 
 
-def downloaded_site(args: argparse.Namespace, reader: Callable[..., Any]) -> tuple[RemoteIndex | None, Versions | None]:
+def downloaded_site(args: argparse.Namespace) -> tuple[RemoteIndex | None, Versions | None]:
     """The site's published index; where its root has none, the versions mike publishes there, if it does."""
     try:
         return downloaded_index(args), None
@@ -202,7 +195,7 @@ def downloaded_site(args: argparse.Namespace, reader: Callable[..., Any]) -> tup
         remote = RemoteVersions(
             args.site,
             Path(args.cache) if args.cache else None,
-            lambda index: reader(index.path, describe=index.describe, model_folder=args.semantic_model),
+            lambda index: IndexReader(index.path, describe=index.describe, model_folder=args.semantic_model),
             args.refresh,
             args.download_timeout,
             max_bytes=args.max_size << 20,
@@ -244,8 +237,6 @@ def remote_index(
 
 def exposure_warning(host: str, port: int, allowed_hosts: list[str], token_env: str | None) -> str | None:
     """What a bind beyond loopback exposes, and the options that narrow it; None for a loopback bind."""
-    from .mcp.http_guard import LOOPBACK_ADDRESSES, WILDCARD_ADDRESSES
-
     try:
         loopback = host in LOOPBACK_ADDRESSES or ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:  # a host name: it may resolve to any address
@@ -274,8 +265,8 @@ def exposure_warning(host: str, port: int, allowed_hosts: list[str], token_env: 
 
 
 def index_site(args: argparse.Namespace) -> None:
+    # MkDocs (with Jinja2, Markdown and Babel) loads only for this command: `serve` starts without it.
     from .build.built_site import index_site as index_built_site
-    from .build.site_folder import SiteError
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
     locations = {

@@ -43,18 +43,64 @@ def layer_of(dotted: str) -> str:
     return "entry point" if first in ENTRY_POINTS else first
 
 
-def imported_modules(path: Path) -> set[str]:
-    """The package's modules that `path` imports, named relative to the package."""
+def module_name(path: Path) -> str:
+    """`path`'s module named relative to the package (`index.search`; a folder's `__init__.py` is the folder)."""
     parts = path.relative_to(PACKAGE).with_suffix("").parts
-    package = list(parts[:-1])  # `.` is the folder of a module and of an __init__.py alike
-    found = set()
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(path) for path in package_modules()}
+
+
+def imported_by(node: ast.Import | ast.ImportFrom, path: Path) -> set[str]:
+    """The package's modules one import statement of `path` imports, named relative to the package."""
+    if isinstance(node, ast.Import):
+        names = [alias.name for alias in node.names]
+        return {name.removeprefix(PACKAGE.name).lstrip(".") for name in names if name.split(".")[0] == PACKAGE.name}
+    if node.level:
+        package = list(path.relative_to(PACKAGE).parts[:-1])  # `.` is the folder of a module and of an __init__.py
+        base = ".".join([*package[: len(package) - node.level + 1], *([node.module] if node.module else [])])
+    elif (node.module or "").split(".")[0] == PACKAGE.name:
+        base = (node.module or "").removeprefix(PACKAGE.name).lstrip(".")
+    else:
+        return set()
+    submodules = {f"{base}.{alias.name}".lstrip(".") for alias in node.names}  # `from . import cjk`
+    return {base} | (submodules & MODULES)
+
+
+def imported_modules(path: Path) -> set[str]:
+    """The package's modules that `path` imports anywhere: at the top, under TYPE_CHECKING, inside functions."""
+    found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.level:
-            base = package[: len(package) - node.level + 1]
-            found.add(".".join([*base, *([node.module] if node.module else [])]))
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(PACKAGE.name + "."):
-            found.add((node.module or "").removeprefix(PACKAGE.name + "."))
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            found |= imported_by(node, path)
     return found
+
+
+def imported_in_functions(path: Path) -> set[str]:
+    """The package's modules that `path` imports inside a function."""
+    found: set[str] = set()
+    for function in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            for node in ast.walk(function):
+                if isinstance(node, ast.Import | ast.ImportFrom):
+                    found |= imported_by(node, path)
+    return found
+
+
+# The package's own modules imported inside a function, each for what its import would load where it is not used.
+DEFERRED_IMPORTS = {
+    ("cli.py", "build.built_site"): "MkDocs, Jinja2, Markdown, Babel: only `index` uses them; `serve` starts without",
+    ("plugin.py", "mcp.live"): "the SDK and the HTTP stack: only `mkdocs serve` uses them, a build never",
+    ("index/link_queries.py", "index.related"): "search: the build summary's links never use it, the tools' do",
+    ("index/read.py", "index.html_to_markdown"): "bs4, markdownify and lxml: only reading a page uses them",
+    ("index/conversion_pool.py", "index.html_to_markdown"): "bs4, markdownify and lxml: in the worker, not the server",
+    ("index/agent_pages.py", "index.read"): "the HTML parsing: only a page whose Markdown copy is not kept needs it",
+    # The build's own process imports working_index.py (plugin.py, writer.py); only the writer uses these.
+    ("index/working_index.py", "page.documents"): "the HTML parsing: the build's own thread never makes a document",
+    ("index/working_index.py", "index.semantic"): "search by meaning: only the writer's commit uses it",
+    ("index/working_index.py", "index.build_summary"): "the queries: only the writer's commit uses them",
+}
 
 
 def test_layers_import_one_way() -> None:
@@ -139,3 +185,31 @@ def test_the_dispatch_check_finds_a_method_called_by_its_name() -> None:
     assert dispatches_by_name("held.append(functools.partial(getattr(self._index, method), *args))")
     assert not dispatches_by_name("admit = getattr(manager, METHOD)\nvalue = getattr(page, 'title')()")
     assert not dispatches_by_name("{name: getattr(self, name) for name in FIELDS}")
+
+
+def test_no_import_cycle_even_through_deferred_imports() -> None:
+    """A module's import runs its folder's __init__.py too; no module reaches itself through the imports of any."""
+    imports = {module_name(path): imported_modules(path) for path in package_modules()}
+    for imported in imports.values():
+        imported |= {".".join(name.split(".")[:end]) for name in set(imported) for end in range(name.count(".") + 1)}
+    reached: dict[str, set[str]] = {}
+    for start in imports:
+        seen: set[str] = set()
+        todo = [start]
+        while todo:
+            for target in imports.get(todo.pop(), set()) - seen:
+                seen.add(target)
+                todo.append(target)
+        reached[start] = seen
+    cycles = {
+        tuple(sorted(m for m in reached[start] if start in reached[m])) for start in imports if start in reached[start]
+    }
+    assert sorted(cycles) == []
+
+
+def test_the_package_imports_its_own_modules_inside_a_function_only_where_allowed() -> None:
+    deferred = {
+        (str(path.relative_to(PACKAGE)), name) for path in package_modules() for name in imported_in_functions(path)
+    }
+    assert sorted(deferred - DEFERRED_IMPORTS.keys()) == [], "import these at the top of the module"
+    assert sorted(DEFERRED_IMPORTS.keys() - deferred) == [], "allowed, but no longer imported inside a function"

@@ -22,11 +22,10 @@ import pytest
 from helpers import minilm
 from helpers.paths import CORPORA, ROOT
 from helpers.site import Site, built_site
-from mkdocs_vault_mcp.index import semantic
 from mkdocs_vault_mcp.index.answer_types import SearchHit
 from mkdocs_vault_mcp.index.filters import Filters
 from mkdocs_vault_mcp.index.publish import open_read_only
-from mkdocs_vault_mcp.index.search import search
+from mkdocs_vault_mcp.index.search import search, search_answer
 
 LIMITS = (1, 3, 5, 10, 20, 50)
 FASTAPI = CORPORA / "fastapi-docs"
@@ -158,7 +157,7 @@ def with_vectors(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sqlite3.C
 
 def hybrid_answer(conn: sqlite3.Connection, query: str, filters: Filters) -> Callable[[int], list[SearchHit]]:
     def answer(limit: int) -> list[SearchHit]:
-        found = semantic.search_answer(conn, query, filters, search, limit=limit)
+        found = search_answer(conn, query, filters, limit=limit)
         assert found["_meta"]["search"].startswith(("hybrid", "keywords: a code name")), found["_meta"]
         return found["result"]
 

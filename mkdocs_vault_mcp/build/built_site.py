@@ -38,7 +38,8 @@ from typing import Any
 from urllib.parse import quote
 
 from ..config import INDEXING_OPTIONS, VaultMcpConfig
-from ..index.working_index import CommitSettings, SummaryRequest
+from ..index.summary_request import SummaryRequest
+from ..index.working_index import CommitSettings
 from ..index.writer import IndexWriter, worth_a_process
 from ..limits import TEXT_CHARS
 from ..page.fingerprints import page_fingerprint

@@ -5,7 +5,7 @@ queries."""
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import Any, TypedDict
 
 from ..instants import now_micros, rfc3339
 from ..limits import ROWS  # the largest limit aggregate_documents accepts
@@ -13,9 +13,7 @@ from .answer_types import Stats
 from .filters import Filters
 from .link_queries import link_summary, links
 from .queries import aggregate_documents, index_stats
-
-if TYPE_CHECKING:
-    from .working_index import SummaryRequest
+from .summary_request import SummaryRequest
 
 SCHEMA_VERSION = 1
 BROKEN_LISTED = 50  # the stats page lists this many broken links; the links tool pages through the rest

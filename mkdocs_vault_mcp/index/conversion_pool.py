@@ -143,6 +143,7 @@ def _read_requests(stdin: IO[bytes], requests: queue.Queue[tuple[Any, ...]]) -> 
 
 def _convert(fragment: str, base_url: str, languages: dict[str, str], seconds: float) -> tuple[str, str, Any]:
     """(status, markdown, exception): status "done", "out of time" or "failed"."""
+    # In the worker only, for bs4, markdownify and lxml: the server that imports this module never loads them.
     from .html_to_markdown import html_to_markdown
 
     try:

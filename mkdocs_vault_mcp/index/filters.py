@@ -11,7 +11,7 @@ import difflib
 import json
 import re
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from ..errors import InvalidArgument
@@ -123,6 +123,41 @@ def check_language(conn: sqlite3.Connection, language: str) -> str:
         listing = ", ".join(map(repr, site_languages(conn))) or "none: the index has no pages"
         raise InvalidArgument(f"No page is in language {language!r}; the site's languages: {listing}.")
     return language
+
+
+def split_target(target: str, conn: sqlite3.Connection | None = None) -> tuple[str, str | None]:
+    """`guide/install.md#drift` as (path, anchor). With `conn`, a page whose own path holds a `#` (a file named
+    `q?x=1#frag.html`) is found whole, or with an anchor after the `#` its path ends before."""
+    if conn is not None and "#" in target:
+        cuts = [len(target)] + [at for at in range(len(target) - 1, -1, -1) if target[at] == "#"]
+        for cut in cuts:
+            if conn.execute("SELECT 1 FROM documents WHERE path = ?", [target[:cut]]).fetchone() is not None:
+                return target[:cut], target[cut + 1 :] or None
+    path, _, anchor = target.partition("#")
+    return path, anchor or None
+
+
+def without_repeated_text(conn: sqlite3.Connection, base: Compiled) -> Compiled:
+    """Leave out a fallback copy (mkdocs-static-i18n) when the page it copies passes the same filters.
+
+    A fallback copy holds the default language's text under another language's URL: without a language
+    filter both would match and rank alike, showing the same text twice. The copy still answers when
+    only it passes the filters (a folder of its language).
+    """
+    if conn.execute("SELECT 1 FROM documents WHERE fallback_of IS NOT NULL LIMIT 1").fetchone() is None:
+        return base
+    where = (
+        f"({base.where}) AND (d.fallback_of IS NULL OR d.fallback_of NOT IN"
+        f" (SELECT d.path FROM documents d WHERE {base.where}))"
+    )
+    return Compiled(where, [*base.params, *base.params], base.match)
+
+
+def ranked_pages_filter(conn: sqlite3.Connection, filters: Filters) -> Compiled:
+    """The pages either side of search (keywords, meaning) may rank: those the filters other than query select,
+    a fallback copy left out unless a language is asked for."""
+    base = compile_filters(conn, replace(filters, query=None))
+    return base if filters.language is not None else without_repeated_text(conn, base)
 
 
 CLOSEST_FOLDERS = 5  # named by the error for a folder that holds no page

@@ -15,7 +15,7 @@ from typing import Any, Literal, overload
 from ..errors import InvalidArgument
 from ..limits import ROWS, SEARCH_RESULTS
 from .answer_types import HistoryEntry, LinkedPage, LinkRow, LinksResult, Listing, SearchHit
-from .filters import Filters, check_choice, check_range, compile_filters, no_document
+from .filters import Filters, check_choice, check_range, compile_filters, no_document, split_target
 
 SHOWS = ("backlinks", "outlinks", "broken", "orphans", "most_linked", "related", "history")
 WITH_TARGET = ("backlinks", "related", "history")
@@ -33,18 +33,6 @@ LINK_COLUMNS = (
     " l.anchor, l.broken"
 )
 LINK_ORDER = " ORDER BY d.path, l.position, l.rowid"
-
-
-def split_target(target: str, conn: sqlite3.Connection | None = None) -> tuple[str, str | None]:
-    """`guide/install.md#drift` as (path, anchor). With `conn`, a page whose own path holds a `#` (a file named
-    `q?x=1#frag.html`) is found whole, or with an anchor after the `#` its path ends before."""
-    if conn is not None and "#" in target:
-        cuts = [len(target)] + [at for at in range(len(target) - 1, -1, -1) if target[at] == "#"]
-        for cut in cuts:
-            if conn.execute("SELECT 1 FROM documents WHERE path = ?", [target[:cut]]).fetchone() is not None:
-                return target[:cut], target[cut + 1 :] or None
-    path, _, anchor = target.partition("#")
-    return path, anchor or None
 
 
 # A caller that names the show gets its rows' type.

@@ -22,11 +22,13 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from .. import budget
 from ..errors import InvalidArgument
 from ..instants import rfc3339
 from ..limits import READ_CHARS
 from ..page.documents import FRONT_MATTER, fenced_code_languages, markdown_headings
 from .answer_types import OutlineEntry, ReadAnswer, ReadSection
+from .conversion_pool import to_markdown
 from .filters import check_choice, check_range, no_document
 
 VIEWS = ("markdown", "outline", "source")
@@ -74,15 +76,13 @@ class PageText:
     def markdown(self, index: int) -> str:
         converted = self._markdown.get(index)
         if converted is None:
-            # Imported when a page is first read: a server that only counts and searches never pays for it.
-            from .. import budget
+            # Imported when a page is first read, for bs4, markdownify and lxml: a server that only counts and
+            # searches never loads them.
             from .html_to_markdown import HEAVY_CHARS, html_to_markdown
 
             part = self.parts[index]
             fragment = self.content[part.start : part.end]
             if len(fragment) > HEAVY_CHARS:
-                from .conversion_pool import to_markdown
-
                 budget.turn_heavy()  # waits for its turn before it starts
                 converted = to_markdown(fragment, self.url, self.languages, CONVERTING_PROCESSES)
             else:

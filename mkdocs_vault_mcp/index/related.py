@@ -18,13 +18,12 @@ import sqlite3
 from ..errors import InvalidArgument
 from ..limits import SEARCH_RESULTS
 from .answer_types import Listing, SearchHit
-from .filters import Filters, no_document
-from .link_queries import split_target
+from .filters import Filters, no_document, split_target
 from .schema import TOKENIZER
 from .search import search
 from .search_counts import section_count
-from .search_plan import COMMON_MINIMUM, is_stop_word
-from .semantic import fuse, related_pages
+from .search_plan import COMMON_MINIMUM, fuse, is_stop_word
+from .semantic import related_pages
 
 TERMS = 25  # distinctive terms searched for
 TITLE_WEIGHT = 3  # the title and headings count as this many uses of their words
@@ -113,7 +112,8 @@ def related(
         ]
     # With section vectors (index/semantic.py), the pages nearest in meaning too, fused by rank: on the judged
     # queries the two together find more of a page's fellow relevant pages than either alone.
-    nearest = related_pages(conn, row[0], anchor or None, filters, wanted)
+    sections = section_ids(conn, row[0], anchor) if anchor else None
+    nearest = related_pages(conn, row[0], sections, filters, wanted)
     if nearest is not None:
         hits = fuse(hits, nearest, 1.0, wanted)
     result = hits[offset : offset + limit]

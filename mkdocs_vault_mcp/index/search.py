@@ -1,35 +1,40 @@
-"""Ranked search over heading sections: the public entry point, `search`, and what bounds its work.
+"""Ranked search over heading sections: the `search` tool's answer (`search_answer`), its keyword ranking
+(`search`), and what bounds their work.
 
-`plan_query` counts what the pure planning (search_plan.py) needs; `search` tries the strict form, then the
-relaxed one, and `bounded` narrows an expression that matches too many sections for BM25 to rank them all;
-search_rank.py ranks, rescores and groups the sections, search_marks.py marks them. docs/pages/search.md
-explains the method. Every constant was set on the judged queries of bench/search_queries.json
+`search_answer` runs the plan of one search: the keyword ranking, then the meaning ranking when the index has
+section vectors that can be used for this query (semantic.py ranks by meaning, as one ranker among two), then
+their fusion (search_plan.fuse). `plan_query` counts what the pure planning (search_plan.py) needs; `search`
+tries the strict form, then the relaxed one, and `bounded` narrows an expression that matches too many sections
+for BM25 to rank them all; search_rank.py ranks, rescores and groups the sections, search_marks.py marks them.
+docs/pages/search.md explains the method. Every constant was set on the judged queries of bench/search_queries.json
 (bench/search_quality.py); bench/search_queries_holdout.json is held out: never tune on it.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import sqlite3
 
 from ..errors import InvalidArgument
 from ..limits import SEARCH_RESULTS, SECTIONS_PER_PAGE
-from . import cjk
-from .answer_types import SearchHit
-from .filters import Compiled, Filters, check_range, compile_filters, fts_expression, scoped
+from . import cjk, semantic
+from .answer_types import SearchHit, SearchResult
+from .filters import Compiled, Filters, check_range, fts_expression, ranked_pages_filter, scoped
 from .search_counts import document_frequency, section_count
 from .search_plan import (
+    MEANING_WEIGHT,
     QueryPlan,
     WordCounts,
     common_count,
     counted_to,
+    fuse,
     has_fts_syntax,
     phrase,
+    query_style,
     query_terms,
     relaxed_plan,
     written_plan,
 )
-from .search_rank import OTHER_SECTIONS, RankedPage, candidate_sections, in_tiers, page_result, pages
+from .search_rank import OTHER_SECTIONS, RankedPage, candidate_sections, depth_of, in_tiers, page_result, pages
 
 # The strict form (every word) ranks alone when it finds at least this many pages, else the relaxed one.
 STRICT_PAGES = 10
@@ -61,6 +66,32 @@ def plan_query(conn: sqlite3.Connection, query: str, scope: str) -> QueryPlan:
     return relaxed_plan(query, terms, scope, WordCounts(common, enough, words, bigrams))
 
 
+def search_answer(
+    conn: sqlite3.Connection, query: str, filters: Filters, limit: int = 10, sections_per_page: int = 2
+) -> SearchResult:
+    """The `search` tool's answer: the keyword ranking (`search`), fused with the pages nearest in meaning when
+    the index has vectors and their model loads; `_meta.search` says which ran (and why keywords alone)."""
+    # As deep as the fused ranking reads it; each answer below is the first `limit` of one ranking (in_tiers).
+    keyword = search(conn, query, filters, limit=depth_of(limit), sections_per_page=sections_per_page)
+    vectors = semantic.usable_vectors(conn)
+    if isinstance(vectors, str):
+        return {"result": keyword[:limit], "_meta": {"search": vectors}}
+    if filters.scope != "all":
+        return {"result": keyword[:limit], "_meta": {"search": f"keywords only: scope {filters.scope!r} names columns"}}
+    if uses_fts_syntax(conn, query, filters.scope):
+        return {"result": keyword[:limit], "_meta": {"search": "keywords only: the query is an FTS5 expression"}}
+    style = query_style(query)
+    if style == "code" and keyword:
+        return {"result": keyword[:limit], "_meta": {"search": "keywords: a code name, found by its spelling"}}
+    target = semantic.query_vector(vectors.model, query)
+
+    def fused(depth: int) -> list[SearchHit]:
+        meaning = semantic.nearest_pages(conn, vectors, target, filters, depth, sections_per_page)
+        return fuse(keyword[:depth], meaning, MEANING_WEIGHT[style], depth)
+
+    return {"result": in_tiers(fused, limit), "_meta": {"search": f"hybrid ({style})"}}
+
+
 def search(
     conn: sqlite3.Connection, query: str, filters: Filters, limit: int = 10, sections_per_page: int = 2
 ) -> list[SearchHit]:
@@ -70,9 +101,7 @@ def search(
         raise InvalidArgument("query must not be blank; give keywords, a question, a code name or an FTS5 expression.")
     check_range("limit", limit, 1, SEARCH_RESULTS)
     check_range("sections_per_page", sections_per_page, 1, SECTIONS_PER_PAGE)
-    base = compile_filters(conn, dataclasses.replace(filters, query=None))
-    if filters.language is None:
-        base = without_repeated_text(conn, base)
+    base = ranked_pages_filter(conn, filters)
     plan = plan_query(conn, query, filters.scope)
     per_page = max(sections_per_page, 1 + OTHER_SECTIONS)
     found = in_tiers(lambda depth: ranked_pages(conn, plan, base, depth, per_page), limit)
@@ -198,22 +227,6 @@ def rarest(
     if total < enough or len(chosen) == len(alternatives):
         return None
     return " OR ".join(chosen)
-
-
-def without_repeated_text(conn: sqlite3.Connection, base: Compiled) -> Compiled:
-    """Leave out a fallback copy (mkdocs-static-i18n) when the page it copies passes the same filters.
-
-    A fallback copy holds the default language's text under another language's URL: without a language
-    filter both would match and rank alike, showing the same text twice. The copy still answers when
-    only it passes the filters (a folder of its language).
-    """
-    if conn.execute("SELECT 1 FROM documents WHERE fallback_of IS NOT NULL LIMIT 1").fetchone() is None:
-        return base
-    where = (
-        f"({base.where}) AND (d.fallback_of IS NULL OR d.fallback_of NOT IN"
-        f" (SELECT d.path FROM documents d WHERE {base.where}))"
-    )
-    return Compiled(where, [*base.params, *base.params], base.match)
 
 
 def _page_count(conn: sqlite3.Connection, match: str, base: Compiled, enough: int) -> int:

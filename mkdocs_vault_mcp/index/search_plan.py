@@ -1,4 +1,5 @@
-"""Query planning for `search`, as pure functions: the text of a query becomes the FTS5 forms to try.
+"""Query planning for `search`, as pure functions: the text of a query becomes the FTS5 forms to try, its style
+says whether the meaning side weighs in, and `fuse` joins the keyword and meaning rankings.
 
 No SQL runs here; how many sections hold each word is counted by the caller (`search.plan_query`) and handed in
 as `WordCounts`. docs/pages/search.md explains how a query is read.
@@ -10,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import cjk
+from .answer_types import SearchHit
 from .filters import literal_words, scoped
 from .schema import FTS_COLUMNS
 
@@ -26,6 +28,16 @@ STOP_WORDS = frozenset(
 )
 FTS_OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
 
+# Fusion (reciprocal rank fusion): a page scores the sum over both rankings of weight / (RRF_K + its rank).
+# Set on bench/search_queries.json (bench/semantic_quality.py); the held-out set was only scored.
+RRF_K = 5
+# The weight of the meaning side, by query style; the keyword side weighs 1. Keywords are the page's own words,
+# which the keyword ranking finds; a question's words often are not. A code name is looked up by keywords alone
+# (the meaning side changed none of the judged code queries at any weight, and costs a query embedding and a scan),
+# unless they find nothing.
+MEANING_WEIGHT = {"code": 0.25, "keyword": 0.25, "question": 1.0}
+QUESTION_WORDS = frozenset("how what why when where which who can could should does do is are will".split())
+
 
 # Operators and punctuation that FTS5 gives a meaning to; plain keywords have none of them.
 _FTS_SYNTAX = re.compile(r"[\"*^:()+{}]|\b(?:AND|OR|NOT|NEAR)\b")
@@ -36,6 +48,8 @@ _TERM = re.compile(r"\w+(?:[.'’-]\w+)*")
 CODE_HINT = re.compile(r"[_.]|[a-z][A-Z]|[A-Z]{2,}[a-z]{2}")
 # Punctuation inside a query atom that marks it as code: `include_in_schema=False`, `@app.get("/items")`.
 _CODE_PUNCTUATION = re.compile(r"[^\w\s.'’-]")
+# A word of a code-style query (query_style): a name, or code punctuation.
+_CODE = re.compile(r"[_.]\w|[a-z][A-Z]|[A-Z]{2,}[a-z]{2}|[()=@{}/]")
 
 
 @dataclass
@@ -194,3 +208,27 @@ def _weighted(alternatives: list[str], cjk_runs: list[str]) -> list[str]:
         return alternatives
     repeats = round((len(alternatives) - len(latin)) / len(cjk_runs))
     return alternatives + latin * (repeats - 1)
+
+
+def query_style(query: str) -> str:
+    """code (a name with `_`, `.`, inner capitals or code punctuation; one capitalized word), question (a
+    question word first, a question mark, or six words and more), or keyword."""
+    words = query.split()
+    if any(_CODE.search(word) for word in words) or (len(words) == 1 and words[0][:1].isupper()):
+        return "code"
+    if query.rstrip().endswith("?") or (words and words[0].casefold() in QUESTION_WORDS) or len(words) >= 6:
+        return "question"
+    return "keyword"
+
+
+def fuse(keyword: list[SearchHit], meaning: list[SearchHit], weight: float, limit: int) -> list[SearchHit]:
+    """Reciprocal rank fusion of two page rankings, the meaning side's weighed `weight`; a page both give keeps
+    the keyword side's sections (their snippets mark the query's words)."""
+    scores: dict[str, float] = {}
+    pages: dict[str, SearchHit] = {}
+    for side, ranking in ((1.0, keyword), (weight, meaning)):
+        for rank, page in enumerate(ranking, start=1):
+            scores[page["path"]] = scores.get(page["path"], 0.0) + side / (RRF_K + rank)
+            pages.setdefault(page["path"], page)
+    order = sorted(scores, key=lambda path: -scores[path])[:limit]
+    return [{**pages[path], "score": round(scores[path], 4)} for path in order]

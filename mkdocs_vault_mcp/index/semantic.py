@@ -6,11 +6,11 @@ embeds). The index keeps them in `section_vectors` (section id, float16 BLOB) an
 SITE_DIR` and a deployed index use them as they are. Without the option nothing here is imported by a build but
 the two SQL statements of `store_vectors` that drop the vectors of an earlier build.
 
-Query side. `search_answer` is the `search` tool's answer: the keyword ranking (search.py) alone when the index
-has no vectors or the model cannot be loaded (`_meta` says which), else fused with the pages whose sections lie
-nearest the query by reciprocal rank fusion, weighted by the query's style (a code name leans on the keywords, a
-question on the meaning). Filters apply to both sides: the same compiled filters select the pages either side
-may rank. The vectors are read once per index version into one float32 matrix and scanned with numpy.
+Query side: a ranker that search.py calls. `usable_vectors` says whether the index's vectors can rank here (or
+why not), `query_vector` embeds the query, and `nearest_pages` ranks the pages whose sections lie nearest it;
+search.py fuses that ranking with its keyword one (search_plan.fuse), and related.py with its tf-idf one. The
+pages it may rank are those the keyword side may (filters.ranked_pages_filter). The vectors are read once per
+index version into one float32 matrix and scanned with numpy.
 """
 
 from __future__ import annotations
@@ -19,15 +19,13 @@ import dataclasses
 import functools
 import hashlib
 import logging
-import re
 import sqlite3
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import budget
 from . import cjk
-from .answer_types import SearchHit, SearchResult, SearchSection
+from .answer_types import SearchHit, SearchSection
 from .embedding import (
     QUERY_THREADS,
     ModelUnavailable,
@@ -39,30 +37,16 @@ from .embedding import (
     record_model,
     recorded_model,
 )
+from .filters import Filters, ranked_pages_filter
 from .schema import KeptPerVersion, index_version
-from .search_rank import depth_of, in_tiers
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from .filters import Filters
-
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
-# Fusion (reciprocal rank fusion): a page scores the sum over both rankings of weight / (RRF_K + its rank).
-# Set on bench/search_queries.json (bench/semantic_quality.py); the held-out set was only scored.
-RRF_K = 5
-# The weight of the meaning side, by query style; the keyword side weighs 1. Keywords are the page's own words,
-# which the keyword ranking finds; a question's words often are not. A code name is looked up by keywords alone
-# (the meaning side changed none of the judged code queries at any weight, and costs a query embedding and a scan),
-# unless they find nothing.
-MEANING_WEIGHT = {"code": 0.25, "keyword": 0.25, "question": 1.0}
 NEAREST_SECTIONS = 200  # nearest sections read before pages are formed
 SNIPPET_WORDS = 30
-
-QUESTION_WORDS = frozenset("how what why when where which who can could should does do is are will".split())
-_CODE = re.compile(r"[_.]\w|[a-z][A-Z]|[A-Z]{2,}[a-z]{2}|[()=@{}/]")
-
 
 # --- the build's side: the writer's commit -------------------------------------------------------------------
 
@@ -178,18 +162,7 @@ def query_vector(model: str, query: str) -> np.ndarray:
     return vector
 
 
-def query_style(query: str) -> str:
-    """code (a name with `_`, `.`, inner capitals or code punctuation; one capitalized word), question (a
-    question word first, a question mark, or six words and more), or keyword."""
-    words = query.split()
-    if any(_CODE.search(word) for word in words) or (len(words) == 1 and words[0][:1].isupper()):
-        return "code"
-    if query.rstrip().endswith("?") or (words and words[0].casefold() in QUESTION_WORDS) or len(words) >= 6:
-        return "question"
-    return "keyword"
-
-
-def _usable(conn: sqlite3.Connection) -> Vectors | str:
+def usable_vectors(conn: sqlite3.Connection) -> Vectors | str:
     """The index's vectors with their model loaded, or why search is by keywords alone."""
     recorded = recorded_model(conn)
     if recorded is None:
@@ -220,12 +193,7 @@ def nearest_pages(
     `leave_out`: a page id never given."""
     import numpy as np
 
-    from .filters import compile_filters
-    from .search import without_repeated_text
-
-    base = compile_filters(conn, dataclasses.replace(filters, query=None))
-    if filters.language is None:
-        base = without_repeated_text(conn, base)
+    base = ranked_pages_filter(conn, filters)
     # einsum rather than `@`: BLAS wakes its threads for each product, which costs more than the whole
     # product on a busy machine; einsum's own loop runs on this thread.
     similarity = np.einsum("ij,j->i", found.matrix, target)
@@ -270,56 +238,10 @@ def _page(conn: sqlite3.Connection, document_id: int, sections: list[tuple[int, 
     return {"path": path, "title": title, "url": url, "score": round(sections[0][1], 4), "sections": shown}
 
 
-def fuse(keyword: list[SearchHit], meaning: list[SearchHit], weight: float, limit: int) -> list[SearchHit]:
-    """Reciprocal rank fusion of two page rankings, the meaning side's weighed `weight`; a page both give keeps
-    the keyword side's sections (their snippets mark the query's words)."""
-    scores: dict[str, float] = {}
-    pages: dict[str, SearchHit] = {}
-    for side, ranking in ((1.0, keyword), (weight, meaning)):
-        for rank, page in enumerate(ranking, start=1):
-            scores[page["path"]] = scores.get(page["path"], 0.0) + side / (RRF_K + rank)
-            pages.setdefault(page["path"], page)
-    order = sorted(scores, key=lambda path: -scores[path])[:limit]
-    return [{**pages[path], "score": round(scores[path], 4)} for path in order]
-
-
-def search_answer(
-    conn: sqlite3.Connection,
-    query: str,
-    filters: Filters,
-    keyword_search: Callable[..., list[SearchHit]],
-    limit: int = 10,
-    sections_per_page: int = 2,
-) -> SearchResult:
-    """The `search` tool's answer: `keyword_search` (search.search), fused with the nearest pages when the
-    index has vectors and their model loads; `_meta.search` says which ran (and why keywords alone)."""
-    # As deep as the fused ranking reads it; each answer below is the first `limit` of one ranking (in_tiers).
-    keyword = keyword_search(conn, query, filters, limit=depth_of(limit), sections_per_page=sections_per_page)
-    found = _usable(conn)
-    if isinstance(found, str):
-        return {"result": keyword[:limit], "_meta": {"search": found}}
-    if filters.scope != "all":
-        return {"result": keyword[:limit], "_meta": {"search": f"keywords only: scope {filters.scope!r} names columns"}}
-    from .search import uses_fts_syntax
-
-    if uses_fts_syntax(conn, query, filters.scope):
-        return {"result": keyword[:limit], "_meta": {"search": "keywords only: the query is an FTS5 expression"}}
-    style = query_style(query)
-    if style == "code" and keyword:
-        return {"result": keyword[:limit], "_meta": {"search": "keywords: a code name, found by its spelling"}}
-    target = query_vector(found.model, query)
-
-    def fused(depth: int) -> list[SearchHit]:
-        meaning = nearest_pages(conn, found, target, filters, depth, sections_per_page)
-        return fuse(keyword[:depth], meaning, MEANING_WEIGHT[style], depth)
-
-    return {"result": in_tiers(fused, limit), "_meta": {"search": f"hybrid ({style})"}}
-
-
 def related_pages(
-    conn: sqlite3.Connection, document_id: int, anchor: str | None, filters: Filters, wanted: int
+    conn: sqlite3.Connection, document_id: int, sections: set[int] | None, filters: Filters, wanted: int
 ) -> list[SearchHit] | None:
-    """Pages like a page (or the section at `anchor` and those under it): nearest the mean of its section
+    """Pages like a page (or its `sections`: a section and those under it): nearest the mean of its section
     vectors. None when the index has no vectors (or none for that page): tf-idf alone answers then."""
     found = vectors(conn)
     if found is None:
@@ -327,11 +249,8 @@ def related_pages(
     import numpy as np
 
     rows = np.flatnonzero(found.documents == document_id)
-    if anchor is not None:
-        from .related import section_ids
-
-        wanted_ids = section_ids(conn, document_id, anchor)
-        rows = rows[np.isin(found.sections[rows], list(wanted_ids))]
+    if sections is not None:
+        rows = rows[np.isin(found.sections[rows], list(sections))]
     if not len(rows):
         return None
     target = found.matrix[rows].mean(axis=0)

@@ -12,7 +12,7 @@ import json
 import sqlite3
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..instants import now_micros
@@ -22,6 +22,7 @@ from .publish import is_corrupt
 from .resolve import count_linking_pages, files_digest, mark_listed, mark_nav, resolve_links, set_digest
 from .rows import delete_document, insert_document
 from .schema import FORMAT_VERSION, TABLES, create_schema
+from .summary_request import SummaryRequest as SummaryRequest  # plugin.py imports it from here
 
 if TYPE_CHECKING:
     from .build_summary import BuildSummary
@@ -40,15 +41,6 @@ def _is_busy(error: sqlite3.Error) -> bool:
     if code is not None:
         return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
     return "database is locked" in str(error)
-
-
-class SummaryRequest(NamedTuple):
-    """Which build summary to read (read_build_summary)."""
-
-    tag_fields: list[str]  # the fields the stats page counts pages by
-    # on a multilingual site, the language of the stats page (which counts that language's pages); else None
-    language: str | None
-    whole_site: bool  # whether every language is indexed, so that snapshot.json can count them all
 
 
 @dataclass(frozen=True)
@@ -223,7 +215,8 @@ class WorkingIndex:
             package_version=__version__,
         )
         self._sections_added = 0
-        # Here, on the writer's side: embedding the sections a first build adds can take minutes.
+        # Here, on the writer's side: embedding the sections a first build adds can take minutes. Imported here, as
+        # build_summary is below: the build's own process imports this module and never loads the query side.
         from .semantic import store_vectors
 
         store_vectors(self.conn, settings.semantic, pages_changed)
@@ -231,7 +224,8 @@ class WorkingIndex:
         if settings.summary is None:
             return None
         # Here, beside MkDocs rendering the templates, rather than on the build's thread once it waits for the
-        # commit; imported here, as page/documents.py is in put, where only the writer pays for the import.
+        # commit; imported here because the build's own process imports this module (plugin.py, writer.py) and
+        # never loads the queries.
         from .build_summary import read_build_summary
 
         return read_build_summary(self.conn, settings.summary)

@@ -17,18 +17,18 @@ from __future__ import annotations
 
 import base64
 import logging
-import os
 import sqlite3
 import string
 import weakref
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import quote, unquote, urlsplit
 
 import anyio
 from mcp.server.context import ServerRequestContext
 from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
     ListenHandler,
     ResourcesListChanged,
     ResourceUpdated,
@@ -61,9 +61,6 @@ from ..adapters.mcp_sdk import client_connection
 from ..errors import InvalidArgument
 from ..index.read import read_document
 from ..instants import rfc3339
-
-if TYPE_CHECKING:
-    from .server import IndexReader
 
 log = logging.getLogger(__name__)
 
@@ -209,10 +206,19 @@ def fingerprints(conn: sqlite3.Connection) -> dict[str, str]:
 # --- The handlers --------------------------------------------------------------------------------------------
 
 
+class ReadsIndex(Protocol):
+    """What the resource handlers use of the server's index reader (server.IndexReader, which makes them)."""
+
+    async def read(self, compute: Callable[[sqlite3.Connection], Any]) -> Any: ...
+    def meta(self, stale: bool) -> dict[str, Any]: ...
+    def is_pending(self) -> bool: ...
+    def identity(self) -> IndexIdentity: ...
+
+
 class Resources:
     """The resource handlers of one server over `index`, and the change events its listeners get."""
 
-    def __init__(self, index: IndexReader) -> None:
+    def __init__(self, index: ReadsIndex) -> None:
         self.index = index
         self.bus = CountedBus()
         self.listen = ListenHandler(self.bus)
@@ -336,7 +342,7 @@ class Resources:
             if not self.bus.listeners and not any(self.subscribed.values()):
                 seen = known = None
                 continue
-            identity = self._identity()
+            identity = self.index.identity()
             if identity == seen and known is not None:
                 continue
             try:
@@ -349,15 +355,6 @@ class Resources:
                 for event in changes(known, now, await self.index.read(lambda conn: host_of(site_url(conn)))):
                     await self._tell(event)
             known = now
-
-    def _identity(self) -> IndexIdentity:
-        file: tuple[int, int, int] | None
-        try:
-            stat = os.stat(self.index.path)
-            file = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
-        except OSError:
-            file = None
-        return file, self.index.freshness.begin_read().generation
 
 
 def changes(before: dict[str, str], after: dict[str, str], host: str) -> list[ServerEvent]:
@@ -377,8 +374,6 @@ class CountedBus:
     never reads the index for change events)."""
 
     def __init__(self) -> None:
-        from mcp.server.subscriptions import InMemorySubscriptionBus
-
         self._bus = InMemorySubscriptionBus()
         self.listeners = 0
 

@@ -37,7 +37,7 @@ from ..index import embedding
 from ..index.freshness import Freshness
 from ..index.publish import open_read_only
 from .arguments import checked
-from .resources import Resources
+from .resources import IndexIdentity, Resources
 from .tools import TOOLS
 from .versions import Versions, older_page
 
@@ -120,6 +120,16 @@ class IndexReader:
 
     def is_pending(self) -> bool:
         return self.freshness.pending
+
+    def identity(self) -> IndexIdentity:
+        """The index file and the freshness generation, which the resources' change events watch."""
+        file: tuple[int, int, int] | None
+        try:
+            stat = os.stat(self.path)
+            file = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        except OSError:
+            file = None
+        return file, self.freshness.begin_read().generation
 
     def meta(self, stale: bool) -> dict[str, Any]:
         return {"index_stale": stale} if self.describe is None else {"index_stale": stale, **self.describe()}

@@ -20,8 +20,7 @@ from mcp_types import ToolAnnotations
 
 from .. import limits
 from ..errors import InvalidArgument
-from ..index import queries, semantic
-from ..index import search as ranked
+from ..index import queries
 from ..index.answer_types import (
     AggregateAnswer,
     Aggregation,
@@ -39,9 +38,11 @@ from ..index.answer_types import (
     Stats,
     StatsAnswer,
 )
-from ..index.link_queries import SHOWS, split_target
+from ..index.filters import split_target
+from ..index.link_queries import SHOWS
 from ..index.link_queries import links as link_query
 from ..index.read import read_document
+from ..index.search import search_answer
 from ..index.version_changes import PageSections, section_changes
 from . import schemas as s
 from .arguments import check_schema_words, filters_from_where, shared_filters
@@ -269,9 +270,7 @@ def search(arguments: dict[str, Any]) -> Computes[SearchResult]:
     """
     filters = shared_filters(arguments)
     query, limit, sections = arguments["query"], arguments["limit"], arguments["sections_per_page"]
-    return lambda conn: semantic.search_answer(
-        conn, query, filters, ranked.search, limit=limit, sections_per_page=sections
-    )
+    return lambda conn: search_answer(conn, query, filters, limit=limit, sections_per_page=sections)
 
 
 @tool(

@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidArgument
-from ..index.filters import Filters
-from ..index.link_queries import split_target
+from ..index.filters import Filters, split_target
 from ..index.queries import count_documents
 from ..index.version_changes import PageSections, page_sections
 
