@@ -14,14 +14,17 @@ from pathlib import Path
 from . import __version__
 from .build.site_folder import SiteError
 from .command_line import DEFAULT_HOST, DEFAULT_PATH, DEFAULT_PORT, command_line
+from .errors import InvalidArgument
 from .index import publish
 from .index.schema import FORMAT_VERSION
 from .mcp.download import check_url
 from .mcp.http_guard import LOOPBACK_ADDRESSES, WILDCARD_ADDRESSES, BlankToken, bearer_token
 from .mcp.remote_index import CacheRefused, DownloadRefused, NoIndex, RemoteIndex, index_url, is_url
+from .mcp.remote_versions import RemoteVersions
 from .mcp.server import IndexReader, create_server
 from .mcp.stdio import serve_stdio
 from .mcp.streamable_http import serve_http
+from .mcp.versions import Versions, holds_versions, local_index
 from .mcp.workers import WorkersFailed, unavailable
 
 USAGE_ERROR = 2  # as argparse exits on a bad command line
@@ -49,6 +52,16 @@ REBUILD = (
     "rebuild the site with this version: `mkdocs build` for a site with the vault-mcp plugin, or "
     "`mkdocs-vault-mcp index SITE_DIR` for one built without it"
 )
+
+
+def default_version(versions: Versions) -> Path:
+    """The index of the version a call without `version` answers from, checked as a site's own index is."""
+    try:
+        path: Path = versions.choose(None)[0].path
+    except InvalidArgument as error:
+        raise UsageError(str(error)) from None
+    check_index(path)
+    return path
 
 
 def check_index(path: Path) -> None:
@@ -123,12 +136,18 @@ def check_serve_options(parser: argparse.ArgumentParser, args: argparse.Namespac
 
 def serve_index(args: argparse.Namespace) -> None:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s: %(message)s")
-    remote = downloaded_index(args) if is_url(args.site) else None
-    if remote is None:
+    remote, versions = downloaded_site(args) if is_url(args.site) else (None, None)
+    if remote is not None:
+        path = remote.path
+    elif versions is not None:
+        path = default_version(versions)
+    elif holds_versions(Path(args.site)):
+        root = Path(args.site)
+        versions = Versions(root, lambda name: IndexReader(local_index(root, name), model_folder=args.semantic_model))
+        path = default_version(versions)
+    else:
         path = index_path(args.site)
         check_index(path)
-    else:
-        path = remote.path
 
     token = None
     if args.token_env:
@@ -139,7 +158,7 @@ def serve_index(args: argparse.Namespace) -> None:
                 f"--token-env names {args.token_env}, which is not set, empty or only white space in the environment."
             ) from None
     reader = IndexReader(path, describe=remote.describe if remote else None, model_folder=args.semantic_model)
-    server = create_server(reader)
+    server = create_server(reader, versions=versions)
     if args.transport == "stdio":
         serve_stdio(server)
         return
@@ -164,6 +183,27 @@ def serve_index(args: argparse.Namespace) -> None:
         raise UsageError(
             f"cannot listen on {args.host}:{args.port} ({error.strerror or error}); choose another with --port."
         ) from None
+
+
+def downloaded_site(args: argparse.Namespace) -> tuple[RemoteIndex | None, Versions | None]:
+    """The site's published index; where its root has none, the versions mike publishes there, if it does."""
+    try:
+        return downloaded_index(args), None
+    except UsageError as no_index:
+        if "answered HTTP 404" not in str(no_index):
+            raise  # a site that cannot be reached, or answers wrong, is not asked again for versions.json
+        remote = RemoteVersions(
+            args.site,
+            Path(args.cache) if args.cache else None,
+            lambda index: IndexReader(index.path, describe=index.describe, model_folder=args.semantic_model),
+            args.refresh,
+            args.download_timeout,
+            max_bytes=args.max_size << 20,
+        )
+        try:
+            return None, remote.start()
+        except (DownloadRefused, OSError):
+            raise no_index from None
 
 
 def downloaded_index(args: argparse.Namespace) -> RemoteIndex:

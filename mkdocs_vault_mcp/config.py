@@ -308,6 +308,14 @@ class VaultMcpConfig(base.Config):  # type: ignore[no-untyped-call, unused-ignor
     Example: /mcp
     """
 
+    site_version = c.Optional(c.Type(str))
+    """The version this build is published as, recorded in the index, snapshot.json and the stats page. Unset:
+    the version `mike deploy` builds (its `MIKE_DOCS_VERSION`), else none. Set it when another tool publishes
+    one site per version.
+
+    Example: "2.0"
+    """
+
     # The live MCP server beside `mkdocs serve`.
     serve_mcp = c.Type(bool, default=True)
     """Serve the MCP tools over Streamable HTTP while `mkdocs serve` runs, answering from the index as each

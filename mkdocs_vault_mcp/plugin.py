@@ -42,7 +42,7 @@ from .build import agent_files, mkdocs_pages, stats_page
 from .build.faults import CACHE_HINT, SITE_HINT, build_fault, check_cache_dir, check_site_dir, fault_of
 from .build.i18n import I18nBuild, LanguageRun, i18n_build, theme_language
 from .build.incremental import IncrementalBuild
-from .build.mkdocs_pages import PageOptions, is_candidate, page_paths, rendered_page, site_files, version_base
+from .build.mkdocs_pages import PageOptions, is_candidate, page_paths, rendered_page, site_files
 from .build.modified import GitTimesRead
 from .build.plugin_state import BuildState, IndexingPlan
 from .build.snapshot import write_snapshot
@@ -263,7 +263,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
                 site_files=site_files(files, included, config),
                 nav=self.state.nav,
                 listed=mkdocs_pages.listed_pages(files),
-                version_base=version_base(config),
+                **mkdocs_pages.versioning(config, self.config.site_version),
                 summary=SummaryRequest(self.config.tag_fields, self.page_language, self.languages.complete),
                 semantic=plan.semantic,
             )

@@ -757,7 +757,7 @@ def test_every_tool_is_published_read_only_with_schemas(mcp: Session) -> None:
         Draft202012Validator.check_schema(tool.output_schema)
         for name, rule in tool.input_schema["properties"].items():
             # The shared filters are explained once, in count_documents; the others name them only.
-            assert rule.get("description") or name in SHARED, (tool.name, name)
+            assert rule.get("description") or name in SHARED | {"version"}, (tool.name, name)
     for name, rule in mcp.tools["count_documents"].input_schema["properties"].items():
         assert len(rule.get("description", "")) > 15, name
     for name in FILTER_TOOLS[1:]:
@@ -765,7 +765,7 @@ def test_every_tool_is_published_read_only_with_schemas(mcp: Session) -> None:
 
 
 def test_seed_tools_keep_their_parameters_and_outputs(mcp: Session) -> None:
-    shared = SHARED
+    shared = SHARED | {"version"}  # every tool takes version (a site mike publishes: test_versions.py)
     count = mcp.tools["count_documents"]
     assert set(count.input_schema["properties"]) == shared
     assert set(count.output_schema["required"]) == {"total", "index_stale"}
@@ -775,7 +775,13 @@ def test_seed_tools_keep_their_parameters_and_outputs(mcp: Session) -> None:
     assert aggregate.input_schema["properties"]["field"]["default"] == "tags"
     assert set(aggregate.output_schema["required"]) == {"total", "buckets", "missing", "truncated", "index_stale"}
     recent = mcp.tools["get_recent"]
-    assert set(recent.input_schema["properties"]) == {"limit", "folder", "language", "wait_for_pending_writes"}
+    assert set(recent.input_schema["properties"]) == {
+        "limit",
+        "folder",
+        "language",
+        "wait_for_pending_writes",
+        "version",
+    }
     assert recent.input_schema["properties"]["limit"]["default"] == 20
     assert set(recent.output_schema["required"]) == {"result"}
 

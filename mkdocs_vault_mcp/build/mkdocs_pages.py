@@ -217,6 +217,10 @@ def source_text(page: Page) -> str:
         return page.markdown or ""
 
 
+# What `mike deploy` sets while it builds a version: the version's name.
+MIKE_VERSION = "MIKE_DOCS_VERSION"
+
+
 def uses_mike(extra: Any, plugins: Any) -> bool:
     """Whether the config says mike publishes the site's versions: Material's version selector set to mike
     (`extra.version.provider`), or mike's own plugin listed."""
@@ -256,3 +260,9 @@ def warn_broken_front_matter(page: Page) -> None:
             f"Front matter of '{page.file.src_uri}' is not valid YAML ({yaml_problem(error)}); "
             "the page is indexed without it"
         )
+
+
+def versioning(config: Any, version: str | None) -> dict[str, str | None]:
+    """CommitSettings' `version_base` and `site_version`: the version the build is published as is the
+    `site_version` option, else the one `mike deploy` builds."""
+    return {"version_base": version_base(config), "site_version": version or os.environ.get(MIKE_VERSION) or None}

@@ -101,6 +101,8 @@ def render(
     out = PageHtml()
     snapshot_href = get_relative_url(SNAPSHOT_URI, page_url)
     site = escaped(snapshot["site_name"] or "this site")
+    if snapshot.get("version"):  # one of the versions mike publishes side by side
+        site += f' <span class="vm-version" data-version="{escaped(snapshot["version"])}">{escaped(snapshot["version"])}</span>'
     if language is None:
         lead = (
             f"How many pages {site} publishes, where they live, how they are tagged and when they last changed. "

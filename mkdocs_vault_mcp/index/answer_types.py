@@ -119,6 +119,18 @@ class LinkedPage(TypedDict):
     linked_from: int  # how many other pages link to it
 
 
+class SectionChange(TypedDict):
+    """A section added, removed or changed between two versions, as links lists them for show=changes."""
+
+    change: str  # "added", "removed" or "changed"
+    heading: str  # "" for the text before the first heading
+    level: int
+    url: str | None  # its anchor URL in the answered version (None: removed)
+    since_url: str | None  # in the version `since` names (None: added)
+    lines: list[str]  # changed: the lines removed ("- ") and added ("+ "), at most CHANGED_LINES
+    more_lines: int  # changed lines left out past that bound
+
+
 class HistoryEntry(TypedDict):
     """One of a page's last commits, as links lists them for show=history."""
 
@@ -211,7 +223,17 @@ class Listing(TypedDict, Generic[Row]):
     next_offset: int | None
 
 
-LinksResult = Listing[LinkRow] | Listing[LinkedPage] | Listing[HistoryEntry] | Listing[SearchHit]
+class Changes(TypedDict):
+    """show=changes: the page's sections that differ from the version `since`, and whether the page itself is new
+    or gone."""
+
+    result: list[SectionChange]
+    total: int
+    next_offset: int | None
+    page: str
+
+
+LinksResult = Listing[LinkRow] | Listing[LinkedPage] | Listing[HistoryEntry] | Listing[SearchHit] | Changes
 
 # --- What the tools publish: the queries' results, with index_stale where the schema has it ---------------
 
@@ -239,7 +261,8 @@ class StatsAnswer(Stats):
 class LinksAnswer(TypedDict):
     # Written out rather than derived from Listing: a generic TypedDict's subclass keeps its type variable in
     # `get_type_hints`, which the test reads.
-    result: list[LinkRow] | list[LinkedPage] | list[HistoryEntry] | list[SearchHit]
+    result: list[LinkRow] | list[LinkedPage] | list[HistoryEntry] | list[SearchHit] | list[SectionChange]
     total: int
     next_offset: int | None
+    page: NotRequired[str]  # show=changes: "new", "gone", "changed" or "unchanged" since `since`
     index_stale: bool

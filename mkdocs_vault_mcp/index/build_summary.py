@@ -56,7 +56,15 @@ def build_snapshot(
         },
         # Beside the others, so that schema_version stays 1: no reader of the others breaks.
         "links": link_summary(conn),
+        **site_version(conn),
     }
+
+
+def site_version(conn: sqlite3.Connection) -> dict[str, str]:
+    """`{"version": ...}` when the site was built as a version (mike's, or the `site_version` option); else nothing, so
+    that an unversioned site's snapshot stays as it was."""
+    row = conn.execute("SELECT value FROM info WHERE key = 'site_version'").fetchone()
+    return {"version": row[0]} if row and row[0] else {}
 
 
 def read_build_summary(conn: sqlite3.Connection, request: SummaryRequest) -> BuildSummary:

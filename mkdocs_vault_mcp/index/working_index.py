@@ -57,6 +57,7 @@ class CommitSettings:
     summary: SummaryRequest | None = None
     # on a site whose versions mike publishes, the path their folders are in (resolve.SiteFiles)
     version_base: str | None = None
+    site_version: str | None = None  # the version the site is built as (mike's, or the `site_version` option)
     semantic: dict[str, str] | None = None  # semantic.store_vectors' (the model and the cache file), or None
     # how many generated pages (a blog's index, archive, categories) list each page, by its path, if known
     listed: dict[str, int] | None = None
@@ -207,6 +208,7 @@ class WorkingIndex:
             section_count=str(int(self._info("section_count") or 0) + self._sections_added),
             site_name=settings.site_name,
             site_url=settings.site_url or "",
+            site_version=settings.site_version or "",
             built_at=str(now_micros()),
             # What `serve` checks before it reads an index: the schema must be the one it reads.
             schema_version=FORMAT_VERSION,

@@ -64,6 +64,9 @@ FILTER_VALUE: Schema = {"anyOf": [STRING, NUMBER, BOOL]}
 
 WAIT_FULL = flag("Wait for a pending rebuild under mkdocs serve; on timeout _meta.index_stale is true.")
 WAIT: Schema = {"type": "boolean", "default": False}
+# Every tool takes it; count_documents explains it, as it does the shared filters.
+VERSION_FULL = text("On a site mike publishes, in every tool: version or alias (default latest).")
+VERSION: Schema = {"type": "string"}
 
 # What each filter means, said once: count_documents publishes these.
 FILTERS_EXPLAINED: dict[str, Schema] = {

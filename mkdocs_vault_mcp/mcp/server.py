@@ -39,6 +39,7 @@ from ..index.publish import open_read_only
 from .arguments import checked
 from .resources import IndexIdentity, Resources
 from .tools import TOOLS
+from .versions import Versions, older_page
 
 log = logging.getLogger(__name__)
 
@@ -237,7 +238,8 @@ class IndexReader:
 # --- The server ----------------------------------------------------------------------------------
 
 
-def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> Server:
+def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp", versions: Versions | None = None) -> Server:
+    """`versions`: on a site mike publishes, every version's index (`index` is the default version's)."""
     listing = ListToolsResult(tools=[tool.published() for tool in TOOLS.values()])
 
     async def list_tools(ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> ListToolsResult:
@@ -249,8 +251,17 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> Server:
             return failure(f"Unknown tool: {params.name}; this server has {', '.join(TOOLS)}.", index)
         try:
             arguments = checked(tool.argument_schema, params.arguments or {})
+            reader, version_meta = await chosen(versions, index, arguments["version"])
+            arguments["version"] = version_meta.get("version")
+            if arguments.get("since") is not None:
+                arguments["since"] = await older_page(versions, arguments["since"], arguments["target"])
             wait = arguments["wait_for_pending_writes"]
-            return await index.answer(tool.query(arguments), wait, tool.reports_staleness, tool.small_answer(arguments))
+            query = tool.query(arguments)
+            answer = await reader.answer(query, wait, tool.reports_staleness, tool.small_answer(arguments))
+            answer["_meta"].update(version_meta)
+            if versions is not None and tool.name == "stats":
+                answer["_meta"]["version_documents"] = await versions.document_counts()
+            return answer
         except (InvalidArgument, CannotAnswer) as error:
             return failure(f"Error executing tool {tool.name}: {error}", index)
         except Exception:
@@ -281,6 +292,24 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp") -> Server:
         on_completion=pages.complete,
         on_subscriptions_listen=pages.listen,
     )
+
+
+async def chosen(
+    versions: Versions | None, index: IndexReader, version: str | None
+) -> tuple[IndexReader, dict[str, Any]]:
+    """The reader that answers for `version` (a version or alias of a site mike publishes) and what `_meta` says."""
+    if versions is not None:
+        # A version's first call opens it on a worker thread: one served from a URL is downloaded then.
+        opened = versions.opened(version)
+        if opened is None:
+            opened = await anyio.to_thread.run_sync(versions.choose, version)
+        return opened
+    if version is not None:
+        raise InvalidArgument(
+            "version names one of the versions of a site mike publishes, and this site has none (no versions.json "
+            "where it is served from); leave version out."
+        )
+    return index, {}
 
 
 def failure(message: str, index: IndexReader) -> CallToolResult:

@@ -19,10 +19,12 @@ from mcp_types import Tool as PublishedTool
 from mcp_types import ToolAnnotations
 
 from .. import limits
+from ..errors import InvalidArgument
 from ..index import queries
 from ..index.answer_types import (
     AggregateAnswer,
     Aggregation,
+    Changes,
     Count,
     CountAnswer,
     DocumentPage,
@@ -36,10 +38,12 @@ from ..index.answer_types import (
     Stats,
     StatsAnswer,
 )
+from ..index.filters import split_target
 from ..index.link_queries import SHOWS
 from ..index.link_queries import links as link_query
 from ..index.read import read_document
 from ..index.search import search_answer
+from ..index.version_changes import PageSections, section_changes
 from . import schemas as s
 from .arguments import check_schema_words, filters_from_where, shared_filters
 
@@ -91,8 +95,11 @@ def tool(
     """Register the decorated function as the tool of its name, described by its docstring."""
 
     def register(function: ToolFunction) -> ToolFunction:
-        input_schema = s.parameters(parameters, required)
-        argument_schema = s.parameters({name: full_rule(name, rule) for name, rule in parameters.items()}, required)
+        # Every tool answers from any version of a site mike publishes; the tool that explains WAIT explains it.
+        published = {**parameters}
+        published.setdefault("version", s.VERSION_FULL if s.WAIT_FULL in parameters.values() else s.VERSION)
+        input_schema = s.parameters(published, required)
+        argument_schema = s.parameters({name: full_rule(name, rule) for name, rule in published.items()}, required)
         check_schema_words(function.__name__, argument_schema)
         answer = s.answer(answer_type, lists_required)
         TOOLS[function.__name__] = Tool(
@@ -117,7 +124,7 @@ def full_rule(name: str, rule: s.Schema) -> s.Schema:
     """A shared filter's rule as count_documents publishes it, for the tools that publish only its type."""
     if rule is s.FILTERS.get(name):
         return s.FILTERS_EXPLAINED[name]
-    return s.WAIT_FULL if rule is s.WAIT else rule
+    return s.WAIT_FULL if rule is s.WAIT else s.VERSION_FULL if rule is s.VERSION else rule
 
 
 def unwrapped(docstring: str) -> str:
@@ -310,23 +317,45 @@ def stats(arguments: dict[str, Any]) -> Computes[Stats]:
 @tool(
     "Links and history",
     {
-        "show": s.choice("What to list", SHOWS),
-        "target": s.text("Page path, optionally #anchor"),
-        "where": {"type": "object", "description": "query_documents' filters, in one object"},
+        "show": s.choice("What to list", (*SHOWS, "changes")),
+        "target": s.text("Page path[#anchor]"),
+        "since": s.text("Older version"),
+        "where": {"type": "object", "description": "query_documents' filters"},
         "limit": s.integer("Max rows", 1, limits.ROWS, 50),
         "offset": s.integer("Rows to skip", 0, default=0),
-        "wait_for_pending_writes": {**s.WAIT, "description": "Wait for index updates"},
+        "wait_for_pending_writes": {**s.WAIT, "description": "Wait for updates"},
     },
     LinksAnswer,
     required=("show",),
 )
 def links(arguments: dict[str, Any]) -> Computes[LinksResult]:
-    """show: backlinks (links to target from other pages), outlinks (of the pages where selects), broken
-    (page or anchor missing), orphans (not linked, not in nav), most_linked (by linking pages), related
-    (pages like target), history (target's last commits). where selects the linking pages, else those
-    listed. total is exact (related: ranked).
+    """show: backlinks (to target), outlinks (of pages where selects), broken (page or anchor missing),
+    orphans (not linked, not in nav), most_linked (by linking pages), related (like target), history (target's
+    commits), changes (target's sections vs since). where selects linking pages, else listed ones. total is
+    exact (related: ranked).
     """
     filters = filters_from_where(arguments["where"])
     show: str = arguments["show"]  # one of SHOWS: any of the rows
     target, limit, offset = arguments["target"], arguments["limit"], arguments["offset"]
+    if show == "changes" or arguments["since"] is not None:
+        return changes(arguments)
     return lambda conn: link_query(conn, show, filters, target=target, limit=limit, offset=offset)
+
+
+def changes(arguments: dict[str, Any]) -> Computes[Changes]:
+    """links(show="changes"): `since` is the older version's page, as the server read it from that version."""
+    since, target = arguments["since"], arguments["target"]
+    if arguments["show"] != "changes":
+        raise InvalidArgument(f"since is taken by show='changes' only; got show={arguments['show']!r}.")
+    if target is None or not isinstance(since, PageSections):
+        raise InvalidArgument(
+            "show='changes' needs target (a page path) and since (the version or alias to compare with, on a site "
+            "mike publishes in versions)."
+        )
+    path, version, limit, offset = (
+        split_target(target)[0],
+        arguments["version"],
+        arguments["limit"],
+        arguments["offset"],
+    )
+    return lambda conn: section_changes(conn, path, version, since, limit, offset)
