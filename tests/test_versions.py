@@ -22,7 +22,15 @@ from helpers.mcp_session import Session, session_over, session_with
 from helpers.mike_site import VERSION_2, mike_site
 from helpers.scripted_git import isolate_git, run_git
 from helpers.site import built_site
-from mkdocs_vault_mcp.index.version_changes import CHANGED_LINES, LINE_CHARS, Section, changed_lines, row
+from mkdocs_vault_mcp.index.version_changes import (
+    CHANGED_LINES,
+    LINE_CHARS,
+    PageSections,
+    Section,
+    changed_lines,
+    compared,
+    row,
+)
 from mkdocs_vault_mcp.mcp.server import IndexReader, create_server
 from mkdocs_vault_mcp.mcp.versions import Versions, local_index
 
@@ -166,6 +174,30 @@ def test_a_changed_section_lists_its_changed_lines_within_bounds() -> None:
     assert max(len(line) for line in shown["lines"]) == LINE_CHARS
     moved = changed_lines("[Home](https://x/1.0/home/)", "1.0", "[Home](https://x/2.0/home/)", "2.0")
     assert moved == []  # a link's version folder alone changes nothing
+
+
+def changelog(version: str, releases: list[tuple[str, str]]) -> PageSections:
+    """A changelog as Python-Markdown anchors it: each release's "Added" numbered by its position on the page."""
+    sections = [Section("Changelog", 1, "changelog", "# Changelog")]
+    for n, (release, added) in enumerate(releases):
+        suffix = f"_{n}" if n else ""
+        sections += [
+            Section(release, 2, release.replace(".", ""), f"## {release}"),
+            Section("Added", 3, f"added{suffix}", added),
+        ]
+    return PageSections(version, f"https://x/{version}/changelog/", tuple(sections))
+
+
+def test_a_repeated_heading_is_matched_under_the_headings_above_it_not_by_its_numbered_anchor() -> None:
+    older = changelog("1.0", [("1.0", "- Widgets."), ("0.9", "- Gadgets.")])
+    newer = changelog("2.0", [("2.0", "- Plugins."), ("1.0", "- Widgets, faster."), ("0.9", "- Gadgets.")])
+    rows = compared(newer, older)
+    assert [(r["change"], r["heading"], r["url"], r["since_url"]) for r in rows] == [
+        ("added", "2.0", "https://x/2.0/changelog/#20", None),
+        ("added", "Added", "https://x/2.0/changelog/#added", None),
+        ("changed", "Added", "https://x/2.0/changelog/#added_1", "https://x/1.0/changelog/#added"),
+    ], rows  # 0.9's "Added" is unchanged though its anchor moved from added_1 to added_2
+    assert rows[2]["lines"] == ["- - Widgets.", "+ - Widgets, faster."]
 
 
 def test_stats_counts_the_pages_of_every_version(versioned: Session) -> None:

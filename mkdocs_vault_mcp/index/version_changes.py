@@ -3,6 +3,8 @@
 Read from the two versions' own indexes, each in its own read (mcp/versions.py gives each version a reader):
 `page_sections` reads the older version's page, `section_changes` compares it with the answered version's. A
 section is matched by its anchor (by its heading where it has none), and its text is the Markdown `read` gives.
+A heading the page repeats (a changelog's "Added" under every release) is matched by the headings above it
+instead, since its anchor is numbered by position (`added_2`) and shifts when a section is inserted above.
 Links in a version's pages carry its folder (`/1.0/`), so lines are compared with that folder left out: a
 section is not changed by its version's address alone.
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import sqlite3
+from collections import Counter
 from dataclasses import dataclass
 
 from ..errors import InvalidArgument
@@ -28,10 +31,6 @@ class Section:
     level: int
     anchor: str | None
     markdown: str
-
-    @property
-    def key(self) -> str:
-        return self.anchor or self.heading
 
 
 @dataclass(frozen=True)
@@ -66,18 +65,7 @@ def section_changes(
             f"No page at target {path!r} in version {version} or in {since.version} (paths are exact and "
             "case-sensitive, e.g. 'guide/install.md'); find paths with search or query_documents."
         )
-    older = {section.key: section for section in since.sections}
-    kept = {section.key for section in newer.sections}
-    rows: list[SectionChange] = []
-    for section in newer.sections:
-        before = older.get(section.key)
-        if before is None:
-            rows.append(row("added", section, newer.url, None, since.url))
-            continue
-        lines = changed_lines(before.markdown, since.version, section.markdown, version)
-        if lines:
-            rows.append(row("changed", section, newer.url, lines, since.url))
-    rows += [row("removed", section, None, None, since.url) for section in since.sections if section.key not in kept]
+    rows = compared(newer, since)
     if newer.url is None:
         page = "gone"
     elif since.url is None:
@@ -93,16 +81,64 @@ def section_changes(
     }
 
 
+def compared(newer: PageSections, since: PageSections) -> list[SectionChange]:
+    """The rows: added and changed in the newer page's order, then the removed in the older page's."""
+    repeated = repeated_headings(since.sections) | repeated_headings(newer.sections)
+    older = keyed(since.sections, repeated)
+    kept = keyed(newer.sections, repeated)
+    rows: list[SectionChange] = []
+    for key, section in kept.items():
+        before = older.get(key)
+        if before is None:
+            rows.append(row("added", section, newer.url, None, since.url))
+            continue
+        lines = changed_lines(before.markdown, since.version, section.markdown, newer.version)
+        if lines:
+            rows.append(row("changed", section, newer.url, lines, since.url, before))
+    rows += [row("removed", section, None, None, since.url) for key, section in older.items() if key not in kept]
+    return rows
+
+
+def repeated_headings(sections: tuple[Section, ...]) -> set[str]:
+    return {heading for heading, count in Counter(s.heading for s in sections).items() if count > 1}
+
+
+def keyed(sections: tuple[Section, ...], repeated: set[str]) -> dict[str, Section]:
+    """The sections by the key that matches them across versions: the anchor, or the heading where it has none;
+    for a heading repeated in either version, the headings above it and its own (numbered if those repeat too)."""
+    above: list[Section] = []
+    seen: Counter[str] = Counter()
+    keys: dict[str, Section] = {}
+    for section in sections:
+        while above and above[-1].level >= section.level:
+            above.pop()
+        if section.heading in repeated:
+            trail = "\n".join(s.heading for s in [*above, section])  # no anchor holds a line break
+            seen[trail] += 1
+            keys[f"{trail}\n{seen[trail]}"] = section
+        else:
+            keys[section.anchor or section.heading] = section
+        above.append(section)
+    return keys
+
+
 def row(
-    change: str, section: Section, url: str | None, lines: list[str] | None, since_url: str | None
+    change: str,
+    section: Section,
+    url: str | None,
+    lines: list[str] | None,
+    since_url: str | None,
+    before: Section | None = None,
 ) -> SectionChange:
+    """`before`: the older version's section where its anchor differs (a repeated heading's numbered anchor)."""
     shown = lines or []
+    since_anchor = (before or section).anchor
     return {
         "change": change,
         "heading": section.heading,
         "level": section.level,
         "url": anchored(url, section.anchor) if url is not None and change != "removed" else None,
-        "since_url": anchored(since_url, section.anchor) if since_url is not None and change != "added" else None,
+        "since_url": anchored(since_url, since_anchor) if since_url is not None and change != "added" else None,
         "lines": [line[:LINE_CHARS] for line in shown[:CHANGED_LINES]],
         "more_lines": max(0, len(shown) - CHANGED_LINES),
     }
