@@ -20,8 +20,10 @@ from mcp import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types import ResourceTemplateReference
 
+from helpers.hosted import start_app, stop
 from helpers.mcp_session import Session, session_over, session_with
 from helpers.mike_site import VERSION_2, mike_site
+from helpers.ports import free_port
 from helpers.scripted_git import isolate_git, run_git
 from helpers.site import built_site
 from mkdocs_vault_mcp.index.version_changes import CHANGED_LINES, LINE_CHARS, Section, changed_lines, row
@@ -180,6 +182,21 @@ def test_serve_of_the_checkout_answers_from_every_version(published: Path) -> No
         answer = session.call("search", query="quasar")
         assert answer.meta is not None and answer.meta["version"] == "2.0"
         assert session.paths("quasar") == ["guide.md"]
+
+
+def test_the_hosted_app_under_uvicorn_answers_from_every_version(published: Path) -> None:
+    port = free_port()
+    process = start_app(published, port)
+    try:
+        with session_with(f"http://127.0.0.1:{port}/mcp") as session:
+            assert session.paths("zanzibar", version="1.0") == ["guide.md"]
+            assert session.paths("zanzibar") == []
+            answer = session.call("search", query="quasar")
+            assert answer.meta is not None and answer.meta["version"] == "2.0"
+            assert answer.meta["versions"] == ["2.0", "1.0"]
+            assert "unknown version '9.9'" in session.error("search", query="widget", version="9.9")
+    finally:
+        stop(process)
 
 
 def test_changes_lists_the_sections_added_removed_and_changed_since_a_version(versioned: Session) -> None:
