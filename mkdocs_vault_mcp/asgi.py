@@ -24,17 +24,16 @@ import json
 import logging
 import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from starlette.middleware.cors import CORSMiddleware
 
-from .cli import UsageError, check_index, index_path, remote_index
+from .cli import Source, UsageError, served_site
 from .command_line import DEFAULT_PATH, download_deadline, endpoint_path, megabytes, model_folder, refresh_interval
 from .mcp.download import DOWNLOAD_SECONDS
 from .mcp.http_connections import ConnectionGuard
 from .mcp.http_guard import BlankToken, bearer_token
-from .mcp.remote_index import DEFAULT_MAX_MB, DEFAULT_REFRESH_SECONDS, RemoteIndex, is_url
+from .mcp.remote_index import DEFAULT_MAX_MB, DEFAULT_REFRESH_SECONDS
 from .mcp.server import IndexReader, create_server
 from .mcp.streamable_http import guarded_app
 
@@ -42,7 +41,7 @@ log = logging.getLogger(__name__)
 
 # Each setting's environment variable, read when the factory is not given the setting.
 SETTINGS = {
-    "site": "VAULT_MCP_SITE",  # built site folder, index.sqlite, or a deployed site's URL (required)
+    "site": "VAULT_MCP_SITE",  # built site folder, index.sqlite, mike checkout, or a deployed site's URL (required)
     "path": "VAULT_MCP_PATH",  # the MCP endpoint (default /mcp)
     "allowed_hosts": "VAULT_MCP_ALLOWED_HOSTS",  # Host names clients call it by, comma-separated
     "token": "VAULT_MCP_TOKEN",  # a bearer token clients must send (default: none)
@@ -154,18 +153,22 @@ def create_app(
     origins = listed(setting("cors_origins", cors_origins))
     secret = token_setting(token)
     keep_sessions = checked("stateful", None if stateful is None else str(int(stateful)), switch, False)
-    download = (
+    source = Source(
+        site,
         setting("cache_dir", cache_dir),
         checked("max_size", max_size, megabytes, DEFAULT_MAX_MB),
         checked("refresh", refresh, refresh_interval, DEFAULT_REFRESH_SECONDS),
         checked("download_timeout", download_timeout, download_deadline, DOWNLOAD_SECONDS),
+        checked("semantic_model", semantic_model, model_folder, None),
+        SETTINGS["cache_dir"],
     )
-    model = checked("semantic_model", semantic_model, model_folder, None)
-    index_file, remote = site_index(site, *download)
-    reader = IndexReader(index_file, describe=remote.describe if remote else None, model_folder=model)
+    try:
+        reader, versions = served_site(source)
+    except UsageError as error:
+        raise ConfigurationError(str(error)) from None
     # Bound to every address, as in a container: a loopback Host is accepted only on a loopback connection.
     app: Any = guarded_app(
-        create_server(reader),
+        create_server(reader, versions=versions),
         "0.0.0.0",
         endpoint,
         listed(setting("allowed_hosts", allowed_hosts)),
@@ -176,22 +179,6 @@ def create_app(
     )
     app = WithHealth(app, health, reader)
     return with_cors(app, origins) if origins else app
-
-
-def site_index(
-    site: str, cache_dir: str | None, max_mb: int, refresh: float, download_seconds: float
-) -> tuple[Path, RemoteIndex | None]:
-    """The index to serve: a built site's, checked, or a deployed site's, downloaded (with its RemoteIndex), as
-    `serve` finds them."""
-    try:
-        if is_url(site):
-            remote = remote_index(site, cache_dir, max_mb, refresh, download_seconds, SETTINGS["cache_dir"])
-            return remote.path, remote
-        index_file = index_path(site)
-        check_index(index_file)
-        return index_file, None
-    except UsageError as error:
-        raise ConfigurationError(str(error)) from None
 
 
 def with_cors(app: Any, origins: list[str]) -> Any:

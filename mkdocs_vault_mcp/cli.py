@@ -9,6 +9,7 @@ import os
 import socket
 import sqlite3
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__
@@ -136,18 +137,10 @@ def check_serve_options(parser: argparse.ArgumentParser, args: argparse.Namespac
 
 def serve_index(args: argparse.Namespace) -> None:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s: %(message)s")
-    remote, versions = downloaded_site(args) if is_url(args.site) else (None, None)
-    if remote is not None:
-        path = remote.path
-    elif versions is not None:
-        path = default_version(versions)
-    elif holds_versions(Path(args.site)):
-        root = Path(args.site)
-        versions = Versions(root, lambda name: IndexReader(local_index(root, name), model_folder=args.semantic_model))
-        path = default_version(versions)
-    else:
-        path = index_path(args.site)
-        check_index(path)
+    source = Source(
+        args.site, args.cache, args.max_size, args.refresh, args.download_timeout, args.semantic_model, "--cache"
+    )
+    reader, versions = served_site(source)
 
     token = None
     if args.token_env:
@@ -157,7 +150,6 @@ def serve_index(args: argparse.Namespace) -> None:
             raise UsageError(
                 f"--token-env names {args.token_env}, which is not set, empty or only white space in the environment."
             ) from None
-    reader = IndexReader(path, describe=remote.describe if remote else None, model_folder=args.semantic_model)
     server = create_server(reader, versions=versions)
     if args.transport == "stdio":
         serve_stdio(server)
@@ -185,30 +177,66 @@ def serve_index(args: argparse.Namespace) -> None:
         ) from None
 
 
-def downloaded_site(args: argparse.Namespace) -> tuple[RemoteIndex | None, Versions | None]:
+@dataclass(frozen=True)
+class Source:
+    """Where `serve` and the hosted app take a site from, and how a deployed one is downloaded."""
+
+    site: str  # a built site folder, an index.sqlite, a folder holding mike's versions.json, or a URL
+    cache_dir: str | None
+    max_mb: int
+    refresh: float
+    download_seconds: float
+    model_folder: Path | None
+    cache_option: str  # the option or setting that names another cache folder, for messages
+
+
+def served_site(source: Source) -> tuple[IndexReader, Versions | None]:
+    """The reader of the site to serve (the default version's, on a site mike publishes) and, on such a site, every
+    version's: for `serve` and the hosted app alike."""
+    remote, versions = downloaded_site(source) if is_url(source.site) else (None, None)
+    if remote is not None:
+        path = remote.path
+    elif versions is not None:
+        path = default_version(versions)
+    elif holds_versions(Path(source.site)):
+        root, model = Path(source.site), source.model_folder
+        versions = Versions(root, lambda name: IndexReader(local_index(root, name), model_folder=model))
+        path = default_version(versions)
+    else:
+        path = index_path(source.site)
+        check_index(path)
+    return IndexReader(path, describe=remote.describe if remote else None, model_folder=source.model_folder), versions
+
+
+def downloaded_site(source: Source) -> tuple[RemoteIndex | None, Versions | None]:
     """The site's published index; where its root has none, the versions mike publishes there, if it does."""
     try:
-        return downloaded_index(args), None
+        return (
+            remote_index(
+                source.site,
+                source.cache_dir,
+                source.max_mb,
+                source.refresh,
+                source.download_seconds,
+                source.cache_option,
+            ),
+            None,
+        )
     except UsageError as no_index:
         if "answered HTTP 404" not in str(no_index):
             raise  # a site that cannot be reached, or answers wrong, is not asked again for versions.json
         remote = RemoteVersions(
-            args.site,
-            Path(args.cache) if args.cache else None,
-            lambda index: IndexReader(index.path, describe=index.describe, model_folder=args.semantic_model),
-            args.refresh,
-            args.download_timeout,
-            max_bytes=args.max_size << 20,
+            source.site,
+            Path(source.cache_dir) if source.cache_dir else None,
+            lambda index: IndexReader(index.path, describe=index.describe, model_folder=source.model_folder),
+            source.refresh,
+            source.download_seconds,
+            max_bytes=source.max_mb << 20,
         )
         try:
             return None, remote.start()
         except (DownloadRefused, OSError):
             raise no_index from None
-
-
-def downloaded_index(args: argparse.Namespace) -> RemoteIndex:
-    """The site's published index, downloaded (or confirmed) now and refreshed every --refresh seconds."""
-    return remote_index(args.site, args.cache, args.max_size, args.refresh, args.download_timeout, "--cache")
 
 
 def remote_index(

@@ -23,7 +23,7 @@ from mcp_types import ResourceTemplateReference, ResourceUpdatedNotification, Te
 from helpers.mcp_session import session_over
 from helpers.ports import free_port
 from helpers.site import Site, built_site
-from mkdocs_vault_mcp.mcp import resources, streamable_http
+from mkdocs_vault_mcp.mcp import resource_reads, resources, streamable_http
 from mkdocs_vault_mcp.mcp.server import IndexReader, create_server
 from mkdocs_vault_mcp.mcp.streamable_http import bind
 
@@ -64,7 +64,7 @@ def read_text(mcp: Any, uri: str) -> TextResourceContents:
 def test_every_page_is_listed_in_pages_of_the_listing_with_its_uri_title_and_url(
     built: Site, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(resources, "RESOURCES_PER_PAGE", 2)
+    monkeypatch.setattr(resource_reads, "RESOURCES_PER_PAGE", 2)
     with session_over(built.index_path) as mcp:
         first = mcp.portal.call(mcp.client.list_resources)
         assert len(first.resources) == 2 and first.next_cursor is not None

@@ -17,9 +17,13 @@ from typing import Any
 
 import pytest
 from mcp import StdioServerParameters
+from mcp.shared.exceptions import MCPError
+from mcp_types import ResourceTemplateReference
 
+from helpers.hosted import start_app, stop
 from helpers.mcp_session import Session, session_over, session_with
 from helpers.mike_site import VERSION_2, mike_site
+from helpers.ports import free_port
 from helpers.scripted_git import isolate_git, run_git
 from helpers.site import built_site
 from mkdocs_vault_mcp.index.version_changes import (
@@ -101,6 +105,66 @@ def test_without_a_version_the_answer_is_from_latest_and_says_so(versioned: Sess
     assert older.meta is not None and older.meta["version"] == "1.0"
 
 
+def read_page(session: Session, uri: str) -> tuple[str, dict[str, Any]]:
+    """The Markdown `resources/read` gives for `uri`, and the answer's `_meta`."""
+    answer = session.portal.call(lambda: session.client.read_resource(uri, cache_mode="bypass"))
+    return answer.contents[0].text, answer.meta or {}
+
+
+def test_a_resource_uri_names_the_version_it_reads(versioned: Session) -> None:
+    old, meta = read_page(versioned, "docs://example.com/guide.md?version=1.0")
+    assert "zanzibar" in old and "quasar" not in old and meta["version"] == "1.0"
+    by_alias, meta = read_page(versioned, "docs://example.com/guide.md?version=latest")
+    assert "quasar" in by_alias and meta["version"] == "2.0"
+    default, meta = read_page(versioned, "docs://example.com/guide.md")
+    assert default == by_alias and meta["version"] == "2.0" and meta["versions"] == ["2.0", "1.0"]
+    assert "Only the first release" in read_page(versioned, "docs://example.com/old.md?version=1.0")[0]
+    for uri, expected in [
+        ("docs://example.com/old.md", "old.md"),
+        ("docs://example.com/guide.md?version=9.9", "unknown version '9.9'"),
+        ("docs://example.com/guide.md?lang=en", "only ?version=VERSION"),
+    ]:
+        with pytest.raises(MCPError) as raised:
+            read_page(versioned, uri)
+        assert expected in raised.value.message, raised.value.message
+
+
+def test_resources_list_the_default_version_and_complete_versions_and_their_paths(versioned: Session) -> None:
+    listed = versioned.portal.call(lambda: versioned.client.list_resources(cache_mode="bypass"))
+    assert sorted(resource.name for resource in listed.resources) == sorted(VERSION_2)
+    assert listed.resources[0].uri.startswith("docs://example.com/") and "?" not in listed.resources[0].uri
+    assert listed.meta is not None and listed.meta["version"] == "2.0" and listed.meta["aliases"] == {"latest": "2.0"}
+    (template,) = versioned.portal.call(versioned.client.list_resource_templates).resource_templates
+    assert template.uri_template == "docs://example.com/{+path}{?version}"
+    ref = ResourceTemplateReference(uri=template.uri_template)
+
+    def complete(name: str, value: str, context: dict[str, str] | None = None) -> list[str]:
+        asked = {"name": name, "value": value}
+        return versioned.portal.call(lambda: versioned.client.complete(ref, asked, context)).completion.values
+
+    assert complete("version", "") == ["2.0", "1.0", "latest"]
+    assert complete("version", "1") == ["1.0"] and complete("version", "la") == ["latest"]
+    assert complete("path", "o", {"version": "1.0"}) == ["old.md"]
+    assert complete("path", "ne", {"version": "1.0"}) == []
+    assert complete("path", "ne") == ["new.md"]  # the default version's pages
+    with pytest.raises(MCPError) as raised:
+        complete("path", "g", {"version": "9.9"})
+    assert "unknown version '9.9'" in raised.value.message
+
+
+def test_a_site_without_versions_keeps_its_resource_uris_and_refuses_a_version(tmp_path: Path) -> None:
+    plain = built_site(
+        tmp_path, {"site_url": "https://example.com/", "plugins": ["vault-mcp"]}, {"index.md": "# Home\n\nHi.\n"}
+    )
+    with session_over(plain.index_path) as session:
+        (template,) = session.portal.call(session.client.list_resource_templates).resource_templates
+        assert template.uri_template == "docs://example.com/{+path}"
+        assert "Hi." in read_page(session, "docs://example.com/index.md")[0]
+        with pytest.raises(MCPError) as raised:
+            read_page(session, "docs://example.com/index.md?version=1.0")
+        assert "no versions.json" in raised.value.message
+
+
 def test_an_unknown_version_is_an_error_that_lists_the_versions(versioned: Session) -> None:
     message = versioned.error("search", query="widget", version="9.9")
     assert "unknown version '9.9'" in message and "2.0, 1.0" in message and "latest (2.0)" in message
@@ -126,6 +190,21 @@ def test_serve_of_the_checkout_answers_from_every_version(published: Path) -> No
         answer = session.call("search", query="quasar")
         assert answer.meta is not None and answer.meta["version"] == "2.0"
         assert session.paths("quasar") == ["guide.md"]
+
+
+def test_the_hosted_app_under_uvicorn_answers_from_every_version(published: Path) -> None:
+    port = free_port()
+    process = start_app(published, port)
+    try:
+        with session_with(f"http://127.0.0.1:{port}/mcp") as session:
+            assert session.paths("zanzibar", version="1.0") == ["guide.md"]
+            assert session.paths("zanzibar") == []
+            answer = session.call("search", query="quasar")
+            assert answer.meta is not None and answer.meta["version"] == "2.0"
+            assert answer.meta["versions"] == ["2.0", "1.0"]
+            assert "unknown version '9.9'" in session.error("search", query="widget", version="9.9")
+    finally:
+        stop(process)
 
 
 def test_changes_lists_the_sections_added_removed_and_changed_since_a_version(versioned: Session) -> None:

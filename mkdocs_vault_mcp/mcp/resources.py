@@ -1,9 +1,9 @@
 """The site's pages as MCP resources: listed (paged), one resource template, read as Markdown, paths completed.
 
-A page's URI is `docs://HOST/PATH`: HOST is the host of the site's `site_url` (empty when the site has none, as in
-`docs:///guide/install.md`), PATH the page's path as the tools name it, percent-encoded as RFC 6570 expands
-`{+path}`. A client shows it as it is, it says which site and which page it is, and the resource's `_meta.url`
-is the page's address on the site. `resources/read` gives the text `read` gives for the same path (at its
+resource_reads.py says what a page's URI is and reads each request's answer from an index; this module chooses
+the index (on a site mike publishes, the version the URI or the completion context names; the default version
+when none is named), and tells listeners of changes. `resources/list` lists the default version's pages, and its
+`_meta` names that version and the others. `resources/read` gives the text `read` gives for the same path (at its
 largest `max_chars`); `#anchor` after the path reads one section, as `read`'s `section` does.
 
 Changes reach clients through the SDK's `subscriptions/listen` streams (protocol 2026-07-28): when the index
@@ -15,15 +15,12 @@ only in a session that outlives its request (stdio, stateful HTTP); the table is
 
 from __future__ import annotations
 
-import base64
 import logging
 import sqlite3
-import string
 import weakref
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from typing import Any, Protocol
-from urllib.parse import quote, unquote, urlsplit
 
 import anyio
 from mcp.server.context import ServerRequestContext
@@ -38,7 +35,6 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import (
     INVALID_PARAMS,
     INVALID_REQUEST,
-    Annotations,
     CompleteRequestParams,
     CompleteResult,
     Completion,
@@ -48,7 +44,6 @@ from mcp_types import (
     PaginatedRequestParams,
     ReadResourceRequestParams,
     ReadResourceResult,
-    Resource,
     ResourceTemplate,
     ResourceTemplateReference,
     SubscribeRequestParams,
@@ -59,148 +54,32 @@ from mcp_types import (
 from .. import limits
 from ..adapters.mcp_sdk import client_connection
 from ..errors import InvalidArgument
-from ..index.read import read_document
-from ..instants import rfc3339
+from .resource_reads import (
+    COMPLETIONS,
+    MIME_TYPE,
+    complete_path,
+    decode_cursor,
+    fingerprints,
+    host_of,
+    list_page,
+    page_of,
+    page_uri,
+    read_page,
+    site_name,
+    site_url,
+    template_uri,
+    uri_version,
+)
+from .versions import Versions, chosen
 
 log = logging.getLogger(__name__)
 
-SCHEME = "docs"
-MIME_TYPE = "text/markdown"
-RESOURCES_PER_PAGE = 100
-COMPLETIONS = 100  # the most values MCP lets one completion answer hold
 SUBSCRIPTIONS = 1_000  # pages one session may subscribe to with resources/subscribe
-# SQLite's lower() folds ASCII letters only: what was typed is folded the same way, or the two would never agree.
-ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
-# Characters RFC 6570 leaves as they are in a `{+path}` expansion: unreserved and reserved ones, `%` aside.
-KEPT_IN_PATH = "/:@!$&'()*+,;=-._~"
 # How often the server looks whether the index changed, while someone listens.
 CHANGE_POLL_SECONDS = 1.0
 # The index file (inode, mtime, size; None when missing) and the freshness generation: when it is unchanged,
 # the pages are not read again.
 IndexIdentity = tuple[tuple[int, int, int] | None, int]
-
-
-def host_of(site_url: str | None) -> str:
-    return urlsplit(site_url).netloc if site_url else ""
-
-
-def page_uri(host: str, path: str, anchor: str | None = None) -> str:
-    return f"{SCHEME}://{host}/{quote(path, safe=KEPT_IN_PATH)}" + (f"#{quote(anchor, safe='')}" if anchor else "")
-
-
-def template_uri(host: str) -> str:
-    return f"{SCHEME}://{host}/{{+path}}"
-
-
-def site_url(conn: sqlite3.Connection) -> str | None:
-    row = conn.execute("SELECT value FROM info WHERE key = 'site_url'").fetchone()
-    return row[0] if row and row[0] else None
-
-
-def site_name(conn: sqlite3.Connection) -> str:
-    row = conn.execute("SELECT value FROM info WHERE key = 'site_name'").fetchone()
-    return row[0] if row and row[0] else "the site"
-
-
-def parse_uri(uri: str, host: str) -> tuple[str, str | None]:
-    """The page path and the anchor (or None) a URI of this server names; InvalidArgument for any other URI."""
-    parts = urlsplit(uri)
-    if parts.scheme != SCHEME or parts.netloc != host or not parts.path.startswith("/") or len(parts.path) < 2:
-        raise InvalidArgument(
-            f"{uri!r} is not a page of this server; its pages are {template_uri(host)} (for example "
-            f"{page_uri(host, 'index.md')}): list them with resources/list."
-        )
-    return unquote(parts.path[1:]), unquote(parts.fragment) if parts.fragment else None
-
-
-def page_of(conn: sqlite3.Connection, uri: str) -> str:
-    """The URI of the page (without its #anchor) that `uri` names; InvalidArgument unless the index has it."""
-    host = host_of(site_url(conn))
-    path, _ = parse_uri(uri, host)
-    if conn.execute("SELECT 1 FROM documents WHERE path = ?", [path]).fetchone() is None:
-        raise InvalidArgument(f"{uri[:200]!r} names no page of this server; list its pages with resources/list.")
-    return page_uri(host, path)
-
-
-def encode_cursor(path: str) -> str:
-    return base64.urlsafe_b64encode(path.encode()).decode()
-
-
-def decode_cursor(cursor: str) -> str:
-    try:
-        return base64.urlsafe_b64decode(cursor.encode()).decode()
-    except (ValueError, UnicodeError):
-        raise MCPError(
-            INVALID_PARAMS,
-            f"cursor {cursor[:100]!r} is not one this server gave; pass nextCursor as it came, or no cursor.",
-        ) from None
-
-
-# --- What each request reads from the index ----------------------------------------------------------------
-
-
-def list_page(conn: sqlite3.Connection, after: str | None) -> dict[str, Any]:
-    """One page of the listing, by path (keyset paging: a cursor stays valid while pages come and go)."""
-    host = host_of(site_url(conn))
-    rows = conn.execute(
-        "SELECT path, title, url, summary, modified, language FROM documents WHERE path > ? ORDER BY path LIMIT ?",
-        [after or "", RESOURCES_PER_PAGE + 1],
-    ).fetchall()
-    more = len(rows) > RESOURCES_PER_PAGE
-    rows = rows[:RESOURCES_PER_PAGE]
-    resources = [
-        Resource(
-            uri=page_uri(host, path),
-            name=path,
-            title=title,
-            description=summary or None,
-            mime_type=MIME_TYPE,
-            annotations=Annotations(last_modified=rfc3339(modified)),
-            _meta={"url": url, "language": language},
-        )
-        for path, title, url, summary, modified, language in rows
-    ]
-    return {"resources": resources, "next": encode_cursor(rows[-1][0]) if more else None}
-
-
-def read_page(conn: sqlite3.Connection, uri: str) -> dict[str, Any]:
-    path, anchor = parse_uri(uri, host_of(site_url(conn)))
-    answer = read_document(conn, path, section=anchor, max_chars=limits.READ_CHARS)
-    url = answer["section"]["url"] if answer["section"] else answer["url"]
-    meta: dict[str, Any] = {"url": url, "title": answer["title"], "modified": answer["modified"]}
-    if answer["next_offset"] is not None:
-        # A page longer than one `read`: the rest comes from `read` itself, with this offset.
-        meta["next_offset"] = answer["next_offset"]
-    return {"text": answer["markdown"], "meta": meta}
-
-
-def complete_path(conn: sqlite3.Connection, typed: str) -> Completion:
-    """Paths that start with what was typed, then (case-insensitively) those that hold it elsewhere, by path."""
-    start = conn.execute(
-        "SELECT path FROM documents WHERE substr(path, 1, ?) = ? ORDER BY path LIMIT ?",
-        [len(typed), typed, COMPLETIONS + 1],
-    ).fetchall()
-    values = [path for (path,) in start]
-    starts = "substr(path, 1, ?) = ?"
-    total = conn.execute(f"SELECT count(*) FROM documents WHERE {starts}", [len(typed), typed]).fetchone()[0]
-    if typed:
-        pattern = "%" + typed.translate(ASCII_LOWER).replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        inside = "lower(path) LIKE ? ESCAPE '\\' AND substr(path, 1, ?) != ?"
-        inside_parameters = [pattern, len(typed), typed]
-        total += conn.execute(f"SELECT count(*) FROM documents WHERE {inside}", inside_parameters).fetchone()[0]
-        if len(values) <= COMPLETIONS:
-            values += [
-                path
-                for (path,) in conn.execute(
-                    f"SELECT path FROM documents WHERE {inside} ORDER BY path LIMIT ?",
-                    [pattern, len(typed), typed, COMPLETIONS + 1 - len(values)],
-                )
-            ]
-    return Completion(values=values[:COMPLETIONS], total=total, has_more=total > COMPLETIONS)
-
-
-def fingerprints(conn: sqlite3.Connection) -> dict[str, str]:
-    return {path: fingerprint or "" for path, fingerprint in conn.execute("SELECT path, fingerprint FROM documents")}
 
 
 # --- The handlers --------------------------------------------------------------------------------------------
@@ -218,66 +97,86 @@ class ReadsIndex(Protocol):
 class Resources:
     """The resource handlers of one server over `index`, and the change events its listeners get."""
 
-    def __init__(self, index: ReadsIndex) -> None:
+    def __init__(self, index: ReadsIndex, versions: Versions | None = None) -> None:
+        """`versions`: on a site mike publishes, every version's index (`index` is the default version's)."""
         self.index = index
+        self.versions = versions
         self.bus = CountedBus()
         self.listen = ListenHandler(self.bus)
         # Protocol 2025-11-25 and before: the page URIs each client connection subscribed to (resources/subscribe).
         self.subscribed: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
 
-    async def _read(self, compute: Callable[[sqlite3.Connection], Any]) -> Any:
+    async def _read(self, compute: Callable[[sqlite3.Connection], Any], version: Any = None) -> Any:
+        """`compute` on the index of `version` (None: the default one), and the `_meta` of the answer."""
         try:
-            return await self.index.read(compute)
+            reader, version_meta = await chosen(self.versions, self.index, version)
+            return await reader.read(compute), {**reader.meta(reader.is_pending()), **version_meta}
         except InvalidArgument as error:
             raise MCPError(INVALID_PARAMS, limits.cut(str(error))) from None
-
-    def _meta(self) -> dict[str, Any]:
-        return self.index.meta(self.index.is_pending())
 
     async def list_resources(
         self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
     ) -> ListResourcesResult:
         after = decode_cursor(params.cursor) if params is not None and params.cursor else None
-        page = await self._read(lambda conn: list_page(conn, after))
-        return ListResourcesResult(resources=page["resources"], next_cursor=page["next"], _meta=self._meta())
+        page, meta = await self._read(lambda conn: list_page(conn, after))
+        return ListResourcesResult(resources=page["resources"], next_cursor=page["next"], _meta=meta)
 
     async def list_templates(
         self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
     ) -> ListResourceTemplatesResult:
-        url, name = await self._read(lambda conn: (site_url(conn), site_name(conn)))
+        (url, name), meta = await self._read(lambda conn: (site_url(conn), site_name(conn)))
+        described = "A page of the site as its reader sees it, in Markdown, by its path (as the tools name it, "
+        described += "e.g. guide/install.md); #anchor after the path: one section."
+        if self.versions is not None:
+            described += " ?version=VERSION: that version's page (a version or alias; default: the default one)."
         template = ResourceTemplate(
-            uri_template=template_uri(host_of(url)),
+            uri_template=template_uri(host_of(url), self.versions is not None),
             name="page",
             title=f"A page of {name}",
-            description="A page of the site as its reader sees it, in Markdown, by its path (as the tools name it, "
-            "e.g. guide/install.md); #anchor after the path: one section. Complete the path with completion/complete.",
+            description=described + " Complete the arguments with completion/complete.",
             mime_type=MIME_TYPE,
         )
-        return ListResourceTemplatesResult(resource_templates=[template], _meta=self._meta())
+        return ListResourceTemplatesResult(resource_templates=[template], _meta=meta)
 
     async def read_resource(self, ctx: ServerRequestContext, params: ReadResourceRequestParams) -> ReadResourceResult:
         uri = params.uri
-        page = await self._read(lambda conn: read_page(conn, uri))
+        page, meta = await self._read(lambda conn: read_page(conn, uri), self._checked(uri_version, uri))
         contents = TextResourceContents(uri=uri, mime_type=MIME_TYPE, text=page["text"], _meta=page["meta"])
-        return ReadResourceResult(contents=[contents], _meta=self._meta())
+        return ReadResourceResult(contents=[contents], _meta=meta)
+
+    def _checked(self, check: Callable[[str], Any], value: str) -> Any:
+        try:
+            return check(value)
+        except InvalidArgument as error:
+            raise MCPError(INVALID_PARAMS, limits.cut(str(error))) from None
 
     async def complete(self, ctx: ServerRequestContext, params: CompleteRequestParams) -> CompleteResult:
-        """Page paths for the template's `path`; nothing for any other reference (this server has no prompts)."""
-        ref = params.ref
-        if not isinstance(ref, ResourceTemplateReference) or params.argument.name != "path":
+        """The template's page paths (of the version the context names) and, on a versioned site, its versions;
+        nothing for any other reference (this server has no prompts)."""
+        ref, name, typed = params.ref, params.argument.name, params.argument.value
+        if not isinstance(ref, ResourceTemplateReference) or name not in ("path", "version"):
             return CompleteResult(completion=Completion(values=[], total=0, has_more=False))
-        typed = params.argument.value
-        try:
-            limits.check_text("argument.value", typed, limits.TEXT_CHARS)
-        except InvalidArgument as error:
-            raise MCPError(INVALID_PARAMS, str(error)) from None
+        self._checked(lambda text: limits.check_text("argument.value", text, limits.TEXT_CHARS), typed)
+        if name == "version":
+            return CompleteResult(completion=self._versions_starting(ref.uri, typed))
+        context = (params.context.arguments if params.context else None) or {}
+        version = context.get("version") if self.versions is not None else None
 
         def compute(conn: sqlite3.Connection) -> Completion:
-            if ref.uri != template_uri(host_of(site_url(conn))):
+            if ref.uri != template_uri(host_of(site_url(conn)), self.versions is not None):
                 return Completion(values=[], total=0, has_more=False)
             return complete_path(conn, typed)
 
-        return CompleteResult(completion=await self._read(compute))
+        return CompleteResult(completion=(await self._read(compute, version or None))[0])
+
+    def _versions_starting(self, uri: str, typed: str) -> Completion:
+        """The versions, then the aliases, that start with what was typed (none on a site without versions)."""
+        if self.versions is None or not uri.endswith("{?version}"):
+            return Completion(values=[], total=0, has_more=False)
+        versions = self.versions
+        listed = self._checked(lambda _: versions.listed(), uri)
+        values = [name for name in [*listed.versions, *listed.aliases] if name.startswith(typed)]
+        return Completion(values=values[:COMPLETIONS], total=len(values), has_more=len(values) > COMPLETIONS)
 
     async def subscribe(self, ctx: ServerRequestContext, params: SubscribeRequestParams) -> EmptyResult:
         connection = client_connection(ctx)
@@ -290,7 +189,7 @@ class Resources:
                 "or serve with stateful sessions.",
             )
         uri = params.uri
-        page = await self._read(lambda conn: page_of(conn, uri))
+        page, _ = await self._read(lambda conn: page_of(conn, uri))
         pages = self.subscribed.get(connection)
         if pages is None:
             pages = self.subscribed[connection] = set()
@@ -305,7 +204,7 @@ class Resources:
         pages, uri = self.subscribed.get(client_connection(ctx)), params.uri
         if pages:
             with suppress(MCPError):  # a page that has left the index since: its URI as it was given
-                uri = await self._read(lambda conn: page_of(conn, uri))
+                uri = (await self._read(lambda conn: page_of(conn, uri)))[0]
             pages.discard(uri)
         return EmptyResult()
 

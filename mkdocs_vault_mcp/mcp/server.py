@@ -39,7 +39,7 @@ from ..index.publish import open_read_only
 from .arguments import checked
 from .resources import IndexIdentity, Resources
 from .tools import TOOLS
-from .versions import Versions, older_page
+from .versions import Versions, chosen, older_page
 
 log = logging.getLogger(__name__)
 
@@ -251,6 +251,7 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp", versions: 
             return failure(f"Unknown tool: {params.name}; this server has {', '.join(TOOLS)}.", index)
         try:
             arguments = checked(tool.argument_schema, params.arguments or {})
+            reader: IndexReader
             reader, version_meta = await chosen(versions, index, arguments["version"])
             arguments["version"] = version_meta.get("version")
             if arguments.get("since") is not None:
@@ -273,7 +274,7 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp", versions: 
         tool = TOOLS.get(tool_name)
         return None if tool is None else tool.input_schema
 
-    pages = Resources(index)
+    pages = Resources(index, versions)
     return Server(
         name,
         version=__version__,
@@ -292,24 +293,6 @@ def create_server(index: IndexReader, name: str = "mkdocs-vault-mcp", versions: 
         on_completion=pages.complete,
         on_subscriptions_listen=pages.listen,
     )
-
-
-async def chosen(
-    versions: Versions | None, index: IndexReader, version: str | None
-) -> tuple[IndexReader, dict[str, Any]]:
-    """The reader that answers for `version` (a version or alias of a site mike publishes) and what `_meta` says."""
-    if versions is not None:
-        # A version's first call opens it on a worker thread: one served from a URL is downloaded then.
-        opened = versions.opened(version)
-        if opened is None:
-            opened = await anyio.to_thread.run_sync(versions.choose, version)
-        return opened
-    if version is not None:
-        raise InvalidArgument(
-            "version names one of the versions of a site mike publishes, and this site has none (no versions.json "
-            "where it is served from); leave version out."
-        )
-    return index, {}
 
 
 def failure(message: str, index: IndexReader) -> CallToolResult:

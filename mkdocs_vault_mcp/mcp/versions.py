@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from ..errors import InvalidArgument
 from ..index.filters import Filters, split_target
 from ..index.queries import count_documents
@@ -152,3 +154,19 @@ async def older_page(versions: Versions | None, since: str, target: str | None) 
     path, version = split_target(target)[0], meta["version"]
     page: PageSections = await reader.read(lambda conn: page_sections(conn, path, version))
     return page
+
+
+async def chosen(versions: Versions | None, index: Any, version: str | None) -> tuple[Any, dict[str, Any]]:
+    """The reader that answers for `version` (a version or alias of a site mike publishes) and what `_meta` says."""
+    if versions is not None:
+        # A version's first call opens it on a worker thread: one served from a URL is downloaded then.
+        opened = versions.opened(version)
+        if opened is None:
+            opened = await anyio.to_thread.run_sync(versions.choose, version)
+        return opened
+    if version is not None:
+        raise InvalidArgument(
+            "version names one of the versions of a site mike publishes, and this site has none (no versions.json "
+            "where it is served from); leave version out."
+        )
+    return index, {}
