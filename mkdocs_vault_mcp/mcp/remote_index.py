@@ -26,6 +26,7 @@ import sqlite3
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -223,13 +224,7 @@ class RemoteIndex:
         self._stop.set()
 
     def _keep_refreshing(self) -> None:
-        while not self._stop.wait(self.refresh_seconds):
-            try:
-                self.refresh()
-            except DownloadRefused as error:
-                log.warning("mkdocs-vault-mcp: %s The cached index stays.", error)
-            except Exception:  # the refreshing must go on whatever one attempt met
-                log.exception("mkdocs-vault-mcp: refreshing the index from %s failed", shown(self.url))
+        keep_refreshing(self._stop, self.refresh_seconds, self.refresh, "index", f"the index from {shown(self.url)}")
 
     def refresh(self) -> bool:
         """Ask the site for its index if it changed; True when a new index replaced the cached one.
@@ -384,3 +379,15 @@ def other_format(version: str) -> str:
         f"is of index format {version}, older than this mkdocs-vault-mcp {__version__} reads "
         f"(format {FORMAT_VERSION}); the site must be built again with a current plugin."
     )
+
+
+def keep_refreshing(stop: threading.Event, seconds: float, refresh: Callable[[], object], kept: str, what: str) -> None:
+    """Call `refresh` every `seconds` until `stop` is set: a refusal is a warning that the cached `kept` stays, and
+    any other failure is logged, for the refreshing must go on whatever one attempt met."""
+    while not stop.wait(seconds):
+        try:
+            refresh()
+        except DownloadRefused as error:
+            log.warning("mkdocs-vault-mcp: %s The cached %s stays.", error, kept)
+        except Exception:
+            log.exception("mkdocs-vault-mcp: refreshing %s failed", what)

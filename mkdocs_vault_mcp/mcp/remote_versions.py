@@ -19,7 +19,7 @@ from urllib.parse import urljoin
 from ..errors import InvalidArgument
 from .cache_folder import confined_folder
 from .download import DOWNLOAD_SECONDS, DownloadRefused, download, shown
-from .remote_index import DEFAULT_REFRESH_SECONDS, RemoteIndex, default_cache_dir, site_folder
+from .remote_index import DEFAULT_REFRESH_SECONDS, RemoteIndex, default_cache_dir, keep_refreshing, site_folder
 from .versions import VERSIONS_FILE, Versions, listed
 
 log = logging.getLogger(__name__)
@@ -76,13 +76,7 @@ class RemoteVersions:
                 temporary.unlink(missing_ok=True)
 
     def _keep_refreshing(self) -> None:
-        while not self._stop.wait(self.refresh_seconds):
-            try:
-                self.refresh()
-            except DownloadRefused as error:
-                log.warning("mkdocs-vault-mcp: %s The cached list of versions stays.", error)
-            except Exception:  # the refreshing must go on whatever one attempt met
-                log.exception("mkdocs-vault-mcp: refreshing %s failed", shown(self.url))
+        keep_refreshing(self._stop, self.refresh_seconds, self.refresh, "list of versions", shown(self.url))
 
     def _open(self, version: str) -> Any:
         """A version's index, downloaded (or confirmed) at its first call and refreshed from then on."""
