@@ -31,7 +31,7 @@ from .. import budget
 from ..forked import pickled_answer
 
 # The worker's program: this module's `serve_requests`. The folder this package was imported from is last on its
-# path, as for the writer's process (writer_process.py): found there when this Python would not find it on its own.
+# path: found there when this Python would not find it on its own.
 WORKER = (
     "import sys; sys.path.append({root!r}); "
     "from mkdocs_vault_mcp.index.conversion_pool import serve_requests; serve_requests()"

@@ -1,5 +1,5 @@
 """The writer's side of the working index: its connection and the build's one transaction, on the writer's thread
-or in its process (writes.py, writer_process.py run it there; a sqlite3 connection must not cross threads).
+or in its process (writes.py runs it there; a sqlite3 connection must not cross threads).
 
 A page comes in as a `RenderedPage` and is made into its `Document` here, where the writes run, and the document
 into rows by index/rows.py.
