@@ -32,7 +32,7 @@ from mkdocs_vault_mcp.index import cjk  # noqa: E402
 from mkdocs_vault_mcp.index.filters import literal_words  # noqa: E402
 from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
 from mkdocs_vault_mcp.index.schema import TOKENIZER  # noqa: E402
-from mkdocs_vault_mcp.index.search_rank import COLUMN_WEIGHTS  # noqa: E402
+from mkdocs_vault_mcp.index.search.rank import COLUMN_WEIGHTS  # noqa: E402
 from report import results_from_output  # noqa: E402  (bench/ is on sys.path when a script runs)
 
 OUT = ROOT / "bench" / "out"

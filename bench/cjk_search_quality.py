@@ -50,7 +50,7 @@ def main() -> None:
     # The package first: search_quality puts this repository first on the path when it is imported.
     from mkdocs_vault_mcp.index.filters import Filters
     from mkdocs_vault_mcp.index.publish import open_read_only
-    from mkdocs_vault_mcp.index.search import search
+    from mkdocs_vault_mcp.index.search.answer import search
     from search_quality import CONFIG, CORPORA, MKDOCS, OUT, recall, reciprocal_rank
 
     assert Path(sys.modules["mkdocs_vault_mcp"].__file__ or "").is_relative_to(package_root)

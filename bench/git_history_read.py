@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 
 import mkdocs_vault_mcp
-from mkdocs_vault_mcp.build.git_log import HISTORY_LENGTH
-from mkdocs_vault_mcp.build.modified import read_git_times
+from mkdocs_vault_mcp.build_steps.git_log import HISTORY_LENGTH
+from mkdocs_vault_mcp.build_steps.modified import read_git_times
 from report import command_line, write_results  # bench/ is on sys.path when a script runs
 
 REPO = Path(__file__).resolve().parent.parent

@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-from mkdocs_vault_mcp.build import built_pages as built_site  # noqa: E402
+from mkdocs_vault_mcp.build_steps import built_pages as built_site  # noqa: E402
 from mkdocs_vault_mcp.page.documents import build_document  # noqa: E402
 from mkdocs_vault_mcp.page.model import RenderedPage  # noqa: E402
 from report import table, write_results  # noqa: E402

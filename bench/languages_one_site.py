@@ -25,7 +25,7 @@ sys.path.insert(1, str(ROOT / "bench"))
 
 from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
 from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
-from mkdocs_vault_mcp.index.search import search  # noqa: E402
+from mkdocs_vault_mcp.index.search.answer import search  # noqa: E402
 from report import write_results  # noqa: E402
 from search_quality import CORPORA, build_fastapi_site  # noqa: E402
 

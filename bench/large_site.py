@@ -5,7 +5,7 @@ navigation lists every page on every page) would take far longer than the benchm
 each page goes through the same steps the plugin takes, with the package's own code: MkDocs' front
 matter reader (`mkdocs.utils.meta.get_data`), Markdown rendered by the `markdown` package with MkDocs'
 default extensions (toc, tables, fenced_code), `modified.modified_instant` (modified_meta: updated),
-`fingerprints.fingerprint`, `index.writer.IndexWriter` (put, which makes the document with
+`fingerprints.fingerprint`, `index.write.writer.IndexWriter` (put, which makes the document with
 `documents.build_document`; keep_only, commit)
 and `index.publish.publish`. `--verify N` (default 300) first checks that shortcut against a real
 `mkdocs build` of an N-page generated site: both indexes must hold the same rows.
@@ -43,14 +43,14 @@ import markdown
 import mcp
 from mkdocs.utils import meta as mkdocs_meta
 
-from mkdocs_vault_mcp.build.modified import modified_instant
-from mkdocs_vault_mcp.index import queries
-from mkdocs_vault_mcp.index import search as ranked
+from mkdocs_vault_mcp.build_steps.modified import modified_instant
 from mkdocs_vault_mcp.index.filters import Filters, compile_filters
 from mkdocs_vault_mcp.index.publish import open_read_only, publish
-from mkdocs_vault_mcp.index.search_rank import COLUMN_WEIGHTS, FIRST_DEPTH, OTHER_SECTIONS
-from mkdocs_vault_mcp.index.working_index import CommitSettings
-from mkdocs_vault_mcp.index.writer import IndexWriter
+from mkdocs_vault_mcp.index.query import queries
+from mkdocs_vault_mcp.index.search import answer as ranked
+from mkdocs_vault_mcp.index.search.rank import COLUMN_WEIGHTS, FIRST_DEPTH, OTHER_SECTIONS
+from mkdocs_vault_mcp.index.write.working_index import CommitSettings
+from mkdocs_vault_mcp.index.write.writer import IndexWriter
 from mkdocs_vault_mcp.instants import to_micros
 from mkdocs_vault_mcp.mcp.server import IndexReader, create_server
 from mkdocs_vault_mcp.page.fingerprints import fingerprint
@@ -272,7 +272,7 @@ def pick_workload(conn: sqlite3.Connection) -> dict[str, Any]:
 
 
 def filter_sql(filters: Filters, kind: str, field: str = "tags") -> Callable[[sqlite3.Connection], list]:
-    """The statements a query function runs, for EXPLAIN QUERY PLAN (mirrors index/queries.py)."""
+    """The statements a query function runs, for EXPLAIN QUERY PLAN (mirrors index/query/queries.py)."""
 
     def statements(conn: sqlite3.Connection) -> list[tuple[str, list[Any]]]:
         compiled = compile_filters(conn, filters)

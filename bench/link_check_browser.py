@@ -37,8 +37,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 from mkdocs_vault_mcp.index.answer_types import LinkRow  # noqa: E402
 from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
-from mkdocs_vault_mcp.index.link_queries import links  # noqa: E402
 from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
+from mkdocs_vault_mcp.index.query.link_queries import links  # noqa: E402
 from report import table, write_results  # noqa: E402
 
 _ID = re.compile(r"""\s(?:id|name)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))""")

@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from mkdocs_vault_mcp.index.filters import Filters
-from mkdocs_vault_mcp.index.link_queries import link_summary, links
 from mkdocs_vault_mcp.index.publish import open_read_only
-from mkdocs_vault_mcp.index.working_index import CommitSettings
-from mkdocs_vault_mcp.index.writer import IndexWriter
+from mkdocs_vault_mcp.index.query.link_queries import link_summary, links
+from mkdocs_vault_mcp.index.write.working_index import CommitSettings
+from mkdocs_vault_mcp.index.write.writer import IndexWriter
 from mkdocs_vault_mcp.page.model import RenderedPage
 from report import results_from_output  # bench/ is on sys.path when a script runs
 

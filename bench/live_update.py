@@ -97,9 +97,9 @@ import os
 import threading
 import time
 
-import mkdocs_vault_mcp.build.incremental as incremental
-import mkdocs_vault_mcp.index.writer as writer
-import mkdocs_vault_mcp.build.modified as modified
+import mkdocs_vault_mcp.build_steps.incremental as incremental
+import mkdocs_vault_mcp.index.write.writer as writer
+import mkdocs_vault_mcp.build_steps.modified as modified
 import mkdocs_vault_mcp.plugin as plugin
 
 if not hasattr(plugin, "_vault_bench"):  # MkDocs loads this file again for every rebuild
@@ -192,7 +192,7 @@ if not hasattr(plugin, "_vault_bench"):  # MkDocs loads this file again for ever
     else:
         answers.read_answers = timed("read_answers", answers.read_answers)
     try:
-        import mkdocs_vault_mcp.index.build_summary as build_summary
+        import mkdocs_vault_mcp.index.write.build_summary as build_summary
     except ImportError:
         pass
     else:

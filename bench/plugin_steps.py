@@ -10,7 +10,7 @@ of the same code, step by step, move by a few percent. So this script:
    (its HTML after rendering, title, URL, front matter, Markdown, file) in bench/out/fastapi/pages.pickle,
    and takes that build's CPU seconds (user + system, all threads) as the baseline;
 2. replays the plugin's steps on those pages in this process, `--rounds` times, with the writer on a thread
-   and in a process of its own (index/writer.py: sites of PAGES_FOR_A_PROCESS pages or more), and reports
+   and in a process of its own (index/write/writer.py: sites of PAGES_FOR_A_PROCESS pages or more), and reports
    the best CPU seconds of each step, and of the whole, as a share of the bare build's: a cold build (every
    page indexed: fingerprint, hand over, the writer's document, inserts and commit) and a warm one (every
    page fingerprinted against the index the cold one left, none indexed).
@@ -99,9 +99,9 @@ def replay(pages: list[dict], cache: Path, in_process: bool) -> dict[str, float]
 
     `in_process`: the writer runs in a process of its own (as for sites of writer.PAGES_FOR_A_PROCESS pages or
     more), else on a thread."""
-    from mkdocs_vault_mcp.build.modified import modified_instant, read_git_times
-    from mkdocs_vault_mcp.index.working_index import CommitSettings
-    from mkdocs_vault_mcp.index.writer import IndexWriter
+    from mkdocs_vault_mcp.build_steps.modified import modified_instant, read_git_times
+    from mkdocs_vault_mcp.index.write.working_index import CommitSettings
+    from mkdocs_vault_mcp.index.write.writer import IndexWriter
     from mkdocs_vault_mcp.page.fingerprints import page_fingerprint
     from mkdocs_vault_mcp.page.model import RenderedPage
     from mkdocs_vault_mcp.page.paths import server_path

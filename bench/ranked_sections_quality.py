@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/ranked_sections_quality.py [--caps 600,200,100]
 
-`search` ranks at most `RANKED_SECTIONS` sections by BM25 (index/search.py; docs/pages/search.md, "Bounded work");
+`search` ranks at most `RANKED_SECTIONS` sections by BM25 (index/search/answer.py; docs/pages/search.md, "Bounded work");
 the FastAPI English index of bench/search_quality.py has 2,082 sections, so there the bound never applies and
 the judged scores cannot show what it does. This script lowers the bound in-process, so that the judged queries
 meet it as queries with common words meet it on a large site, and scores both judged sets (tuned on, held out)
@@ -24,8 +24,8 @@ REPO = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
 import search_quality  # noqa: E402
-from mkdocs_vault_mcp.index import search as ranked  # noqa: E402
 from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
+from mkdocs_vault_mcp.index.search import answer as ranked  # noqa: E402
 from report import table, write_results  # noqa: E402
 
 

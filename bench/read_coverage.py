@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 from mkdocs_vault_mcp.errors import InvalidArgument  # noqa: E402
 from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
-from mkdocs_vault_mcp.index.read import read_document  # noqa: E402
+from mkdocs_vault_mcp.index.query.read import read_document  # noqa: E402
 from report import table, write_results  # noqa: E402
 
 CORPORA = ROOT.parent / "shared" / "corpora"

@@ -45,10 +45,10 @@ import real_text_site  # noqa: E402
 from large_site import filter_cases, percentile, pick_filters  # noqa: E402
 from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
 from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
-from mkdocs_vault_mcp.index.search import search  # noqa: E402
-from mkdocs_vault_mcp.index.search_counts import forget_counts  # noqa: E402
-from mkdocs_vault_mcp.index.search_plan import CODE_HINT as _CODE_HINT  # noqa: E402
-from mkdocs_vault_mcp.index.search_plan import STOP_WORDS  # noqa: E402
+from mkdocs_vault_mcp.index.search.answer import search  # noqa: E402
+from mkdocs_vault_mcp.index.search.counts import forget_counts  # noqa: E402
+from mkdocs_vault_mcp.index.search.plan import CODE_HINT as _CODE_HINT  # noqa: E402
+from mkdocs_vault_mcp.index.search.plan import STOP_WORDS  # noqa: E402
 from report import table, write_results  # noqa: E402
 
 QUESTION_FORMS = (

@@ -10,7 +10,7 @@ cannot tell a change of a few milliseconds. Here both packages answer the same q
 same seed, and the commonest single words) on the same connection, each query by one and then the other (the
 order alternating by round), after one untimed call of each. The other package is copied under another name
 (its modules import each other relatively), so both load in this process. With --cold, this checkout's kept
-match counts (index/search.py) are forgotten before each of its timed calls.
+match counts (index/search/answer.py) are forgotten before each of its timed calls.
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ REPO = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
 from large_site import percentile  # noqa: E402
-from mkdocs_vault_mcp.index import search as ours  # noqa: E402
 from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
 from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
-from mkdocs_vault_mcp.index.search_counts import forget_counts  # noqa: E402
+from mkdocs_vault_mcp.index.search import answer as ours  # noqa: E402
+from mkdocs_vault_mcp.index.search.counts import forget_counts  # noqa: E402
 from real_text_search import commonest_terms, draw_queries  # noqa: E402
 from report import table, write_results  # noqa: E402
 
@@ -47,7 +47,11 @@ def load_other(checkout: Path) -> tuple[Any, Any]:
     copies = Path(tempfile.mkdtemp(prefix="search-ab-"))
     shutil.copytree(checkout / "mkdocs_vault_mcp", copies / "other_vault_mcp")
     sys.path.insert(0, str(copies))
-    return importlib.import_module("other_vault_mcp.index.search"), importlib.import_module(
+    # A checkout from before the index was split by job has its search in index/search.py.
+    layout = (
+        "index.search.answer" if (checkout / "mkdocs_vault_mcp/index/search/answer.py").exists() else "index.search"
+    )
+    return importlib.import_module(f"other_vault_mcp.{layout}"), importlib.import_module(
         "other_vault_mcp.index.filters"
     ).Filters
 

@@ -48,7 +48,7 @@ CORPORA = REPO.parent / "shared" / "corpora"
 sys.path.insert(0, str(BENCH))
 
 from generate_site import CATEGORIES, FIRST_DAY, OFFSETS, SPAN_SECONDS, existing, zipf_weights  # noqa: E402
-from mkdocs_vault_mcp.index.search_plan import STOP_WORDS  # noqa: E402
+from mkdocs_vault_mcp.index.search.plan import STOP_WORDS  # noqa: E402
 from report import command_line, write_results  # noqa: E402
 
 TAG_COUNT = 200

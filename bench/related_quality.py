@@ -5,7 +5,7 @@ relevant pages of the same query more often than chance?
 
 Uses the FastAPI English docs index that bench/search_quality.py builds (and builds it when missing or out of
 date). For every judged query of bench/search_queries.json with at least two relevant pages, and for each of
-its relevant pages, asks the `links` tool's `show="related"` question (index/related.py) for 10 neighbours and
+its relevant pages, asks the `links` tool's `show="related"` question (index/query/related.py) for 10 neighbours and
 counts the query's other relevant pages among them. Chance is what 10 pages drawn at random from the other
 pages of the site would hold: 10 / (pages - 1) of them. Writes the table to bench/results/quality/related_quality.json.
 """
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
 from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
-from mkdocs_vault_mcp.index.related import related  # noqa: E402
+from mkdocs_vault_mcp.index.query.related import related  # noqa: E402
 from report import table, write_results  # noqa: E402
 from search_quality import QUERIES, build_fastapi_site  # noqa: E402
 

@@ -5,9 +5,9 @@
 
 The same question as bench/related_quality.py (for every judged query of bench/search_queries.json with two or
 more relevant pages, and each of its relevant pages: how many of the query's other relevant pages are among the
-page's 10 neighbours), asked of the index without vectors (tf-idf terms searched, index/related.py) and of the
+page's 10 neighbours), asked of the index without vectors (tf-idf terms searched, index/query/related.py) and of the
 index with them (those, fused by rank with the pages nearest the mean of the page's section vectors,
-index/semantic.py). Writes
+index/search/semantic.py). Writes
 bench/results/quality/related_semantic.json.
 """
 
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
 from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
-from mkdocs_vault_mcp.index.related import related  # noqa: E402
+from mkdocs_vault_mcp.index.query.related import related  # noqa: E402
 from related_quality import DEPTHS, ask_neighbours, judged_queries  # noqa: E402
 from report import table, write_results  # noqa: E402
 from search_quality import OUT  # noqa: E402

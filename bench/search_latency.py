@@ -37,9 +37,9 @@ REPO = BENCH.parent
 sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(REPO))
 
-from mkdocs_vault_mcp.index import search as ranking  # noqa: E402
 from mkdocs_vault_mcp.index.filters import Filters, compile_filters  # noqa: E402
 from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
+from mkdocs_vault_mcp.index.search import answer as ranking  # noqa: E402
 from report import write_results  # noqa: E402
 from search_quality import CORPORA, QUERIES, STYLES, build_fastapi_site  # noqa: E402
 

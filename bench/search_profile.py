@@ -5,7 +5,7 @@
 
 Draws real_text_search.py's queries (same seed), runs each once to warm the page cache, then runs the --top
 slowest of a kind again with every SQL statement timed (execute and fetch, this thread's CPU): each statement's
-share of the query's CPU time, the function of index/search.py that ran it, and the statement text. What the
+share of the query's CPU time, the function of index/search/answer.py that ran it, and the statement text. What the
 statements leave over is Python (planning, rescoring, grouping). Prints only; nothing is written to results/.
 """
 
@@ -23,9 +23,9 @@ from typing import Any
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
-from mkdocs_vault_mcp.index import search as searching  # noqa: E402
 from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
 from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
+from mkdocs_vault_mcp.index.search import answer as searching  # noqa: E402
 from real_text_search import draw_queries  # noqa: E402
 
 

@@ -33,10 +33,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import numpy as np  # noqa: E402
 
-from mkdocs_vault_mcp.index import semantic  # noqa: E402
 from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
 from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
-from mkdocs_vault_mcp.index.search import search, search_answer  # noqa: E402
+from mkdocs_vault_mcp.index.search import semantic  # noqa: E402
+from mkdocs_vault_mcp.index.search.answer import search, search_answer  # noqa: E402
 from report import write_results  # noqa: E402
 from search_quality import OUT, QUERY_SETS  # noqa: E402
 

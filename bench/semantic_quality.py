@@ -38,11 +38,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from mkdocs_vault_mcp.index import semantic  # noqa: E402
 from mkdocs_vault_mcp.index.filters import Filters  # noqa: E402
 from mkdocs_vault_mcp.index.publish import open_read_only  # noqa: E402
-from mkdocs_vault_mcp.index.search import search, search_answer  # noqa: E402
-from mkdocs_vault_mcp.index.search_plan import query_style  # noqa: E402
+from mkdocs_vault_mcp.index.search import semantic  # noqa: E402
+from mkdocs_vault_mcp.index.search.answer import search, search_answer  # noqa: E402
+from mkdocs_vault_mcp.index.search.plan import query_style  # noqa: E402
 from report import write_results  # noqa: E402
 from search_quality import (  # noqa: E402
     CONFIG,

@@ -385,8 +385,8 @@ def rows_named(schema: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]
 
 def sql_alone(tool: str, arguments: dict[str, Any]) -> Any:
     """The query function our tool adapts, with the same arguments (no MCP, no JSON, no pydantic)."""
-    from mkdocs_vault_mcp.index import queries
-    from mkdocs_vault_mcp.index import search as ranked
+    from mkdocs_vault_mcp.index.query import queries
+    from mkdocs_vault_mcp.index.search import answer as ranked
     from mkdocs_vault_mcp.mcp.arguments import shared_filters
 
     folder = shared_filters({"folder": arguments.get("folder")})

@@ -28,8 +28,8 @@ import mkdocs.commands.build as mkdocs_build
 from mkdocs.config import load_config
 
 import mkdocs_vault_mcp.plugin as plugin
-from mkdocs_vault_mcp.build import incremental, stats_page
-from mkdocs_vault_mcp.index import build_summary as answers
+from mkdocs_vault_mcp.build_steps import incremental, stats_page
+from mkdocs_vault_mcp.index.write import build_summary as answers
 from report import results_from_output  # bench/ is on sys.path when a script runs
 
 BENCH = Path(__file__).resolve().parent
@@ -56,7 +56,7 @@ def timed(name: str, function, only=None):
 
 
 def instrument() -> None:
-    # The writer's read_build_summary builds the snapshot, by the names in index/build_summary.py. The writer is
+    # The writer's read_build_summary builds the snapshot, by the names in index/write/build_summary.py. The writer is
     # made a thread here, so that what it reads after its commit is timed in this process.
     incremental.worth_a_process = lambda pages_to_write: False
     answers.build_snapshot = timed("build_snapshot", answers.build_snapshot)

@@ -124,7 +124,7 @@ def target_for(label: str) -> float | None:
 
 def direct_function(label: str, tool: str, arguments: dict[str, Any]) -> Callable[[sqlite3.Connection], Any]:
     """The query function the tool adapts, with the same arguments (no MCP, no JSON, no pydantic)."""
-    from mkdocs_vault_mcp.index import queries
+    from mkdocs_vault_mcp.index.query import queries
     from mkdocs_vault_mcp.mcp.arguments import shared_filters as filters_from
 
     args = dict(arguments)

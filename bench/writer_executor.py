@@ -38,7 +38,7 @@ OUT = REPO / "bench" / "out" / "writer_executor"
 CORPUS = REPO.parent / "shared" / "corpora" / "fastapi-docs" / "en" / "docs"
 # Runs MkDocs with the writer held on a thread when asked: the one switch the package has is its page threshold.
 LAUNCH = (
-    "import sys, mkdocs_vault_mcp.index.writer as w\n"
+    "import sys, mkdocs_vault_mcp.index.write.writer as w\n"
     "if sys.argv.pop(1) == 'thread': w.PAGES_FOR_A_PROCESS = 10**9\n"
     "from mkdocs.__main__ import cli; sys.argv[0] = 'mkdocs'; cli()"
 )

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__
-from .build.site_folder import SiteError
+from .build_steps.site_folder import SiteError
 from .command_line import DEFAULT_HOST, DEFAULT_PATH, DEFAULT_PORT, command_line
 from .errors import InvalidArgument
 from .index import publish
@@ -294,7 +294,7 @@ def exposure_warning(host: str, port: int, allowed_hosts: list[str], token_env: 
 
 def index_site(args: argparse.Namespace) -> None:
     # MkDocs (with Jinja2, Markdown and Babel) loads only for this command: `serve` starts without it.
-    from .build.built_site import index_site as index_built_site
+    from .build_steps.built_site import index_site as index_built_site
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
     locations = {

@@ -145,7 +145,7 @@ class McpUrl(base.BaseConfigOption[str | None]):
         )
 
 
-# A model hub name: "name" or "owner/name" (index/embedding.py tells them from folders alike).
+# A model hub name: "name" or "owner/name" (index/search/embedding.py tells them from folders alike).
 _HUB_NAME = re.compile(r"[\w.-]+(/[\w.-]+)?")
 
 
@@ -153,7 +153,7 @@ def semantic_model(value: str | Literal[True], config_folder: Path) -> str:
     """The option `semantic`, when on, as the build hands it to the writer: a folder's absolute path (relative to
     mkdocs.yml when given relative; the index records it by name and digest, not by where it was), or a model
     hub name. A value that names no folder and is no hub name is a folder too, so that its absence is reported as
-    a missing folder. Here rather than in index/semantic.py, which a build's own process never imports."""
+    a missing folder. Here rather than in index/search/semantic.py, which a build's own process never imports."""
     if value is True:
         return DEFAULT_MODEL
     folder = config_folder / Path(value).expanduser()

@@ -7,7 +7,7 @@ Order of a build (MkDocs 1.6):
   on_files           open the working index (one write transaction, beside the build); add the stats page
   on_nav             note the pages the nav lists (orphan pages); the stats page into the nav when asked
   on_page_markdown   every page (priority 49): which front matter keys the author wrote
-  on_page_content    every rendered page: a document, unless unchanged since the last build (build/incremental.py)
+  on_page_content    every rendered page: a document, unless unchanged since the last build (build_steps/incremental.py)
   on_env             all pages are rendered: late content, drop vanished pages, resolve links, commit (a writer
                      process commits while MkDocs renders the templates)
   on_page_context    the stats page (rendered last) gets its content, drawn from the committed index
@@ -38,19 +38,19 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import Page
 
 from .adapters import mkdocs_serve
-from .build import agent_files, mkdocs_pages, stats_page
-from .build.faults import CACHE_HINT, SITE_HINT, build_fault, check_cache_dir, check_site_dir, fault_of
-from .build.i18n import I18nBuild, LanguageRun, i18n_build, theme_language
-from .build.incremental import IncrementalBuild
-from .build.mkdocs_pages import PageOptions, is_candidate, page_paths, rendered_page, site_files
-from .build.modified import GitTimesRead
-from .build.plugin_state import BuildState, IndexingPlan
-from .build.snapshot import write_snapshot
+from .build_steps import agent_files, mkdocs_pages, stats_page
+from .build_steps.faults import CACHE_HINT, SITE_HINT, build_fault, check_cache_dir, check_site_dir, fault_of
+from .build_steps.i18n import I18nBuild, LanguageRun, i18n_build, theme_language
+from .build_steps.incremental import IncrementalBuild
+from .build_steps.mkdocs_pages import PageOptions, is_candidate, page_paths, rendered_page, site_files
+from .build_steps.modified import GitTimesRead
+from .build_steps.plugin_state import BuildState, IndexingPlan
+from .build_steps.snapshot import write_snapshot
 from .config import INDEXING_OPTIONS, VaultMcpConfig, semantic_model
 from .forked import reap_exited, reap_in_background
 from .index.freshness import Freshness
 from .index.publish import publish
-from .index.working_index import CommitSettings, SummaryRequest
+from .index.write.working_index import CommitSettings, SummaryRequest
 from .page.front_matter import search_excluded
 from .page.model import RenderedPage
 from .page.paths import relative_location
@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from mkdocs.structure.nav import Navigation
     from mkdocs.utils.templates import TemplateContext
 
-    from .index.build_summary import BuildSummary
+    from .index.write.build_summary import BuildSummary
 
 log = get_plugin_logger("vault-mcp")
 

@@ -17,8 +17,8 @@ def test_a_build_imports_none_of_the_tools_side(tmp_path):
     assert "mkdocs_vault_mcp.plugin" in modules  # the build did run the plugin
     assert (tmp_path / "site" / "vault-mcp" / "index.sqlite").is_file()
     tools_side = {
-        "mkdocs_vault_mcp.index.search",
-        "mkdocs_vault_mcp.index.related",
+        "mkdocs_vault_mcp.index.search.answer",
+        "mkdocs_vault_mcp.index.query.related",
         "mkdocs_vault_mcp.mcp.server",
         "mkdocs_vault_mcp.mcp.tools",
         "mkdocs_vault_mcp.index.html_to_markdown",
@@ -56,13 +56,13 @@ def test_the_plugin_loads_no_queries_before_the_writer_reads_what_the_build_publ
     modules = set(done.stdout.split())
     assert {
         "mkdocs_vault_mcp.plugin",
-        "mkdocs_vault_mcp.build.snapshot",
-        "mkdocs_vault_mcp.build.stats_page",
+        "mkdocs_vault_mcp.build_steps.snapshot",
+        "mkdocs_vault_mcp.build_steps.stats_page",
     } <= modules
     queries = {
-        "mkdocs_vault_mcp.index.answers",
-        "mkdocs_vault_mcp.index.queries",
+        "mkdocs_vault_mcp.index.answer_types",
+        "mkdocs_vault_mcp.index.query.queries",
         "mkdocs_vault_mcp.index.filters",
-        "mkdocs_vault_mcp.index.link_queries",
+        "mkdocs_vault_mcp.index.query.link_queries",
     }
     assert modules & queries == set()

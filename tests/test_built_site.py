@@ -17,7 +17,7 @@ from helpers.index_command import BLOG_META, QUERIES, index_rows, run_index, sum
 from helpers.mcp_session import session_over
 from helpers.paths import ROOT
 from helpers.site import Site, build_from, built_site
-from mkdocs_vault_mcp.build.built_pages import requoted
+from mkdocs_vault_mcp.build_steps.built_pages import requoted
 
 
 def mode(path: Path) -> int:

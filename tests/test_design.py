@@ -20,13 +20,19 @@ FUNCTION_LINES = 60
 
 # Each layer of the package and the layers it may import (beside itself); the entry points may import any.
 BOTTOM = {"errors", "instants", "limits", "budget", "forked", "adapters", "__init__"}
+INDEX = {"index", "page", "bottom"}
 MAY_IMPORT = {
     "bottom": {"bottom"},
     "page": {"bottom"},
     "config": {"page", "bottom"},
+    # The index's own parts in the order a newcomer reads them: the shared base (schema, filters, the answers'
+    # types), then searching, then the other questions, then writing, which asks questions of what it wrote.
     "index": {"page", "bottom"},
-    "build": {"index", "page", "config", "bottom"},
-    "mcp": {"index", "page", "bottom"},
+    "index.search": INDEX,
+    "index.query": INDEX | {"index.search"},
+    "index.write": INDEX | {"index.search", "index.query"},
+    "build_steps": {"index", "index.write", "index.query", "index.search", "page", "config", "bottom"},
+    "mcp": {"index", "index.query", "index.search", "page", "bottom"},
 }
 ENTRY_POINTS = {"plugin", "cli", "command_line", "asgi", "__main__"}
 
@@ -36,15 +42,18 @@ def package_modules() -> list[Path]:
 
 
 def layer_of(dotted: str) -> str:
-    """The layer of a module named relative to the package (`index.search`, `errors`)."""
-    first = dotted.split(".")[0] or "__init__"
+    """The layer of a module named relative to the package (`index.search.answer`, `errors`)."""
+    parts = dotted.split(".")
+    first = parts[0] or "__init__"
     if first in BOTTOM:
         return "bottom"
+    if first == "index" and len(parts) > 2:
+        return f"index.{parts[1]}"
     return "entry point" if first in ENTRY_POINTS else first
 
 
 def module_name(path: Path) -> str:
-    """`path`'s module named relative to the package (`index.search`; a folder's `__init__.py` is the folder)."""
+    """`path`'s module named relative to the package (`index.search.answer`; a folder's `__init__.py` is the folder)."""
     parts = path.relative_to(PACKAGE).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
@@ -90,16 +99,28 @@ def imported_in_functions(path: Path) -> set[str]:
 
 # The package's own modules imported inside a function, each for what its import would load where it is not used.
 DEFERRED_IMPORTS = {
-    ("cli.py", "build.built_site"): "MkDocs, Jinja2, Markdown, Babel: only `index` uses them; `serve` starts without",
+    (
+        "cli.py",
+        "build_steps.built_site",
+    ): "MkDocs, Jinja2, Markdown, Babel: only `index` uses them; `serve` starts without",
     ("plugin.py", "mcp.live"): "the SDK and the HTTP stack: only `mkdocs serve` uses them, a build never",
-    ("index/link_queries.py", "index.related"): "search: the build summary's links never use it, the tools' do",
-    ("index/read.py", "index.html_to_markdown"): "bs4, markdownify and lxml: only reading a page uses them",
+    (
+        "index/query/link_queries.py",
+        "index.query.related",
+    ): "search: the build summary's links never use it, the tools' do",
+    ("index/query/read.py", "index.html_to_markdown"): "bs4, markdownify and lxml: only reading a page uses them",
     ("index/conversion_pool.py", "index.html_to_markdown"): "bs4, markdownify and lxml: in the worker, not the server",
-    ("index/agent_pages.py", "index.read"): "the HTML parsing: only a page whose Markdown copy is not kept needs it",
+    (
+        "index/query/agent_pages.py",
+        "index.query.read",
+    ): "the HTML parsing: only a page whose Markdown copy is not kept needs it",
     # The build's own process imports working_index.py (plugin.py, writer.py); only the writer uses these.
-    ("index/working_index.py", "page.documents"): "the HTML parsing: the build's own thread never makes a document",
-    ("index/working_index.py", "index.semantic"): "search by meaning: only the writer's commit uses it",
-    ("index/working_index.py", "index.build_summary"): "the queries: only the writer's commit uses them",
+    (
+        "index/write/working_index.py",
+        "page.documents",
+    ): "the HTML parsing: the build's own thread never makes a document",
+    ("index/write/working_index.py", "index.search.semantic"): "search by meaning: only the writer's commit uses it",
+    ("index/write/working_index.py", "index.write.build_summary"): "the queries: only the writer's commit uses them",
 }
 
 

@@ -201,7 +201,7 @@ STOP_HOOK = """
 import os
 import signal
 
-import mkdocs_vault_mcp.index.writer as index_writer
+import mkdocs_vault_mcp.index.write.writer as index_writer
 
 index_writer.PAGES_FOR_A_PROCESS = 0  # a writer process, however few the pages
 

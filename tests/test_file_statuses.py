@@ -1,4 +1,4 @@
-"""Under `mkdocs serve`, the sizes and times of the page files come from a process of their own (build/file_statuses.py);
+"""Under `mkdocs serve`, the sizes and times of the page files come from a process of their own (build_steps/file_statuses.py);
 what it answers is what os.stat says, and without an answer each page asks os.stat itself."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 
-from mkdocs_vault_mcp.build.file_statuses import FileStatuses
+from mkdocs_vault_mcp.build_steps.file_statuses import FileStatuses
 
 
 def test_the_answer_is_what_os_stat_says_of_each_file_and_nothing_of_a_missing_one(tmp_path):

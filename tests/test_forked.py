@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-import mkdocs_vault_mcp.build.modified as modified
+import mkdocs_vault_mcp.build_steps.modified as modified
 from helpers.git_repo import Repo
 from helpers.processes import forked_children, state, wait_until_ended
 from helpers.scripted_git import T0, count_subprocess_runs, isolate_git, record_git_runs
 from mkdocs_vault_mcp import forked
-from mkdocs_vault_mcp.build.modified import GitTimesRead, read_git_times
+from mkdocs_vault_mcp.build_steps.modified import GitTimesRead, read_git_times
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="only Linux forks a build"),

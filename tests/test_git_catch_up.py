@@ -10,10 +10,10 @@ import random
 
 import pytest
 
-import mkdocs_vault_mcp.build.modified as modified
+import mkdocs_vault_mcp.build_steps.modified as modified
 from helpers.git_repo import Repo, assert_agrees_with_git_log, files_at_head, random_history
 from helpers.scripted_git import T0, count_subprocess_runs, isolate_git
-from mkdocs_vault_mcp.build.modified import read_git_times
+from mkdocs_vault_mcp.build_steps.modified import read_git_times
 
 
 @pytest.fixture(autouse=True)

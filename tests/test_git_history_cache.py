@@ -8,7 +8,7 @@ import shutil
 
 from helpers.git_repo import Repo
 from helpers.scripted_git import T0, count_subprocess_runs, isolate_git
-from mkdocs_vault_mcp.build.modified import read_git_times
+from mkdocs_vault_mcp.build_steps.modified import read_git_times
 
 
 def log_runs(calls) -> int:

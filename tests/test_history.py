@@ -8,8 +8,8 @@ import random
 
 from helpers.git_repo import HISTORY_DOCS, assert_agrees_with_git_log, files_at_head, random_history
 from helpers.scripted_git import REAL_RUN
-from mkdocs_vault_mcp.build.git_log import HISTORY_LENGTH
-from mkdocs_vault_mcp.build.modified import read_git_times
+from mkdocs_vault_mcp.build_steps.git_log import HISTORY_LENGTH
+from mkdocs_vault_mcp.build_steps.modified import read_git_times
 
 
 def git_log_history(top, path: str) -> list[tuple[int, str]]:

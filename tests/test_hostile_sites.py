@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from helpers.mcp_session import session_over
-from mkdocs_vault_mcp.build.site_folder import PAGE_BYTES
+from mkdocs_vault_mcp.build_steps.site_folder import PAGE_BYTES
 
 SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"
 SECRET = "TOPSECRET-outside-the-site"
@@ -349,7 +349,7 @@ def test_pages_that_were_quadratic_are_indexed_in_bounded_time(tmp_path: Path) -
 def test_unclosed_html_reads_as_a_browser_reads_it() -> None:
     """What scanning in linear time answers: an unclosed comment or script hides the rest, a link without its
     end tag ends where the next one starts, a paragraph where the next one starts."""
-    from mkdocs_vault_mcp.build.built_pages import content_element, page_title_text, without_theme_parts
+    from mkdocs_vault_mcp.build_steps.built_pages import content_element, page_title_text, without_theme_parts
     from mkdocs_vault_mcp.page.documents import first_paragraph, split_sections
     from mkdocs_vault_mcp.page.links import extract_links, page_anchors
 
@@ -448,7 +448,7 @@ def test_a_full_site_disk_names_the_sites_file_not_the_working_index(site: Path,
     assert leftovers == []
 
     # The plugin's publishing names the site's file too, not the working index it copied from.
-    from mkdocs_vault_mcp.build.faults import SITE_HINT, fault_of
+    from mkdocs_vault_mcp.build_steps.faults import SITE_HINT, fault_of
 
     copy_error = OSError(28, "No space left on device", "/cache/build.sqlite", None, f"{published}/.index-1.tmp")
     assert str(fault_of(copy_error, f"write {published}", SITE_HINT)) == (
@@ -459,7 +459,7 @@ def test_a_full_site_disk_names_the_sites_file_not_the_working_index(site: Path,
 def test_pages_are_named_by_folder_in_one_pass_over_the_site() -> None:
     """Each page's path comes from a set of the site's folders, not from a pass over every other page: a site of
     20,000 pages took minutes."""
-    from mkdocs_vault_mcp.build.built_sources import page_folders, path_from_url
+    from mkdocs_vault_mcp.build_steps.built_sources import page_folders, path_from_url
 
     urls = {
         "",

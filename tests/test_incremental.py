@@ -25,9 +25,10 @@ import pytest
 from helpers.incremental_site import PAGES, summary
 from helpers.paths import ROOT
 from helpers.site import Site
-from mkdocs_vault_mcp.index import publish, schema, writer, writes
-from mkdocs_vault_mcp.index.search_counts import section_count
-from mkdocs_vault_mcp.index.working_index import CommitSettings
+from mkdocs_vault_mcp.index import publish, schema
+from mkdocs_vault_mcp.index.search.counts import section_count
+from mkdocs_vault_mcp.index.write import writer, writes
+from mkdocs_vault_mcp.index.write.working_index import CommitSettings
 from mkdocs_vault_mcp.page.model import RenderedPage
 
 

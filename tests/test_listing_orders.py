@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from helpers.site import Site
-from mkdocs_vault_mcp.index import queries
 from mkdocs_vault_mcp.index.filters import Filters
+from mkdocs_vault_mcp.index.query import queries
 
 ONE_TIME_NS = 1_767_225_600 * 10**9  # 2026-01-01T00:00:00Z
 TITLES = ("Alpha", "beta", "Gamma", "Alpha")  # ties on title, and a lowercase title: code point order

@@ -243,7 +243,7 @@ def test_dirty_rebuilds_update_only_the_changed_pages_and_keep_the_drafts(tmp_pa
 
 
 def test_serve_indexes_an_edit_that_only_the_source_shows(tmp_path, serve_factory):
-    # Under serve the files' sizes and times come from a process of their own (build/file_statuses.py).
+    # Under serve the files' sizes and times come from a process of their own (build_steps/file_statuses.py).
     port = free_port()
     serve = serve_factory(write_site(tmp_path, mcp_port=port), mcp_port=port)
     serve.wait_for(r"Serving on ")

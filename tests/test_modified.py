@@ -1,4 +1,4 @@
-"""mkdocs_vault_mcp.build.modified against real git repositories built in tmp_path (no mocks).
+"""mkdocs_vault_mcp.build_steps.modified against real git repositories built in tmp_path (no mocks).
 
 The reference for a file's git time is always `git log -1 --format=%at -- FILE`, run per file."""
 
@@ -15,7 +15,7 @@ import pytest
 
 from helpers.git_repo import HISTORY_DOCS, UNICODE_DIR, Repo, assert_agrees_with_git_log, random_history
 from helpers.scripted_git import T0, count_subprocess_runs, isolate_git
-from mkdocs_vault_mcp.build.modified import GitTimes, modified_instant, read_git_times
+from mkdocs_vault_mcp.build_steps.modified import GitTimes, modified_instant, read_git_times
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

@@ -25,7 +25,7 @@ from mkdocs_vault_mcp import __version__
 
 # Third-party modules the package needs but loads by name rather than imports, and where it names them.
 LOADED_BY_NAME = {"lxml": "index/html_to_markdown.py"}  # BeautifulSoup(fragment, "lxml")
-# The optional extra `semantic`'s modules (index/semantic.py imports them where it uses them) and its distributions.
+# The optional extra `semantic`'s modules (index/search/semantic.py imports them where it uses them) and its distributions.
 SEMANTIC_MODULES = {
     "numpy": "numpy",
     "onnxruntime": "onnxruntime",
@@ -113,7 +113,7 @@ def test_the_sdist_holds_the_package_its_license_and_the_test_suite(dist: Path) 
     with tarfile.open(sdist) as archive:
         names = [name.split("/", 1)[1] for name in archive.getnames() if "/" in name]
     assert "LICENSE" in names and "README.md" in names and "pyproject.toml" in names
-    assert "mkdocs_vault_mcp/index/read.py" in names and "mkdocs_vault_mcp/assets/stats.css" in names
+    assert "mkdocs_vault_mcp/index/query/read.py" in names and "mkdocs_vault_mcp/assets/stats.css" in names
     assert "mkdocs_vault_mcp/__main__.py" in names
     tests = {
         path.relative_to(ROOT).as_posix()

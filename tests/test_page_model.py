@@ -1,6 +1,6 @@
 """One page model (page.RenderedPage) for both ways a site gets its index: the plugin during `mkdocs build`, and
 `mkdocs-vault-mcp index SITE_DIR` over a site built without it. Both indexes are read back through the one module
-that maps pages to rows (index/rows.py), and the models compared page by page. Real MkDocs builds in a temp dir,
+that maps pages to rows (index/write/rows.py), and the models compared page by page. Real MkDocs builds in a temp dir,
 the console script, real SQLite."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from helpers.index_command import index_rows, run_index
 from helpers.mcp_session import call_tools
 from helpers.paths import ROOT
 from helpers.site import Site, build_from
-from mkdocs_vault_mcp.index.rows import rendered_page_from_rows, stored_paths
+from mkdocs_vault_mcp.index.write.rows import rendered_page_from_rows, stored_paths
 from mkdocs_vault_mcp.page.documents import build_document
 from mkdocs_vault_mcp.page.model import RenderedPage
 

@@ -29,7 +29,7 @@ from helpers.hostile_site import (
 from helpers.mcp_session import session_with
 from helpers.site import Site, built_example_site
 from helpers.web_server import WebServer
-from mkdocs_vault_mcp.build import server_card
+from mkdocs_vault_mcp.build_steps import server_card
 from mkdocs_vault_mcp.index.schema import FORMAT_VERSION
 from mkdocs_vault_mcp.mcp import discovery
 from mkdocs_vault_mcp.mcp.remote_index import RemoteIndex, site_folder

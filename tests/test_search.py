@@ -19,7 +19,7 @@ import pytest
 from helpers.mcp_session import Session, session_over, text
 from helpers.site import Site, built_site
 from mkdocs_vault_mcp.index.filters import fts_expression
-from mkdocs_vault_mcp.index.search_rank import COLUMN_WEIGHTS
+from mkdocs_vault_mcp.index.search.rank import COLUMN_WEIGHTS
 
 EXTENSIONS = [
     "attr_list",

@@ -25,7 +25,7 @@ from helpers.site import Site, built_site
 from mkdocs_vault_mcp.index.answer_types import SearchHit
 from mkdocs_vault_mcp.index.filters import Filters
 from mkdocs_vault_mcp.index.publish import open_read_only
-from mkdocs_vault_mcp.index.search import search, search_answer
+from mkdocs_vault_mcp.index.search.answer import search, search_answer
 
 LIMITS = (1, 3, 5, 10, 20, 50)
 FASTAPI = CORPORA / "fastapi-docs"

@@ -13,11 +13,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from mkdocs_vault_mcp.index import cjk, search_marks
-from mkdocs_vault_mcp.index import search as searching
+from mkdocs_vault_mcp.index import cjk
 from mkdocs_vault_mcp.index.filters import Filters
 from mkdocs_vault_mcp.index.schema import create_schema
-from mkdocs_vault_mcp.index.search_counts import forget_counts
+from mkdocs_vault_mcp.index.search import answer as searching
+from mkdocs_vault_mcp.index.search import marks as search_marks
+from mkdocs_vault_mcp.index.search.counts import forget_counts
 
 COUNTING = "SELECT count(*) FROM (SELECT 1 FROM sections_fts"
 PROSE = [

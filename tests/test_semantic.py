@@ -79,7 +79,7 @@ def test_off_by_default_a_build_imports_nothing_of_it_and_search_says_keywords_o
     modules = site.modules_a_build_imports()
     assert "mkdocs_vault_mcp.plugin" in modules
     assert modules & HEAVY_MODULES == set()
-    assert "mkdocs_vault_mcp.index.semantic" not in modules or "numpy" not in modules
+    assert "mkdocs_vault_mcp.index.search.semantic" not in modules or "numpy" not in modules
     assert not has_vectors_table(site)
     with session_over(site.index_path) as session:
         result = session.call("search", query="purr")
@@ -264,7 +264,7 @@ def test_a_local_model_is_recorded_by_name_and_digest_and_served_wherever_its_fo
 
 
 def test_a_model_fault_names_the_file_at_fault_and_a_missing_folder_is_reported_as_one(tmp_path, model_folder):
-    from mkdocs_vault_mcp.index.embedding import Model, ModelUnavailable
+    from mkdocs_vault_mcp.index.search.embedding import Model, ModelUnavailable
 
     for name in ("tokenizer.json", "model.onnx"):
         broken = tmp_path / f"broken-{name}"

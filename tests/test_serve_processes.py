@@ -15,7 +15,7 @@ from helpers.live_serve import Serve
 from helpers.ports import free_port
 from helpers.scripted_git import isolate_git, run_git
 
-# More pages than the writer takes a process of its own for (index/writer.py's PAGES_FOR_A_PROCESS).
+# More pages than the writer takes a process of its own for (index/write/writer.py's PAGES_FOR_A_PROCESS).
 PAGES = {f"page-{number}.md": f"# Page {number}\n\nText of page {number}.\n" for number in range(12)}
 
 

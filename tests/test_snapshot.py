@@ -11,7 +11,7 @@ import stat
 from typing import Any
 
 from helpers.mcp_session import call_tools
-from mkdocs_vault_mcp.index import queries
+from mkdocs_vault_mcp.index.query import queries
 
 SNAPSHOT_KEYS = [
     "schema_version",

@@ -20,7 +20,7 @@ from helpers.chromium import Browser, find_chromium, serve_directory
 from helpers.mcp_session import call_tools
 from helpers.paths import ROOT
 from helpers.site import build_from
-from mkdocs_vault_mcp.build.stats_charts import MAX_BARS
+from mkdocs_vault_mcp.build_steps.stats_charts import MAX_BARS
 
 OUT = Path(__file__).resolve().parent / "out"
 NASTY = "<script>alert(\"x\")</script> & 'q'"

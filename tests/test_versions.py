@@ -26,7 +26,7 @@ from helpers.mike_site import VERSION_2, mike_site
 from helpers.ports import free_port
 from helpers.scripted_git import isolate_git, run_git
 from helpers.site import built_site
-from mkdocs_vault_mcp.index.version_changes import (
+from mkdocs_vault_mcp.index.query.version_changes import (
     CHANGED_LINES,
     LINE_CHARS,
     PageSections,

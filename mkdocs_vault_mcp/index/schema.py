@@ -20,7 +20,7 @@ FORMAT_VERSION = "11"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 FTS_COLUMNS = ("path", "title", "headings", "summary", "body")
 # Every table a working index holds, the dependent ones first (the order to drop them in). `section_vectors`
-# (index/semantic.py) only when the plugin's option semantic is on.
+# (index/search/semantic.py) only when the plugin's option semantic is on.
 TABLES = (
     "section_vectors",
     "sections_vocab",
@@ -155,7 +155,7 @@ CREATE TABLE IF NOT EXISTS "site_files" (
    "url" TEXT PRIMARY KEY,
    "path" TEXT NOT NULL
 );
--- The number of sections that hold each term, for "more like this" (index/related.py); no storage of its own.
+-- The number of sections that hold each term, for "more like this" (index/query/related.py); no storage of its own.
 CREATE VIRTUAL TABLE IF NOT EXISTS sections_vocab USING fts5vocab(sections_fts, row);
 CREATE TABLE IF NOT EXISTS "pages" (
    "document_id" INTEGER PRIMARY KEY REFERENCES "documents"("id"),

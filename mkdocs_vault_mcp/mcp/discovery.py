@@ -1,5 +1,5 @@
 """Where a deployed site's index is, as its discovery file says: the AI Catalog at `.well-known/ai-catalog.json`
-beside the site (build/server_card.py writes it), whose first MCP Server Card names the index under this package's
+beside the site (build_steps/server_card.py writes it), whose first MCP Server Card names the index under this package's
 own `_meta` key.
 
 The catalog and a card it links to are untrusted input: fetched by download.py (its deadline, redirect rules and
@@ -23,7 +23,7 @@ from .download import DownloadRefused, HttpError, TooBig, download, plain_url, s
 
 log = logging.getLogger(__name__)
 
-# The names build/server_card.py writes (a test checks they agree; the mcp layer does not import the build layer).
+# The names build_steps/server_card.py writes (a test checks they agree; the mcp layer does not import the build layer).
 CATALOG_URI = ".well-known/ai-catalog.json"
 CARD_TYPE = "application/mcp-server-card+json"
 META_INDEX = "mkdocs-vault-mcp/index"

@@ -20,7 +20,7 @@ from mcp_types import INVALID_PARAMS, Annotations, Completion, Resource
 
 from .. import limits
 from ..errors import InvalidArgument
-from ..index.read import read_document
+from ..index.query.read import read_document
 from ..instants import rfc3339
 
 SCHEME = "docs"

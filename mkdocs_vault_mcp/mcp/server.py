@@ -33,9 +33,9 @@ from mcp_types import (
 
 from .. import __version__, budget, limits
 from ..errors import InvalidArgument
-from ..index import embedding
 from ..index.freshness import Freshness
 from ..index.publish import open_read_only
+from ..index.search import embedding
 from .arguments import checked
 from .resources import IndexIdentity, Resources
 from .tools import TOOLS
@@ -86,7 +86,7 @@ class IndexReader:
         model_folder: Path | None = None,
     ) -> None:
         """`model_folder`: the folder of the model of the index's vectors, where the build's is not (search by
-        meaning, index/embedding.py's `locate`)."""
+        meaning, index/search/embedding.py's `locate`)."""
         self.path = path
         self.model_folder = model_folder
         # What every answer's `_meta` says besides index_stale (a downloaded index: where from, how old).

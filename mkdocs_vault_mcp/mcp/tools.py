@@ -20,7 +20,6 @@ from mcp_types import ToolAnnotations
 
 from .. import limits
 from ..errors import InvalidArgument
-from ..index import queries
 from ..index.answer_types import (
     AggregateAnswer,
     Aggregation,
@@ -39,11 +38,12 @@ from ..index.answer_types import (
     StatsAnswer,
 )
 from ..index.filters import split_target
-from ..index.link_queries import SHOWS
-from ..index.link_queries import links as link_query
-from ..index.read import read_document
-from ..index.search import search_answer
-from ..index.version_changes import PageSections, section_changes
+from ..index.query import queries
+from ..index.query.link_queries import SHOWS
+from ..index.query.link_queries import links as link_query
+from ..index.query.read import read_document
+from ..index.query.version_changes import PageSections, section_changes
+from ..index.search.answer import search_answer
 from . import schemas as s
 from .arguments import check_schema_words, filters_from_where, shared_filters
 

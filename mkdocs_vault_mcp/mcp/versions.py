@@ -21,8 +21,8 @@ import anyio
 
 from ..errors import InvalidArgument
 from ..index.filters import Filters, split_target
-from ..index.queries import count_documents
-from ..index.version_changes import PageSections, page_sections
+from ..index.query.queries import count_documents
+from ..index.query.version_changes import PageSections, page_sections
 
 VERSIONS_FILE = "versions.json"
 INDEX_URI = "vault-mcp/index.sqlite"  # where each version's build publishes its index, under its folder

@@ -1,7 +1,7 @@
 """Documents as plain data: what one rendered page (page.RenderedPage) contributes to the index.
 
 Nothing here knows SQL or MkDocs events: `build_document` makes a rendered page's `Document`, the model the
-index's rows are made from (index/rows.py). The index writer makes documents, so this module
+index's rows are made from (index/write/rows.py). The index writer makes documents, so this module
 (and page/links.py) loads where it runs: a build's own thread needs only a page's fingerprint (page/fingerprints.py), its
 front matter's values (page/front_matter.py) and its paths (page/paths.py).
 """

@@ -1,4 +1,4 @@
-"""A page's fingerprint: when the index holds it, the page is not indexed again (build/incremental.py says what it covers).
+"""A page's fingerprint: when the index holds it, the page is not indexed again (build_steps/incremental.py says what it covers).
 
 The build's thread takes it for every rendered page, so the module holds no HTML parsing (page/documents.py).
 """
@@ -45,7 +45,7 @@ def page_fingerprint(
     source's text, or what stands for it (mkdocs_pages.source_version); `more`: the page's language and what it is
     a fallback of; `known`: the fingerprint the index holds for the page, if any.
 
-    When the HTML as it is gives `known` (or its first half, build/incremental.py's late content), the HTML had no
+    When the HTML as it is gives `known` (or its first half, build_steps/incremental.py's late content), the HTML had no
     parts that differ from run to run, and searching it for them is skipped: most pages of a rebuild are unchanged."""
     meta_json = meta_fingerprint(meta)
     micros = None if modified is None else to_micros(modified)

@@ -9,7 +9,7 @@ A link to the site is kept as the server path it points at (percent-decoding und
 in another build (incremental builds, `mkdocs serve --dirty`) is resolved against the site as it is now.
 A link MkDocs could not resolve keeps its `.md` target, which is taken relative to the page's file, as
 MkDocs' own warning names it (`guide/missing.md`). A link elsewhere keeps its host, and so does a full address on
-the site's own host: the commit tells the site's pages from another site's on that host (index/resolve.py).
+the site's own host: the commit tells the site's pages from another site's on that host (index/write/resolve.py).
 """
 
 from __future__ import annotations

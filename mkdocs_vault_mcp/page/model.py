@@ -1,8 +1,8 @@
 """The page model: one rendered page, as both the plugin and `mkdocs-vault-mcp index SITE_DIR` hand it to the index.
 
 The plugin makes a `RenderedPage` from MkDocs' page (mkdocs_pages.rendered_page), `index SITE_DIR` from a built
-site's HTML file (build/built_site.py); the index writer turns it into a `documents.Document` and that into rows
-(index/rows.py), which also reads it back. A leaf module: the build's own thread imports it for every page, so it
+site's HTML file (build_steps/built_site.py); the index writer turns it into a `documents.Document` and that into rows
+(index/write/rows.py), which also reads it back. A leaf module: the build's own thread imports it for every page, so it
 holds no HTML parsing and imports no MkDocs.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from ..instants import rfc3339
 
-# One git commit of a page, as build/modified.py reads it: (seconds since the epoch, author, subject).
+# One git commit of a page, as build_steps/modified.py reads it: (seconds since the epoch, author, subject).
 Commit = tuple[int, str, str]
 # Which front matter fields the index keeps values of: "auto" (all) or their names (the plugin option).
 IndexedFields = str | list[str]

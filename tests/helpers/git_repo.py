@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 from helpers.scripted_git import REAL_RUN, T0, git_log_time, run_git
-from mkdocs_vault_mcp.build.modified import GitTimes
+from mkdocs_vault_mcp.build_steps.modified import GitTimes
 
 UNICODE_DIR = "Ünïcödé dir"  # non-ASCII characters and a space
 HISTORY_DOCS = "handbook/docs/"  # docs_dir of `build_history`: a subfolder, two levels down
