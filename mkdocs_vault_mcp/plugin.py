@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from mkdocs.utils.templates import TemplateContext
 
     from .index.write.build_summary import BuildSummary
+    from .mcp.live import LiveServer
 
 log = get_plugin_logger("vault-mcp")
 
@@ -99,7 +100,7 @@ def called_from_serve() -> bool:
 class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-call, unused-ignore]
     def __init__(self) -> None:
         self.freshness = Freshness()
-        self.live: Any = None  # the MCP server beside `mkdocs serve`, started once per serve run
+        self.live: LiveServer | None = None  # the MCP server beside `mkdocs serve`, started once per serve run
         self.indexing: IncrementalBuild | None = None  # the running build's, from on_config to on_shutdown
         self.state = BuildState()
         self.serving = False
