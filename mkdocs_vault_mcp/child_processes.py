@@ -1,36 +1,32 @@
-"""Work on the other CPU in a copy of the build's process, made by fork(): the git history's read, and the index
-writer's process.
+"""The child processes the build and the server start for their own work, and the thread that waits beside the build
+for one's answer; every one a new program (git, a fresh Python), never a fork of the caller's process.
 
-A fresh Python (subprocess) spends a noticeable share of a small site's build starting and importing what the
-writer needs; a forked copy has all of it imported already, and its start costs the build little more than the
-copy-on-write of the memory it then touches. Where the copy is not safe, the caller does the work as it
-would without it:
+- `run`: a program run to its end, its output read whole: git's log and status, a Python that stats the site's
+  files (build_steps/git_log.py, build_steps/file_statuses.py);
+- `Beside`: work run on a daemon thread while the build's thread goes on, for work that is mostly waiting for such
+  a program (the git history, the files' statuses): the wait holds no GIL;
+- `PythonWorker` and `serve_requests`: a Python that answers pickled requests on its standard input, one at a
+  time, and ends as soon as that input ends, even mid-request (index/conversion_pool.py's workers).
 
-- only on Linux (macOS' system libraries are not fork-safe; Windows has no fork);
-- only while the build's thread is the process's only one: fork() copies the calling thread alone, so a lock
-  that another thread held then (the logging module's, SQLite's, an allocator's) would stay held in the child.
-  Under `mkdocs serve` the server's threads always run, and anything that started a thread first (a plugin, the
-  test runner) gets the fallback too.
-
-The child opens no SQLite database that the build holds a transaction on at the fork (SQLite keeps its locks per
-process, and the copy of them in the child would never be released): the build has none open at either fork.
-
-The child closes every file descriptor it did not get to keep, so that no pipe of the build's stays open in it
-(a reader waiting for its end would wait for the child), closes its standard streams once its work is done, and
-ends with os._exit: neither the atexit handlers nor the buffered output of the build's process run twice.
+Never a fork: MkDocs' process and the server run threads (the file watcher, the live server, the readers), and a
+fork copies the calling thread alone, so a lock another thread held then (the logging module's, SQLite's, an
+allocator's) would stay held in the child.
 """
 
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import pickle
+import queue
 import signal
+import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import IO, Any, Generic, TypeVar
+
+T = TypeVar("T")
 
 
 def spare_cpu() -> bool:
@@ -41,101 +37,60 @@ def spare_cpu() -> bool:
         return (os.cpu_count() or 1) > 1
 
 
-def can_fork() -> bool:
-    """Whether a child may be forked from here now: on Linux, from a process of one thread."""
-    return sys.platform == "linux" and threading.active_count() == 1
+def run(
+    command: list[str],
+    *,
+    timeout: float,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    input: bytes | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """`command` run to its end, its output and errors captured; without `input`, its standard input is empty."""
+    return subprocess.run(
+        command,
+        cwd=cwd,
+        env=env,
+        input=input,
+        stdin=subprocess.DEVNULL if input is None else None,
+        capture_output=True,
+        timeout=timeout,
+    )
 
 
-class ForkedChild:
-    """A forked child that runs `work()` and ends: with status 0 when it returned, 1 when it raised. The same
-    waiting methods as subprocess.Popen's that the callers use: `poll`, `wait`, `kill`, `pid`."""
+class Beside(Generic[T]):
+    """`work()` on a daemon thread, started at once; `result()` waits for it and returns what it returned or raises
+    what it raised. A daemon: a build that fails meanwhile does not wait for it at exit."""
 
-    def __init__(self, work: Callable[[], object], keep_fds: tuple[int, ...]) -> None:
-        """`keep_fds`: the descriptors the child works with (besides 0, 1 and 2); it closes the others. Raises
-        OSError when no process can be made (a limit on processes, no memory)."""
-        self.returncode: int | None = None
-        pid = os.fork()
-        if pid == 0:  # the child
-            status = 1
-            try:
-                # The build's objects, as the fork found them, are left out of this copy's garbage collections,
-                # which would otherwise write to (and so copy) every page of the build's memory that holds one.
-                gc.freeze()
-                # Ctrl-C reaches every process of the terminal; the build stops its children itself.
-                signal.signal(signal.SIGINT, signal.SIG_IGN)
-                _close_all_but(keep_fds)
-                work()
-                status = 0
-            finally:
-                with contextlib.suppress(Exception):
-                    sys.stderr.flush()
-                # Whoever reads the build's output (a terminal's pipe, a CI log) waits until every copy of it is
-                # closed: not for this copy's exit, which takes a while to free its memory.
-                os.closerange(0, 3)
-                os._exit(status)
-        self.pid = pid
+    def __init__(self, work: Callable[[], T], name: str) -> None:
+        self._answer: tuple[T] | None = None
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = threading.Thread(target=self._run, args=(work,), name=name, daemon=True)
+        self._thread.start()
 
-    def poll(self) -> int | None:
-        if self.returncode is None:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
+    def _run(self, work: Callable[[], T]) -> None:
+        try:
+            self._answer = (work(),)
+        except BaseException as error:  # handed to the waiting thread by result()
+            self._error = error
 
-    def wait(self, timeout: float | None = None) -> int:
-        """The child's exit status (a signal's number negated); TimeoutError when it runs past `timeout`."""
-        if self.returncode is None and timeout is None:
-            self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
-        deadline = time.monotonic() + (timeout or 0)
-        while self.poll() is None:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"process {self.pid} still runs after {timeout} s")
-            time.sleep(0.01)
-        return self.returncode  # type: ignore[return-value]
+    def done(self) -> bool:
+        return self._thread is None or not self._thread.is_alive()
 
-    def kill(self) -> None:
-        if self.returncode is None:
-            with contextlib.suppress(Exception):
-                os.kill(self.pid, signal.SIGKILL)
+    def wait(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None  # a build asks at every page: joined once
 
-    def exit_unwaited(self) -> None:
-        """Let the child end without the build waiting for it: its work is done, and its exit (the kernel freeing
-        its copy of the build's memory) runs beside the build. A later
-        `reap_exited()` collects it, or init once the build's process has ended."""
-        with _exiting_lock:
-            _exiting.append(self)
-
-
-# Children whose work is done and whose exit nobody waited for; the lock, as reap_in_background waits on a thread.
-_exiting: list[ForkedChild] = []
-_exiting_lock = threading.Lock()
-
-
-def reap_exited() -> None:
-    """Forget the unwaited children that have ended (collecting their status, so that none stays a zombie)."""
-    with _exiting_lock:
-        _exiting[:] = [child for child in _exiting if child.poll() is None]
-
-
-def reap_in_background() -> None:
-    """Collect every unwaited child, now or, for those still exiting, on a daemon thread as each ends. For a
-    process that goes on after its build (`mkdocs serve`): no later build may come to reap them, and each would
-    stay a zombie (`[mkdocs] <defunct>`) for as long as the server runs."""
-    reap_exited()
-    with _exiting_lock:
-        exiting, _exiting[:] = list(_exiting), []
-    if exiting:
-        threading.Thread(target=_wait_for_all, args=(exiting,), name="vault-mcp reaper", daemon=True).start()
-
-
-def _wait_for_all(children: list[ForkedChild]) -> None:
-    for child in children:
-        with contextlib.suppress(ChildProcessError):
-            child.wait()
+    def result(self) -> T:
+        self.wait()
+        if self._error is not None:
+            raise self._error
+        assert self._answer is not None
+        return self._answer[0]
 
 
 def pickled_answer(message: tuple[object, ...]) -> bytes:
-    """A child's answer to the build, pickled; an exception in it that does not pickle goes as its text."""
+    """A child's answer, pickled; an exception in it that does not pickle goes as its text."""
     try:
         return pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:
@@ -145,9 +100,49 @@ def pickled_answer(message: tuple[object, ...]) -> bytes:
         )
 
 
-def _close_all_but(keep_fds: tuple[int, ...]) -> None:
-    start = 3
-    for fd in sorted(keep_fds):
-        os.closerange(start, fd)
-        start = fd + 1
-    os.closerange(start, os.sysconf("SC_OPEN_MAX"))
+class PythonWorker:
+    """A Python running `program` (which calls `serve_requests`), and its two pipes."""
+
+    def __init__(self, program: str) -> None:
+        self.process = subprocess.Popen([sys.executable, "-c", program], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.requests: IO[bytes] = self.process.stdin  # type: ignore[assignment]
+        self.answers: IO[bytes] = self.process.stdout  # type: ignore[assignment]
+
+    def ask(self, request: tuple[Any, ...]) -> tuple[Any, ...]:
+        pickle.dump(request, self.requests, protocol=pickle.HIGHEST_PROTOCOL)
+        self.requests.flush()
+        answer: tuple[Any, ...] = pickle.load(self.answers)
+        return answer
+
+    def end(self, wait: float | None = None) -> None:
+        """Close its input (it ends on its own), killing it when it has not ended within `wait` seconds."""
+        with contextlib.suppress(OSError):
+            self.requests.close()
+        try:
+            self.process.wait(wait)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.answers.close()
+
+
+def serve_requests(answer: Callable[..., tuple[Any, ...]]) -> None:
+    """A worker's life: `answer(*request)` for each request on stdin, on stdout, until stdin ends; then end at once,
+    even in the middle of an answer (a thread reads stdin while the main thread answers). The only writing end of
+    that pipe is the parent's: whatever ends the parent (SIGTERM, SIGINT, SIGKILL), its workers end with it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole terminal: the parent ends its workers
+    answers = sys.stdout.buffer
+    sys.stdout = sys.stderr  # nothing but answers goes to the parent's pipe
+    requests: queue.Queue[tuple[Any, ...]] = queue.Queue()
+    threading.Thread(target=_read_requests, args=(sys.stdin.buffer, requests), daemon=True).start()
+    while True:
+        answers.write(pickled_answer(answer(*requests.get())))
+        answers.flush()
+
+
+def _read_requests(stdin: IO[bytes], requests: queue.Queue[tuple[Any, ...]]) -> None:
+    while True:
+        try:
+            requests.put(pickle.load(stdin))
+        except (EOFError, OSError, pickle.UnpicklingError):
+            os._exit(0)  # the parent has ended (or closed this worker): nothing is left to answer
