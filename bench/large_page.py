@@ -1,16 +1,20 @@
 """What one very large page (30 MB of Markdown) costs a real `mkdocs build` with vault-mcp: peak memory, time, index size.
 
     .venv/bin/python bench/run.py large_page [--against DIR] [--rounds 2] [--megabytes 30] [--seed 7]
+                                             [--plain [--headings 500]] [--name NAME]
 
 The site (bench/out/large-page/, written once per size and seed) holds three small pages and `big.md`: the
 English FastAPI docs (../shared/corpora/fastapi-docs/en/docs, read in place) drawn in a seeded order and repeated
 until the page reaches `--megabytes` MB, every heading numbered (so its id is unique) and demoted under `##`,
 `{ #id }` attribute lists and snippet includes dropped, relative links turned into their text. Theme `mkdocs`.
+`--plain` writes instead a page of plain paragraphs (the corpus's words in a seeded order, 100 a paragraph) under
+`--headings` level-2 headings: what MkDocs itself holds of such a page is small, so what the plugin adds shows.
+`--name` writes the results under another name.
 
 Each round builds, in this order, this checkout (`A`, vault-mcp with its defaults), `--against DIR`'s checkout
-(`B`, another commit of this project, a work tree with its own `.venv`) and the bare site (no plugin, the
-baseline, with A's venv), each with the checkout's own `DIR/.venv/bin/mkdocs build -f CONFIG`, cold (site_dir
-and `.cache` removed first), a fresh process whose own resource usage `os.wait4` returns. Reported per build,
+(`B`, another commit of this project) and the bare site (no plugin, the baseline, with A's venv), each with the
+checkout's `DIR/.venv/bin/mkdocs build -f CONFIG` (this Python's venv when DIR has none) and DIR first on
+`PYTHONPATH` (its package, whichever venv installed one), cold (site_dir and `.cache` removed first), a fresh process whose own resource usage `os.wait4` returns. Reported per build,
 median and range over the rounds: the maximum resident set (wait4's ru_maxrss: the largest single process of
 the build, as /usr/bin/time -v gives it), the peak of the whole process tree's summed RSS (sampled every 50 ms:
 a writer process counts too), wall and CPU seconds (user + system, children included), and the size of the
@@ -33,6 +37,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import TextIO
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -93,11 +98,24 @@ def numbered(text: str, number: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_site(megabytes: float, seed: int) -> Path:
+def plain_page(big: TextIO, target: int, headings: int, rng: random.Random) -> None:
+    """Paragraphs of the corpus's words, 100 a paragraph, under `headings` level-2 headings, to `target` characters."""
+    words = sorted({word for _, text in corpus_pages() for word in re.findall(r"[A-Za-z]{2,}", text)})
+    size, per_heading = 0, target // headings
+    for number in range(1, headings + 1):
+        size += big.write(f"## Part {number}\n\n")
+        while size < per_heading * number:
+            size += big.write(" ".join(rng.choices(words, k=100)) + ".\n\n")
+
+
+def write_site(megabytes: float, seed: int, plain_headings: int | None = None) -> Path:
     """OUT/docs (the small pages and big.md), OUT/mkdocs.yml (vault-mcp) and OUT/mkdocs-bare.yml; kept when
-    OUT/site.json says the same size and seed."""
+    OUT/site.json says the same size, seed and kind. `plain_headings`: a page of plain paragraphs under so many
+    headings, else the corpus's pages repeated."""
     mark = OUT / "site.json"
     wanted = {"megabytes": megabytes, "seed": seed}
+    if plain_headings is not None:
+        wanted["headings"] = plain_headings
     if mark.is_file() and json.loads(mark.read_text()) == wanted:
         return OUT
     shutil.rmtree(OUT, ignore_errors=True)
@@ -109,7 +127,9 @@ def write_site(megabytes: float, seed: int) -> Path:
     target, size, number = int(megabytes * 1_000_000), 0, 0
     with (docs / "big.md").open("w", encoding="utf-8") as big:
         big.write("# Big\n\nOne page of the FastAPI docs, repeated.\n\n")
-        while size < target:
+        if plain_headings is not None:
+            plain_page(big, target, plain_headings, rng)
+        while plain_headings is None and size < target:
             for _, text in rng.sample(pages, len(pages)):
                 number += 1
                 size += big.write(numbered(text, number) + "\n")
@@ -149,8 +169,9 @@ def build(site: Path, checkout: Path, config: str) -> dict:
     """One cold `mkdocs build -f CONFIG` of SITE with CHECKOUT's venv: its measures."""
     shutil.rmtree(site / "site", ignore_errors=True)
     shutil.rmtree(site / ".cache", ignore_errors=True)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"NO_MKDOCS_2_WARNING": "1"}
-    command = [str(checkout / ".venv" / "bin" / "mkdocs"), "build", "-q", "-f", config]
+    env = os.environ | {"PYTHONPATH": str(checkout), "NO_MKDOCS_2_WARNING": "1"}
+    venv = checkout / ".venv" / "bin" if (checkout / ".venv").is_dir() else Path(sys.executable).parent
+    command = [str(venv / "mkdocs"), "build", "-q", "-f", config]
     start = time.perf_counter()
     process = subprocess.Popen(command, cwd=site, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak, done = [0], threading.Event()
@@ -239,8 +260,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--megabytes", type=float, default=30.0, help="size of the large page (default 30)")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--plain", action="store_true", help="a page of plain paragraphs under --headings headings")
+    parser.add_argument("--headings", type=int, default=500, help="with --plain: how many (default 500)")
+    parser.add_argument("--name", default="large_page", help="the results' name (default large_page)")
     args = parser.parse_args()
-    site = write_site(args.megabytes, args.seed)
+    site = write_site(args.megabytes, args.seed, args.headings if args.plain else None)
     checkouts = {"A (this checkout)": (REPO, "mkdocs.yml")}
     if args.against:
         checkouts[f"B ({args.against.name})"] = (args.against.resolve(), "mkdocs.yml")
@@ -256,7 +280,9 @@ def main() -> None:
             print(f"round {round_number} {label}: {json.dumps(record)}", flush=True)
     page_mb = (site / "docs" / "big.md").stat().st_size / 1e6
     lines = [
-        f"One page of {page_mb:.1f} MB of Markdown (seed {args.seed}) and three small pages, theme `mkdocs`;"
+        f"One page of {page_mb:.1f} MB of Markdown (seed {args.seed}"
+        + (f", plain paragraphs under {args.headings} headings" if args.plain else ", the corpus's pages repeated")
+        + "), and three small pages, theme `mkdocs`;"
         f" {args.rounds} rounds of cold builds, A, B, bare in turn; median (range) over the rounds.",
         f"A: this checkout, {describe(REPO)}."
         + (f" B: {args.against.name}, {describe(args.against)}." if args.against else ""),
@@ -270,7 +296,7 @@ def main() -> None:
     ]
     text = "\n".join(lines)
     print(text)
-    write_results("large_page", text)
+    write_results(args.name, text)
 
 
 if __name__ == "__main__":

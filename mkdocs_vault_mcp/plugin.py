@@ -184,6 +184,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
                     pages=len(files.documentation_pages()),
                     live_readers=self.live is not None,
                     file_statuses=mkdocs_pages.page_file_statuses(files) if self.serving else None,
+                    largest_page=functools.partial(mkdocs_pages.largest_page_bytes, files),
                 )
         if self.config.enabled and self.config.stats_page is not False:
             # Each language of a multilingual site has its own stats page, under its own URL prefix.

@@ -25,6 +25,7 @@ import pytest
 from helpers.incremental_site import PAGES, summary
 from helpers.paths import ROOT
 from helpers.site import Site
+from mkdocs_vault_mcp.build_steps import incremental
 from mkdocs_vault_mcp.index import publish, schema
 from mkdocs_vault_mcp.index.search.counts import section_count
 from mkdocs_vault_mcp.index.write import writer, writes
@@ -674,3 +675,25 @@ def test_with_no_process_to_be_had_the_index_is_written_on_a_thread(tmp_path, mo
     assert any("indexing on a thread; no process for it" in m for m in caplog.messages)
     with sqlite3.connect(tmp_path / "w.sqlite") as conn:
         assert conn.execute("SELECT value FROM info WHERE key = 'site_name'").fetchone() == ("s",)
+
+
+def test_a_site_with_a_huge_page_is_indexed_on_a_thread_not_through_a_process(tmp_path):
+    """Handed to a process, a huge page would be copied through the pipe into both processes."""
+
+    def writes_beside(largest: int) -> bool:
+        indexing = incremental.IncrementalBuild(
+            tmp_path / "w.sqlite",
+            "{}",
+            lambda page: small_page(0),
+            indexed_fields="auto",
+            pages=writer.PAGES_FOR_A_PROCESS,
+            live_readers=False,
+            largest_page=lambda: largest,
+        )
+        try:
+            return indexing.writer._writes.runs_beside
+        finally:
+            indexing.close()
+
+    assert not writes_beside(incremental.HUGE_PAGE_BYTES + 1)
+    assert writes_beside(incremental.HUGE_PAGE_BYTES) == writer.worth_a_process(writer.PAGES_FOR_A_PROCESS)

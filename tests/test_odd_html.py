@@ -9,7 +9,7 @@ import re
 import pytest
 
 from helpers.site import Site
-from mkdocs_vault_mcp.page.documents import build_document, split_sections
+from mkdocs_vault_mcp.page.documents import TEXT_BATCH_CHARS, build_document, split_sections
 from mkdocs_vault_mcp.page.model import RenderedPage
 
 # Pieces of text that are not headings: what raw HTML and prose put between them.
@@ -190,3 +190,17 @@ def test_random_pages_build_and_every_written_heading_is_a_section(odd_site: Sit
         html = (odd_site.site_dir / "odd" / f"page{number}" / "index.html").read_text(encoding="utf-8")
         shown = [anchor for anchor in anchors if re.search(rf'<h2 id="{anchor}"', html)]
         assert [anchor for anchor in indexed if anchor in anchors] == shown
+
+
+def test_a_page_longer_than_a_batch_gives_the_sections_its_parts_give_alone() -> None:
+    """A huge page is made text a batch of fragments at a time, and a fragment longer than a batch alone: each
+    section's text is the same as in a page of that section only."""
+    words = " ".join(f"w{n}&amp;\u00a0 <b>x</b>\t<!-- c -->\n" for n in range(TEXT_BATCH_CHARS // 20))
+    parts = [f"<p>{words}</p>", '<h2 id="a">A &lt; \u2003 B</h2><p>short</p>', f'<h2 id="b">B</h2><p>{words}</p>']
+    sections = split_sections("".join(parts))
+    assert len("".join(parts)) > 2 * TEXT_BATCH_CHARS
+    alone = [section for part in parts for section in split_sections(part)]
+    assert [(s.heading, s.level, s.anchor, s.body) for s in sections] == [
+        (s.heading, s.level, s.anchor, s.body) for s in alone
+    ]
+    assert sections[0].body.startswith("w0& x w1& x") and sections[1].heading == "A < B"

@@ -40,6 +40,9 @@ from .mkdocs_pages import source_version, with_source
 PageModel = Callable[[Page], RenderedPage]
 
 AUTOREF = "<autoref "  # an element mkdocs-autorefs replaces in every page's content at on_env
+# A site with a page file larger than this is indexed on a thread: handed to the writer's process, the page's HTML
+# and Markdown would be copied through the pipe into both processes, several times the page's size at once.
+HUGE_PAGE_BYTES = 8_000_000
 
 
 @dataclass
@@ -72,21 +75,26 @@ class IncrementalBuild:
         pages: int,
         live_readers: bool,
         file_statuses: FileStatuses | None = None,
+        largest_page: Callable[[], int] = lambda: 0,
     ) -> None:
         """`model_of`: a page's model; `indexed_fields`: the plugin option; `pages`: how many pages the build
         renders; `live_readers`: IndexWriter's; `file_statuses`: the pages' files' sizes and times, read beside a
-        serve build.
+        serve build; `largest_page`: the size of the largest page file (asked only when a process is in question).
 
         A process of its own writes the index when at least PAGES_FOR_A_PROCESS of the pages are not in it yet (a
         first build, new options) and a second CPU can run it: a rebuild that finds its pages indexed would only
-        wait for the process to start."""
+        wait for the process to start; nor when a page is over HUGE_PAGE_BYTES."""
         # Asked again at the commit for a page whose content a plugin changed late, rather than kept for every
         # page: the build's own memory grows with the site by a path and a fingerprint a page.
         self.model_of = model_of
         self.indexed_fields = indexed_fields
         self.file_statuses = file_statuses
         # The working index is asked how many pages it holds only when the site alone would be worth a process.
-        in_process = worth_a_process(pages) and worth_a_process(pages - stored_documents(path, options_json))
+        in_process = (
+            worth_a_process(pages)
+            and worth_a_process(pages - stored_documents(path, options_json))
+            and largest_page() <= HUGE_PAGE_BYTES
+        )
         self.writer = IndexWriter(path, options_json, in_process=in_process, live_readers=live_readers)
         self.rendered: dict[str, TrackedPage] = {}  # path -> what on_page_content saw
         self.removed = 0

@@ -6,6 +6,7 @@ The plugin hands pages and files over as MkDocs and the other plugins left them.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 from collections.abc import Callable, Mapping
@@ -180,6 +181,16 @@ def page_file_statuses(files: Files) -> FileStatuses:
     return FileStatuses(
         [file.abs_src_path for file in files if file.abs_src_path is not None and file.is_documentation_page()]
     )
+
+
+def largest_page_bytes(files: Files) -> int:
+    """The size of the site's largest page file on disk (0 without one)."""
+    largest = 0
+    for file in files.documentation_pages():
+        if file.abs_src_path is not None:
+            with contextlib.suppress(OSError):
+                largest = max(largest, os.stat(file.abs_src_path).st_size)
+    return largest
 
 
 def source_version(page: Page, statuses: FileStatuses | None = None) -> tuple[int, int] | str:

@@ -147,12 +147,35 @@ def _texts(fragments: list[str]) -> list[str]:
     return html.unescape(joined).split(_SEPARATOR)
 
 
-def _squeezed_texts(fragments: list[str]) -> list[str]:
-    """The visible text of each fragment, its white space runs made one space and its ends stripped: one
-    split over the whole page rather than one per fragment (the separator is not white space)."""
+# How many characters of a page's fragments are made visible text at once: one pass of each expression over
+# many fragments is fast, and a bound on it keeps a huge page's intermediate copies and words small.
+TEXT_BATCH_CHARS = 1_000_000
+_WHITE_SPACE = re.compile(r"\s+")
+
+
+def _squeezed_texts(content: str, spans: list[tuple[int, int]]) -> list[str]:
+    """The visible text of each fragment `content[start:end]`, its white space runs made one space and its ends
+    stripped, taken TEXT_BATCH_CHARS of fragments at a time."""
+    texts: list[str] = []
+    batch: list[str] = []
+    size = 0
+    for start, end in spans:
+        if batch and size + end - start > TEXT_BATCH_CHARS:
+            texts += _squeezed_batch(batch)
+            batch, size = [], 0
+        batch.append(content[start:end])
+        size += end - start
+    return texts + _squeezed_batch(batch)
+
+
+def _squeezed_batch(fragments: list[str]) -> list[str]:
+    """One split over the batch rather than one per fragment (the separator is not white space); a batch larger
+    than TEXT_BATCH_CHARS (one huge fragment) has its runs replaced instead, without a list of its words."""
     joined = _SEPARATOR.join(fragments)
-    joined = _TAG.sub("", _BLOCK_TAG.sub(" ", _INVISIBLE.sub(" ", joined)))
-    return [text.strip(" ") for text in " ".join(html.unescape(joined).split()).split(_SEPARATOR)]
+    fragments.clear()
+    joined = html.unescape(_TAG.sub("", _BLOCK_TAG.sub(" ", _INVISIBLE.sub(" ", joined))))
+    squeezed = _WHITE_SPACE.sub(" ", joined) if len(joined) > TEXT_BATCH_CHARS else " ".join(joined.split())
+    return [text.strip(" ") for text in squeezed.split(_SEPARATOR)]
 
 
 def page_content(html_content: str) -> str:
@@ -192,17 +215,17 @@ def remove_search_excluded(content: str) -> str:
 def split_sections(content: str) -> list[Section]:
     """Cut a page's content HTML at every heading; the text before the first one is a section when not empty."""
     content = content.replace(_SEPARATOR, " ")  # the fragments' separator, never text (same length: starts hold)
-    fragments: list[str] = []  # body, then heading and body for each heading
+    spans: list[tuple[int, int]] = []  # where each fragment is: body, then heading and body for each heading
     heads: list[tuple[int, str | None, int]] = []
     position = 0
     for match in _HEADING.finditer(content):
-        fragments += [content[position : match.start()], match.group(3)]
+        spans += [(position, match.start()), match.span(3)]
         id_match = _ID.search(match.group(2))
         anchor = next((g for g in id_match.groups() if g is not None), None) if id_match else None
         heads.append((int(match.group(1)), anchor, match.start()))
         position = match.end()
-    fragments.append(content[position:])
-    texts = _squeezed_texts(fragments)
+    spans.append((position, len(content)))
+    texts = _squeezed_texts(content, spans)
 
     sections: list[Section] = []
     if texts[0] or not heads:

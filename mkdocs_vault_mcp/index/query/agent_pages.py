@@ -65,7 +65,7 @@ class MarkdownCache:
             # changed never needs (the plugin's build imports nothing of the queries otherwise).
             from .read import page_text
 
-            page = page_text(conn, document_id, fingerprint, url)
+            page = page_text(conn, document_id, fingerprint, url, keep=False)
             text = page.text(range(len(page.parts)))
         self.used[key] = text
         return text

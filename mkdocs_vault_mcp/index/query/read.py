@@ -130,18 +130,24 @@ class _RecentPages:
 _recent = _RecentPages(PAGES_KEPT)
 
 
-def page_text(conn: sqlite3.Connection, document_id: int, fingerprint: str, url: str) -> PageText:
+def page_text(conn: sqlite3.Connection, document_id: int, fingerprint: str, url: str, *, keep: bool = True) -> PageText:
+    """The page's parts, kept among the pages read last unless `keep` is false (a build's files for agents read
+    every page once)."""
     page = _recent.get(fingerprint)
     if page is None:
-        content, markdown = conn.execute(
-            "SELECT content, markdown FROM sources WHERE document_id = ?", [document_id]
-        ).fetchone()
+        # The source is read apart and dropped once its code's languages are known: a huge page's HTML and
+        # Markdown are never held at once twice over (SQLite's copy and Python's).
+        (markdown,) = conn.execute("SELECT markdown FROM sources WHERE document_id = ?", [document_id]).fetchone()
+        languages = fenced_code_languages(markdown)
+        del markdown
+        (content,) = conn.execute("SELECT content FROM sources WHERE document_id = ?", [document_id]).fetchone()
         heads = conn.execute(
             "SELECT heading, level, anchor, start FROM sections WHERE document_id = ? AND level > 0 ORDER BY position",
             [document_id],
         ).fetchall()
-        page = PageText(content, heads, url, fenced_code_languages(markdown))
-        _recent.put(fingerprint, page)
+        page = PageText(content, heads, url, languages)
+        if keep:
+            _recent.put(fingerprint, page)
     return page
 
 

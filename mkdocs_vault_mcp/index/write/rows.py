@@ -1,4 +1,4 @@
-"""A page's rows in the index, both ways: a `Document` written into the tables (`insert_document`,
+"""A page's rows in the index, both ways: a `Document` written into the tables (`insert_document`, `insert_source`,
 `delete_document`), and the `RenderedPage` read back from them (`rendered_page_from_rows`).
 
 The one place that knows which column holds which of a page's values; the writer (working_index.py) runs it in
@@ -41,8 +41,10 @@ def insert_rows(conn: sqlite3.Connection, table_and_columns: str, rows: list[tup
         )
 
 
-def insert_document(conn: sqlite3.Connection, document: Document) -> None:
-    """Write the document's rows (none of its path may be there: delete_document first)."""
+def insert_document(conn: sqlite3.Connection, document: Document) -> int:
+    """Write the document's rows but its source (insert_source, next), none of its path may be there
+    (delete_document first); return its id. Apart, a huge page's source is read and written once its sections are
+    no longer held."""
     cursor = conn.execute(
         "INSERT INTO documents (path, folder, url, title, summary, meta, headings,"
         " modified, modified_source, fingerprint, language, fallback_of)"
@@ -63,10 +65,7 @@ def insert_document(conn: sqlite3.Connection, document: Document) -> None:
         ],
     )
     document_id = cursor.lastrowid
-    conn.execute(
-        "INSERT INTO sources (document_id, content, markdown) VALUES (?, ?, ?)",
-        [document_id, document.content, document.markdown],
-    )
+    assert document_id is not None  # an INSERT's
     insert_sections(conn, document_id, document)
     insert_rows(
         conn,
@@ -84,6 +83,14 @@ def insert_document(conn: sqlite3.Connection, document: Document) -> None:
     conn.execute(
         "INSERT INTO pages (document_id, anchors, in_nav, history) VALUES (?, ?, 0, ?)",
         [document_id, "\n".join(document.anchors), json.dumps(document.history, ensure_ascii=False)],
+    )
+    return document_id
+
+
+def insert_source(conn: sqlite3.Connection, document_id: int, content: str, markdown: str) -> None:
+    """The page's text (its content HTML and Markdown source): the row insert_document leaves out."""
+    conn.execute(
+        "INSERT INTO sources (document_id, content, markdown) VALUES (?, ?, ?)", [document_id, content, markdown]
     )
 
 

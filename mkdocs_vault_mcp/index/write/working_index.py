@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,7 +21,7 @@ from ...page.paths import site_base_path
 from ..publish import is_corrupt
 from ..schema import FORMAT_VERSION, TABLES, create_schema
 from .resolve import count_linking_pages, files_digest, mark_listed, mark_nav, resolve_links, set_digest
-from .rows import delete_document, insert_document
+from .rows import delete_document, insert_document, insert_source
 from .summary_request import SummaryRequest as SummaryRequest  # plugin.py imports it from here
 
 if TYPE_CHECKING:
@@ -61,6 +61,21 @@ class CommitSettings:
     semantic: dict[str, str] | None = None  # semantic.store_vectors' (the model and the cache file), or None
     # how many generated pages (a blog's index, archive, categories) list each page, by its path, if known
     listed: dict[str, int] | None = None
+
+
+# A page whose content HTML is longer than this gives back the memory its document took (give_memory_back).
+LARGE_PAGE_CHARS = 1_000_000
+
+
+def give_memory_back() -> None:
+    """Return to the system what the process freed: glibc keeps freed blocks in each thread's pool, and a huge
+    page's sections, freed, would stay resident under the build's next peaks. Nothing where there is no glibc."""
+    import ctypes  # only for a large page: the build's own process imports this module
+
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError, TypeError):  # not glibc (musl, macOS, Windows)
+        return
 
 
 class WorkingIndex:
@@ -153,16 +168,20 @@ class WorkingIndex:
         from ...page.documents import build_document
 
         document = build_document(page, indexed_fields)
-        if page.source_file is not None:
-            # As MkDocs reads it (File.content_string); a file gone or no longer UTF-8 since MkDocs read it leaves
-            # what MkDocs read in its place. Read once the document is made, so that a long page's source is not
-            # held while its HTML is cut into sections.
-            with contextlib.suppress(OSError, ValueError):
-                document = replace(document, markdown=Path(page.source_file).read_text(encoding="utf-8-sig"))
         self._changed.add(document.path)
         self._delete(document.path)
         self._sections_added += len(document.sections)
-        insert_document(self.conn, document)
+        document_id = insert_document(self.conn, document)
+        content, markdown = document.content, document.markdown
+        del document  # its sections: a long page's source is read and written without them beside it
+        if len(content) > LARGE_PAGE_CHARS:
+            give_memory_back()
+        if page.source_file is not None:
+            # As MkDocs reads it (File.content_string); a file gone or no longer UTF-8 since MkDocs read it leaves
+            # what MkDocs read in its place.
+            with contextlib.suppress(OSError, ValueError):
+                markdown = Path(page.source_file).read_text(encoding="utf-8-sig")
+        insert_source(self.conn, document_id, content, markdown)
 
     def _delete(self, path: str) -> None:
         deleted = delete_document(self.conn, path)
@@ -221,6 +240,9 @@ class WorkingIndex:
 
         store_vectors(self.conn, settings.semantic, pages_changed)
         self.conn.execute("COMMIT")
+        # The page cache (cache_size) is given back: the connection then waits for the next build, which may be
+        # none, while the build goes on writing the site with what memory is left.
+        self.conn.execute("PRAGMA shrink_memory")
         if settings.summary is None:
             return None
         # Here, beside MkDocs rendering the templates, rather than on the build's thread once it waits for the
