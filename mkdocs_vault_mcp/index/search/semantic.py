@@ -17,11 +17,14 @@ quarter of the bytes to read) pick a shortlist, and only its sections are scored
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import functools
 import hashlib
 import logging
+import os
 import sqlite3
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -176,6 +179,22 @@ def with_shortlist(found: Vectors, directions: int = LEADING_DIRECTIONS) -> Vect
     _, vectors = np.linalg.eigh(sample.T @ sample)  # ascending eigenvalues
     leading = np.ascontiguousarray(vectors[:, ::-1][:, :directions], dtype=np.float32)
     return dataclasses.replace(found, directions=leading, leading=found.matrix @ leading)
+
+
+# Embeds queries while the keyword side ranks them; made at first use in each process (a forked worker has none of
+# its parent's threads).
+_embedders: list[concurrent.futures.ThreadPoolExecutor] = []
+_embedders_lock = threading.Lock()
+if hasattr(os, "register_at_fork"):  # Windows has no fork
+    os.register_at_fork(after_in_child=_embedders.clear)
+
+
+def embed_soon(model: str, query: str) -> concurrent.futures.Future[np.ndarray]:
+    """`query_vector` on a thread of its own, started now."""
+    with _embedders_lock:
+        if not _embedders:
+            _embedders.append(concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="vault-mcp-query-embedding"))
+        return _embedders[0].submit(query_vector, model, query)
 
 
 @functools.lru_cache(maxsize=256)
