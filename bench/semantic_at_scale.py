@@ -163,13 +163,13 @@ def steps_of(scans: Scans, query: str, target: np.ndarray) -> list[tuple[str, Ca
     steps: list[tuple[str, Callable[[], object]]] = [
         ("hybrid (search_answer), shortlist", lambda: search_answer(conn, query, Filters(), limit=10)),
         ("hybrid, exact scan (baseline)", lambda: search_answer(scans.exact_conn, query, Filters(), limit=10)),
-        ("keywords alone (search)", lambda: search(conn, query, Filters(), limit=10)),
-        ("the query's embedding alone", lambda: scans.model.embed([query])),
         (
             f"meaning ranking, shortlist ({semantic.LEADING_DIRECTIONS})",
             lambda: semantic.nearest_pages(conn, found, target, Filters(), 10, 2),
         ),
         ("meaning ranking, exact scan", lambda: semantic.nearest_pages(conn, exact, target, Filters(), 10, 2)),
+        ("keywords alone (search)", lambda: search(conn, query, Filters(), limit=10)),
+        ("the query's embedding alone", lambda: scans.model.embed([query])),
     ]
     return steps + [
         (
@@ -229,12 +229,12 @@ def main() -> None:
         for directions, other in sorted({semantic.LEADING_DIRECTIONS: found, **others}.items(), reverse=True)
     )
     report = (
-        f"{sections:,} sections, {len(queries)} judged queries alternated after a warm-up pass; load average"
-        f" {load_before:.1f} -> {load_after:.1f}\n"
-        f"{'ms (each hybrid answer embeds its query)':<36}   p50   p90   p95   max\n"
+        f"{f'ms, {sections:,} sections':<36}   p50   p90   p95   max\n"
         + "\n".join(line(label, values) for label, values in runs.items())
         + f"\nthe same meaning ranking as the exact scan, {'/'.join(map(str, DEPTHS))} pages deep, of {len(queries)}:"
         f" {same}\n\n"
+        f"{len(queries)} judged queries, alternated after a warm-up pass; each hybrid answer embeds its query; load"
+        f" average {load_before:.1f} before the timed pass, {load_after:.1f} after.\n"
         f"The index: {args.copies} copies of the FastAPI English pages beside the originals, made in {made:.0f} s."
         f" Its vectors: float32 in memory, {found.matrix.nbytes / 1e6:.0f} MB, and {found.leading.nbytes / 1e6:.0f} MB"
         f" on their {semantic.LEADING_DIRECTIONS} leading directions; read in {read_shortlisted:.1f} s with those,"
