@@ -2,8 +2,8 @@
 (`search`), and what bounds their work.
 
 `search_answer` runs the plan of one search: the keyword ranking, then the meaning ranking when the index has
-section vectors that can be used for this query (semantic.py ranks by meaning, as one ranker among two), then
-their fusion (search_plan.fuse). `plan_query` counts what the pure planning (search_plan.py) needs; `search`
+section vectors that can be used for this query (semantic.py ranks by meaning, as one ranker among two; the query
+is embedded while the keyword side ranks), then their fusion (search_plan.fuse). `plan_query` counts what the pure planning (search_plan.py) needs; `search`
 tries the strict form, then the relaxed one, and `bounded` narrows an expression that matches too many sections
 for BM25 to rank them all; search_rank.py ranks, rescores and groups the sections, search_marks.py marks them.
 docs/pages/search.md explains the method. Every constant was set on the judged queries of bench/search_queries.json

@@ -7,12 +7,13 @@ SITE_DIR` and a deployed index use them as they are. Without the option nothing 
 the two SQL statements of `store_vectors` that drop the vectors of an earlier build.
 
 Query side: a ranker that search.py calls. `usable_vectors` says whether the index's vectors can rank here (or
-why not), `query_vector` embeds the query, and `nearest_pages` ranks the pages whose sections lie nearest it;
+why not), `query_vector` embeds the query (`embed_soon`: on a thread of its own, while the keyword side ranks),
+and `nearest_pages` ranks the pages whose sections lie nearest it;
 search.py fuses that ranking with its keyword one (search_plan.fuse), and related.py with its tf-idf one. The
 pages it may rank are those the keyword side may (filters.ranked_pages_filter). The vectors are read once per
 index version into one float32 matrix and scanned with numpy: every vector, up to SHORTLIST_FROM of them; above,
 their projections on the LEADING_DIRECTIONS along which the index's vectors vary most (principal components, a
-quarter of the bytes to read) pick a shortlist, and only its sections are scored exactly (`nearest_rows`).
+third of the bytes to read) pick a shortlist, and only its sections are scored exactly (`nearest_rows`).
 """
 
 from __future__ import annotations
