@@ -194,7 +194,9 @@ def embed_soon(model: str, query: str) -> concurrent.futures.Future[np.ndarray]:
     """`query_vector` on a thread of its own, started now."""
     with _embedders_lock:
         if not _embedders:
-            _embedders.append(concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="vault-mcp-query-embedding"))
+            # As many threads as searches run at once, up to the executor's default: a thread is made only when
+            # none is idle.
+            _embedders.append(concurrent.futures.ThreadPoolExecutor(thread_name_prefix="vault-mcp-query-embedding"))
         return _embedders[0].submit(query_vector, model, query)
 
 
