@@ -15,8 +15,9 @@ show it), so it can tell a few percent apart. It counts work, not time:
   (SQLite and git release the GIL), so this is the most the plugin can add to the build's own CPU;
 - `other processes`: git's, and the writer's process (a first build of PAGES_FOR_A_PROCESS pages or more) where it is
   a new Python, which run on another CPU beside the build when there is one;
-- `forked`: how many children the build forked (the writer's process and a first git read, where forking is safe:
-  forked.py). Their instructions are in neither column: valgrind's count in a forked child goes on from its
+- `forked`: how many children the build forked (in earlier versions the writer's process and a first git read;
+  none now: the writer's process comes from a fork server). Their instructions are in neither column:
+  valgrind's count in a forked child goes on from its
   parent's at the fork, so it cannot tell the child's own work. Their CPU seconds, which start from zero in a
   child, are small_site_steps.py's. They add to the machine's work, not to the build's thread.
 
@@ -160,8 +161,9 @@ def main() -> None:
         f"; plugin {packages}\n\n{counted} by valgrind's cachegrind; `over none`: the build process "
         "against the same site's `none` (and `none` run again against the first); `other processes`: git's and "
         "the writer process's where it is a new Python, which run beside the build on another CPU; `all "
-        "processes`: the build and those, against `none`'s; `forked`: children forked from the build (the "
-        "writer's process, a first git read), in neither count: valgrind's count in a forked child goes on "
+        "processes`: the build and those, against `none`'s; `forked`: children forked from the build (in "
+        "earlier versions the writer's process, a first git read), in neither count: valgrind's count in a "
+        "forked child goes on "
         "from its parent's at the fork"
     )
     write_results(args.name, text)

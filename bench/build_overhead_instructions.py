@@ -103,7 +103,7 @@ def main() -> None:
             f"{what} counted by valgrind's cachegrind"
             + (" (instructions + 10 x L1 misses + 100 x LL misses, caches simulated)" if args.cache_sim else "")
             + "; `build process`: every thread of the `mkdocs build` process; `other processes`: git's; `forked`: "
-            "children forked from the build (the writer's process, a first git read), in no count",
+            "children forked from the build (in earlier versions the writer's process, a first git read), in no count",
         ]
     )
     print(text)

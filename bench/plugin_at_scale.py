@@ -90,7 +90,7 @@ def memory(pid: int | str = "self") -> dict[str, int]:
 
 def private_kb(pid: int | str) -> int:
     """The memory a process does not share (smaps_rollup's Private_Clean and Private_Dirty), in KB: a writer
-    forked from the build (mkdocs_vault_mcp/forked.py) counts in its VmRSS and VmHWM every page of the build's it
+    forked from the build (as earlier versions did) counts in its VmRSS and VmHWM every page of the build's it
     still shares, so those say nothing of its own memory. 0 once the process is gone."""
     try:
         rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
@@ -261,8 +261,8 @@ def main() -> None:
             "build's thread in its events, waits for the writer included)",
             "RSS at end of pages: the build process when every page has been handed over (before on_env); over bare: "
             "less the bare replay's, per 1,000 pages",
-            "writer process peak: its VmHWM, which for a writer forked from the build (a fork is taken where "
-            "mkdocs_vault_mcp/forked.py allows it) also counts every page of the build's it shares; writer private: the "
+            "writer process peak: its VmHWM, which for a writer forked from the build (earlier versions) "
+            "also counts every page of the build's it shares; writer private: the "
             "most of its own memory (smaps_rollup's Private_Clean + Private_Dirty) read every 1,000 pages and after "
             "the commit",
             f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs",

@@ -19,8 +19,8 @@ Reported, the best of `--rounds` for each column:
   writer: its index closed (in earlier versions, its process's exit too);
 - `writer`: CPU of the writer thread (making documents, inserts, FTS5, the commit); a build with
   PAGES_FOR_A_PROCESS pages or more to write writes in a process of its own, counted under `git children`,
-  which holds every child process (a forked writer's too: the build no longer waits for its exit, so this
-  script does, after the build);
+  which holds every child process (in earlier versions a forked writer's too, whose exit the build did not
+  wait for: this script does, after the build);
 - `git`: CPU of the thread that reads the git history (parsing, walking, the cache files) and of its git
   processes (a package that reads git on the build's thread counts it under `events` and `git` children);
 - `stats page`: CPU of MkDocs building the plugin's stats page on the build's thread (its template, the other
@@ -111,9 +111,8 @@ ONE_BUILD = textwrap.dedent("""
     begun = time.perf_counter()
     config.plugins.on_shutdown()
     cpu["shutdown wall"] = time.perf_counter() - begun
-    from mkdocs_vault_mcp import forked
-    # forked children the build no longer waits for (a writer, a git read): their CPU counts
-    for child in [*getattr(forked, "_exiting", []), *getattr(writer, "_exiting", [])]:
+    # children the build no longer waits for (a writer, in earlier versions): their CPU counts
+    for child in getattr(writer, "_exiting", []):
         child.wait()
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu["git children"] = children.ru_utime + children.ru_stime

@@ -47,7 +47,6 @@ from .build_steps.modified import GitTimesRead
 from .build_steps.plugin_state import BuildState, IndexingPlan
 from .build_steps.snapshot import write_snapshot
 from .config import INDEXING_OPTIONS, VaultMcpConfig, semantic_model
-from .forked import reap_exited, reap_in_background
 from .index.freshness import Freshness
 from .index.publish import publish
 from .index.write.working_index import CommitSettings, SummaryRequest
@@ -63,6 +62,7 @@ if TYPE_CHECKING:
     from mkdocs.utils.templates import TemplateContext
 
     from .index.write.build_summary import BuildSummary
+    from .mcp.live import LiveServer
 
 log = get_plugin_logger("vault-mcp")
 
@@ -99,7 +99,7 @@ def called_from_serve() -> bool:
 class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-call, unused-ignore]
     def __init__(self) -> None:
         self.freshness = Freshness()
-        self.live: Any = None  # the MCP server beside `mkdocs serve`, started once per serve run
+        self.live: LiveServer | None = None  # the MCP server beside `mkdocs serve`, started once per serve run
         self.indexing: IncrementalBuild | None = None  # the running build's, from on_config to on_shutdown
         self.state = BuildState()
         self.serving = False
@@ -335,8 +335,6 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
         )
         if self.live is not None and not self.live.running and not self.live.start(indexing.writer.path, config):
             self.live = None  # the first build of the serve run starts it; it said why it could not
-        if self.serving:  # the server runs on after the build: no later build may come to reap the forked children
-            reap_in_background()
         self.freshness.build_ended()
 
     def on_serve(
@@ -372,7 +370,6 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
         if self.indexing is not None:
             self.indexing.close()
             self.indexing = None
-        reap_exited()  # a git read's forked child may have ended meanwhile
 
     @property
     def page_language(self) -> str | None:

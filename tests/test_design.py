@@ -19,7 +19,7 @@ FUNCTION_LINES = 60
 
 
 # Each layer of the package and the layers it may import (beside itself); the entry points may import any.
-BOTTOM = {"errors", "instants", "limits", "budget", "forked", "adapters", "__init__"}
+BOTTOM = {"errors", "instants", "limits", "budget", "child_processes", "adapters", "__init__"}
 INDEX = {"index", "page", "bottom"}
 MAY_IMPORT = {
     "bottom": {"bottom"},
@@ -234,3 +234,89 @@ def test_the_package_imports_its_own_modules_inside_a_function_only_where_allowe
     }
     assert sorted(deferred - DEFERRED_IMPORTS.keys()) == [], "import these at the top of the module"
     assert sorted(DEFERRED_IMPORTS.keys() - deferred) == [], "allowed, but no longer imported inside a function"
+
+
+# The calls that start a thread or a process, by the dotted name they are called by (the last parts of it suffice:
+# `threading.Thread` and `Thread` alike).
+STARTS_THREADS_OR_PROCESSES = {
+    "threading.Thread",
+    "subprocess.run",
+    "subprocess.Popen",
+    "subprocess.call",
+    "subprocess.check_call",
+    "subprocess.check_output",
+    "os.fork",
+    "os.forkpty",
+    "os.posix_spawn",
+    "os.posix_spawnp",
+    "os.system",
+    "os.popen",
+    "multiprocessing.Process",
+    "multiprocessing.Pool",
+    "ProcessPoolExecutor",
+    "ThreadPoolExecutor",
+    "to_thread.run_sync",
+    "asyncio.to_thread",
+    "run_in_executor",
+    "asyncio.create_subprocess_exec",
+    "asyncio.create_subprocess_shell",
+    "anyio.run_process",
+    "anyio.open_process",
+}
+# The only modules that start threads or processes, each for its reason (how-it-works.md, "Threads and processes").
+STARTS_THREADS_OR_PROCESSES_IN = {
+    "child_processes.py": "git, the stat reader and the conversion workers are programs of their own; the thread "
+    "that waits for git's answer beside the build",
+    "index/write/writes.py": "the index writer: a thread, or a process of its own on the other CPU for a first build",
+    "mcp/server.py": "the reader threads: a slow call never holds the event loop that serves every client",
+    "mcp/live.py": "the live MCP server beside `mkdocs serve`, whose own thread MkDocs holds",
+    "mcp/workers.py": "`serve --workers N`: forked server processes sharing a port",
+    "mcp/remote_index.py": "`serve URL`: the refresher of the downloaded index and of a versioned site's versions",
+}
+
+
+def starts_threads_or_processes(source: str) -> list[str]:
+    """The calls in `source` that start a thread or a process (STARTS_THREADS_OR_PROCESSES)."""
+
+    def dotted(node: ast.AST) -> str:
+        if isinstance(node, ast.Attribute):
+            return f"{dotted(node.value)}.{node.attr}"
+        return node.id if isinstance(node, ast.Name) else "?"
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            name = dotted(node.func)
+            if any(name == start or name.endswith(f".{start}") for start in STARTS_THREADS_OR_PROCESSES) or (
+                name.split(".")[-1] in {"Thread", "Popen", "fork", "ProcessPoolExecutor", "ThreadPoolExecutor"}
+            ):
+                found.append(f"line {node.lineno}: {name}")
+    return found
+
+
+def test_at_most_six_modules_start_threads_or_processes_each_for_its_reason() -> None:
+    starting = {
+        str(path.relative_to(PACKAGE))
+        for path in package_modules()
+        if starts_threads_or_processes(path.read_text(encoding="utf-8"))
+    }
+    assert sorted(starting) == sorted(STARTS_THREADS_OR_PROCESSES_IN)
+    assert len(STARTS_THREADS_OR_PROCESSES_IN) <= 6
+    page = HOW_IT_WORKS.read_text(encoding="utf-8").partition("## Threads and processes")[2].partition("\n## ")[0]
+    assert sorted(module for module in STARTS_THREADS_OR_PROCESSES_IN if f"`{module}`" not in page) == []
+
+
+def test_the_thread_and_process_check_finds_each_way_to_start_one() -> None:
+    for source in (
+        "threading.Thread(target=work).start()",
+        "Thread(target=work)",
+        "subprocess.run(['git'])",
+        "done = subprocess.Popen(command)",
+        "pid = os.fork()",
+        "executor = concurrent.futures.ProcessPoolExecutor(1)",
+        "ThreadPoolExecutor(1)",
+        "await anyio.to_thread.run_sync(work)",
+        "await loop.run_in_executor(None, work)",
+    ):
+        assert starts_threads_or_processes(source), source
+    assert not starts_threads_or_processes("raise subprocess.CalledProcessError(1, 'git')\nthreading.Event()")

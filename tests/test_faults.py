@@ -20,7 +20,7 @@ import pytest
 
 from helpers.served import random_pages
 from helpers.site import Site
-from mkdocs_vault_mcp.forked import spare_cpu
+from mkdocs_vault_mcp.child_processes import spare_cpu
 
 MKDOCS = Path(sys.executable).with_name("mkdocs")
 PAGES = {"index.md": "# Home\n\nWelcome.\n", "guide/install.md": "# Install\n\nRun pip.\n"}

@@ -1,5 +1,5 @@
-"""`mkdocs serve` leaves no defunct process: the children that the first build forks (the git history's reader,
-the index writer) are reaped, though the server runs on and no later build may come to do it. A real
+"""`mkdocs serve` leaves no defunct process: the children of the first build (git, the index writer's process) are
+collected, though the server runs on and no later build may come to do it. A real
 `mkdocs serve` on a small site in a git repository; its children read from /proc."""
 
 from __future__ import annotations
@@ -46,10 +46,10 @@ def zombies_after(pid: int, seconds: float) -> list[int]:
         time.sleep(0.1)
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="forked children and /proc are Linux's")
+@pytest.mark.skipif(sys.platform != "linux", reason="/proc is Linux's")
 def test_mkdocs_serve_leaves_no_defunct_process(tmp_path: Path, serve_factory, monkeypatch) -> None:
     if len(os.sched_getaffinity(0)) < 2:
-        pytest.skip("one CPU: the build forks no child to reap")
+        pytest.skip("one CPU: the build starts no writer process")
     isolate_git(monkeypatch, tmp_path / "home", tmp_path)
     root = tmp_path / "site"
     for path, text in PAGES.items():
@@ -57,7 +57,7 @@ def test_mkdocs_serve_leaves_no_defunct_process(tmp_path: Path, serve_factory, m
         (root / "docs" / path).write_text(text, encoding="utf-8")
     mcp_port = free_port()
     (root / "mkdocs.yml").write_text(f"site_name: Processes\nplugins:\n  - vault-mcp:\n      mcp_port: {mcp_port}\n")
-    # A repository and no kept history: the first build reads the history in a forked child.
+    # A repository and no kept history: the first build reads the whole history, running git.
     run_git(root, "init", "-q", "-b", "main")
     run_git(root, "add", "-A")
     run_git(root, "commit", "-q", "-m", "pages")
@@ -65,7 +65,7 @@ def test_mkdocs_serve_leaves_no_defunct_process(tmp_path: Path, serve_factory, m
     serve.wait_for(r"Serving on ")
     assert zombies_after(serve.process.pid, 5) == [], serve.log
 
-    # A rebuild closes the first build's forked writer, which then exits.
+    # A rebuild closes the first build's writer process, which then exits.
     mark = len(serve.lines)
     (root / "docs" / "page-0.md").write_text("# Page 0\n\nChanged.\n", encoding="utf-8")
     serve.wait_for(r"Indexed \d+ pages", after=mark)

@@ -14,10 +14,13 @@ makes MkDocs build again, and that build asks again.
 
 from __future__ import annotations
 
+import functools
 import pickle
 import subprocess
 import sys
-import threading
+
+from .. import child_processes
+from ..child_processes import Beside
 
 # Reads NUL-separated paths on stdin, writes {path: (size, mtime_ns)} for those it can stat, pickled.
 STAT_EACH_PATH = """\
@@ -35,32 +38,33 @@ ANSWER_SECONDS = 60  # the pages ask os.stat themselves meanwhile: a slow answer
 
 
 class FileStatuses:
-    """The statuses of `paths`, asked for on a thread of this process that waits for the other process."""
+    """The statuses of `paths`, asked for on a thread of this process that waits for the other process
+    (child_processes.Beside)."""
 
     def __init__(self, paths: list[str]) -> None:
-        self._statuses: dict[str, tuple[int, int]] = {}
-        self._asking = threading.Thread(target=self._ask, args=(paths,), name="vault-mcp file statuses", daemon=True)
-        self._asking.start()
-
-    def _ask(self, paths: list[str]) -> None:
-        try:
-            done = subprocess.run(
-                [sys.executable, "-S", "-c", STAT_EACH_PATH],  # -S: the standard library is all it needs
-                input="\0".join(paths).encode("utf-8", "surrogateescape"),
-                capture_output=True,
-                timeout=ANSWER_SECONDS,
-                check=True,
-            )
-            self._statuses = pickle.loads(done.stdout)
-        except (OSError, subprocess.SubprocessError, pickle.UnpicklingError, EOFError):
-            pass  # every page asks os.stat itself, as without this
+        self._answer = Beside(functools.partial(_ask, paths), "vault-mcp file statuses")
 
     def get(self, path: str) -> tuple[int, int] | None:
         """(size, mtime_ns) of the file, or None when the answer has not come or lacks it."""
-        if self._asking.is_alive():
+        if not self._answer.done():
             return None
-        return self._statuses.get(path)
+        return self._answer.result().get(path)
 
     def wait(self) -> None:
         """Wait for the answer."""
-        self._asking.join()
+        self._answer.wait()
+
+
+def _ask(paths: list[str]) -> dict[str, tuple[int, int]]:
+    try:
+        done = child_processes.run(
+            [sys.executable, "-S", "-c", STAT_EACH_PATH],  # -S: the standard library is all it needs
+            input="\0".join(paths).encode("utf-8", "surrogateescape"),
+            timeout=ANSWER_SECONDS,
+        )
+        if done.returncode == 0:
+            statuses: dict[str, tuple[int, int]] = pickle.loads(done.stdout)
+            return statuses
+    except (OSError, subprocess.SubprocessError, pickle.UnpicklingError, EOFError):
+        pass
+    return {}  # every page asks os.stat itself, as without this

@@ -9,6 +9,7 @@ import subprocess
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from .. import child_processes
 from ..page import model
 
 GIT_TIMEOUT_SECONDS = 120
@@ -76,14 +77,7 @@ CommitFields = tuple[list[bytes], int, str, int]
 def run_git(args: list[str], cwd: str, allowed_status: int = 0) -> bytes:
     env = {name: value for name, value in os.environ.items() if name not in REPOSITORY_ENV_VARS}
     env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat", GIT_FLUSH="0")
-    done = subprocess.run(
-        ["git", "--no-pager", *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        timeout=GIT_TIMEOUT_SECONDS,
-    )
+    done = child_processes.run(["git", "--no-pager", *args], cwd=cwd, env=env, timeout=GIT_TIMEOUT_SECONDS)
     if done.returncode not in (0, allowed_status):
         raise subprocess.CalledProcessError(done.returncode, done.args, done.stdout, done.stderr)
     return done.stdout

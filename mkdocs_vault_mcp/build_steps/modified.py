@@ -6,15 +6,12 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import pickle
-import select
 import subprocess
-import threading
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..forked import ForkedChild, can_fork, pickled_answer, spare_cpu
+from ..child_processes import Beside
 from ..instants import EPOCH
 from .git_cache import (
     CACHE_FORMAT,
@@ -88,100 +85,13 @@ def read_git_times(docs_dir: str, cache_file: Path | None = None) -> GitTimes | 
     )
 
 
-class GitTimesRead:
-    """`read_git_times` beside the build, started at once: git lists the history on the other core while MkDocs
-    reads the files, the nav and the first pages, which need no dates. `result()` waits for it, and raises what the
-    read raised beyond what read_git_times answers None for.
-
-    Where no kept read will answer (`cache_file` missing: a first build, an emptied cache) and a second CPU and
-    fork() allow (forked.py), in a forked child: there parsing the whole history does not hold the build's GIL,
-    which MkDocs' thread would wait for. Otherwise on a daemon thread: a build that fails meanwhile does not wait
-    for git at exit (the cache files are replaced whole, never left half written)."""
+class GitTimesRead(Beside[GitTimes | None]):
+    """`read_git_times` beside the build, started at once (child_processes.Beside): git lists the history on the
+    other core while MkDocs reads the files, the nav and the first pages, which need no dates. `result()` waits for
+    it, and raises what the read raised beyond what read_git_times answers None for."""
 
     def __init__(self, docs_dir: str, cache_file: Path | None = None) -> None:
-        self._times: GitTimes | None = None
-        self._error: BaseException | None = None
-        self._thread: threading.Thread | None = None
-        self._child: ForkedChild | None = None
-        if (
-            cache_file is not None
-            and not cache_file.exists()
-            and _has_git_folder(docs_dir)
-            and spare_cpu()
-            and can_fork()
-        ):
-            read_end, write_end = os.pipe()
-            try:
-                self._child = ForkedChild(
-                    functools.partial(_send_git_times, write_end, docs_dir, cache_file), keep_fds=(write_end,)
-                )
-            except OSError as error:  # no process to be had: a thread reads it
-                log.debug("vault-mcp: reading the git history on a thread; no process for it (%s)", error)
-                os.close(read_end)
-            else:
-                self._answer = os.fdopen(read_end, "rb")
-                self._args = docs_dir, cache_file
-                return
-            finally:
-                os.close(write_end)
-        self._thread = threading.Thread(
-            target=self._read, args=(docs_dir, cache_file), name="vault-mcp git history", daemon=True
-        )
-        self._thread.start()
-
-    def _read(self, docs_dir: str, cache_file: Path | None) -> None:
-        try:
-            self._times = read_git_times(docs_dir, cache_file)
-        except BaseException as error:  # handed to the build's thread by result()
-            self._error = error
-
-    def done(self) -> bool:
-        if self._child is not None:  # its answer, or its end, is in the pipe
-            return bool(select.select([self._answer], [], [], 0)[0])
-        return self._thread is None or not self._thread.is_alive()
-
-    def wait(self) -> None:
-        if self._child is not None:
-            self._receive()
-        elif self._thread is not None:
-            self._thread.join()
-            self._thread = None  # every page asks for the result: joined once
-
-    def result(self) -> GitTimes | None:
-        self.wait()
-        if self._error is not None:
-            raise self._error
-        return self._times
-
-    def _receive(self) -> None:
-        child, self._child = self._child, None
-        assert child is not None
-        with self._answer:
-            answer = self._answer.read()
-        try:
-            self._times, self._error = pickle.loads(answer)
-        except (EOFError, pickle.UnpicklingError):  # the child ended without answering (killed): read here
-            log.debug("vault-mcp: the git history reader process ended with status %s", child.wait())
-            self._read(*self._args)
-        else:  # its answer is whole once its end of the pipe is closed; its exit need not be waited for
-            child.exit_unwaited()
-
-
-def _has_git_folder(docs_dir: str) -> bool:
-    """Whether docs_dir or a folder above it holds `.git`, as git finds a repository: a site outside any (a
-    tarball, a generated folder) is read on a thread, where finding no repository costs no process a build."""
-    folder = Path(docs_dir).resolve()
-    return any((parent / ".git").exists() for parent in (folder, *folder.parents))
-
-
-def _send_git_times(answer_fd: int, docs_dir: str, cache_file: Path) -> None:
-    """The forked child's work (GitTimesRead): read_git_times, its answer pickled as (times, error)."""
-    try:
-        answer: tuple[GitTimes | None, Exception | None] = (read_git_times(docs_dir, cache_file), None)
-    except Exception as error:
-        answer = (None, error)
-    with os.fdopen(answer_fd, "wb") as out:
-        out.write(pickled_answer(answer))
+        super().__init__(functools.partial(read_git_times, docs_dir, cache_file), "vault-mcp git history")
 
 
 def _history(

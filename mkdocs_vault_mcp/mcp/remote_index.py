@@ -142,7 +142,6 @@ class RemoteIndex:
         self.state = State()
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     # -- the cache folder ---------------------------------------------------------------------------------------
 
@@ -216,15 +215,13 @@ class RemoteIndex:
                 self.path,
             )
         if self.refresh_seconds > 0:
-            self._thread = threading.Thread(target=self._keep_refreshing, name="vault-mcp-refresh", daemon=True)
-            self._thread.start()
+            start_refreshing(
+                self._stop, self.refresh_seconds, self.refresh, "index", f"the index from {shown(self.url)}"
+            )
         return self.path
 
     def stop(self) -> None:
         self._stop.set()
-
-    def _keep_refreshing(self) -> None:
-        keep_refreshing(self._stop, self.refresh_seconds, self.refresh, "index", f"the index from {shown(self.url)}")
 
     def refresh(self) -> bool:
         """Ask the site for its index if it changed; True when a new index replaced the cached one.
@@ -381,13 +378,20 @@ def other_format(version: str) -> str:
     )
 
 
-def keep_refreshing(stop: threading.Event, seconds: float, refresh: Callable[[], object], kept: str, what: str) -> None:
-    """Call `refresh` every `seconds` until `stop` is set: a refusal is a warning that the cached `kept` stays, and
+def start_refreshing(
+    stop: threading.Event, seconds: float, refresh: Callable[[], object], kept: str, what: str
+) -> None:
+    """Call `refresh` every `seconds` on a daemon thread until `stop` is set (`serve URL`'s one refresh loop, for the
+    index and a versioned site's list of versions alike): a refusal is a warning that the cached `kept` stays, and
     any other failure is logged, for the refreshing must go on whatever one attempt met."""
-    while not stop.wait(seconds):
-        try:
-            refresh()
-        except DownloadRefused as error:
-            log.warning("mkdocs-vault-mcp: %s The cached %s stays.", error, kept)
-        except Exception:
-            log.exception("mkdocs-vault-mcp: refreshing %s failed", what)
+
+    def keep_refreshing() -> None:
+        while not stop.wait(seconds):
+            try:
+                refresh()
+            except DownloadRefused as error:
+                log.warning("mkdocs-vault-mcp: %s The cached %s stays.", error, kept)
+            except Exception:
+                log.exception("mkdocs-vault-mcp: refreshing %s failed", what)
+
+    threading.Thread(target=keep_refreshing, name="vault-mcp-refresh", daemon=True).start()

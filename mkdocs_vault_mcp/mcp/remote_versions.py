@@ -19,7 +19,7 @@ from urllib.parse import urljoin
 from ..errors import InvalidArgument
 from .cache_folder import confined_folder
 from .download import DOWNLOAD_SECONDS, DownloadRefused, download, shown
-from .remote_index import DEFAULT_REFRESH_SECONDS, RemoteIndex, default_cache_dir, keep_refreshing, site_folder
+from .remote_index import DEFAULT_REFRESH_SECONDS, RemoteIndex, default_cache_dir, site_folder, start_refreshing
 from .versions import VERSIONS_FILE, Versions, listed
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ class RemoteVersions:
         confined_folder(self.cache_dir, self.folder.name)
         self.refresh()
         if self.refresh_seconds > 0:
-            threading.Thread(target=self._keep_refreshing, name="vault-mcp-versions", daemon=True).start()
+            start_refreshing(self._stop, self.refresh_seconds, self.refresh, "list of versions", shown(self.url))
         return self.versions
 
     def stop(self) -> None:
@@ -74,9 +74,6 @@ class RemoteVersions:
         finally:
             with contextlib.suppress(OSError):
                 temporary.unlink(missing_ok=True)
-
-    def _keep_refreshing(self) -> None:
-        keep_refreshing(self._stop, self.refresh_seconds, self.refresh, "list of versions", shown(self.url))
 
     def _open(self, version: str) -> Any:
         """A version's index, downloaded (or confirmed) at its first call and refreshed from then on."""

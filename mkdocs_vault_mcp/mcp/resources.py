@@ -20,7 +20,7 @@ import sqlite3
 import weakref
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import anyio
 from mcp.server.context import ServerRequestContext
@@ -73,6 +73,7 @@ from .resource_reads import (
 from .versions import Versions, chosen
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 SUBSCRIPTIONS = 1_000  # pages one session may subscribe to with resources/subscribe
 # How often the server looks whether the index changed, while someone listens.
@@ -89,6 +90,7 @@ class ReadsIndex(Protocol):
     """What the resource handlers use of the server's index reader (server.IndexReader, which makes them)."""
 
     async def read(self, compute: Callable[[sqlite3.Connection], Any]) -> Any: ...
+    async def on_reader_thread(self, work: Callable[..., T], *args: Any) -> T: ...
     def meta(self, stale: bool) -> dict[str, Any]: ...
     def is_pending(self) -> bool: ...
     def identity(self) -> IndexIdentity: ...

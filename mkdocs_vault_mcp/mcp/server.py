@@ -17,7 +17,7 @@ import threading
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 import anyio
 import pydantic_core
@@ -42,6 +42,7 @@ from .tools import TOOLS
 from .versions import Versions, chosen, older_page
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 INSTRUCTIONS = (
     "Read-only tools over the pages of one MkDocs documentation site. Start with stats to learn the site "
@@ -136,7 +137,12 @@ class IndexReader:
 
     async def read(self, compute: Callable[[sqlite3.Connection], Any]) -> Any:
         """What `compute` returns from one read transaction, on a worker thread (as `answer` reads)."""
-        return await anyio.to_thread.run_sync(self._read, compute, limiter=self._reader_threads())
+        return await self.on_reader_thread(self._read, compute)
+
+    async def on_reader_thread(self, work: Callable[..., T], *args: Any) -> T:
+        """`work(*args)` on one of the reader threads, for work that would hold the event loop (opening a version's
+        index, which may download it)."""
+        return await anyio.to_thread.run_sync(work, *args, limiter=self._reader_threads())
 
     async def answer(
         self,
@@ -165,7 +171,7 @@ class IndexReader:
         token = self.freshness.begin_read()
         data = self._read(compute, INLINE_SECONDS) if small_answer else None
         if data is None:
-            data = await anyio.to_thread.run_sync(self._read, compute, None, self.lanes, limiter=self._reader_threads())
+            data = await self.on_reader_thread(self._read, compute, None, self.lanes)
         stale = self.freshness.is_stale(token)
         if reports_staleness:
             data["index_stale"] = stale

@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import anyio
-
 from ..errors import InvalidArgument
 from ..index.filters import Filters, split_target
 from ..index.query.queries import count_documents
@@ -157,12 +155,13 @@ async def older_page(versions: Versions | None, since: str, target: str | None) 
 
 
 async def chosen(versions: Versions | None, index: Any, version: str | None) -> tuple[Any, dict[str, Any]]:
-    """The reader that answers for `version` (a version or alias of a site mike publishes) and what `_meta` says."""
+    """The reader that answers for `version` (a version or alias of a site mike publishes) and what `_meta` says.
+    `index`: the default version's reader (server.IndexReader)."""
     if versions is not None:
-        # A version's first call opens it on a worker thread: one served from a URL is downloaded then.
+        # A version's first call opens it on one of the reader threads: one served from a URL is downloaded then.
         opened = versions.opened(version)
         if opened is None:
-            opened = await anyio.to_thread.run_sync(versions.choose, version)
+            opened = await index.on_reader_thread(versions.choose, version)
         return opened
     if version is not None:
         raise InvalidArgument(

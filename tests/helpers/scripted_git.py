@@ -55,8 +55,8 @@ def git_log_time(repo_root: Path, path: str) -> int:
 
 
 def record_git_runs(monkeypatch: pytest.MonkeyPatch, folder: Path) -> Path:
-    """Note every git run from now on, by any process (a child forked from this one too), one line of arguments
-    each, in the file returned; each still runs. A script named git, first on PATH, notes them."""
+    """Note every git run from now on, by any process, one line of arguments each, in the file returned; each still
+    runs. A script named git, first on PATH, notes them."""
     folder.mkdir()
     runs = folder / "git-runs.txt"
     runs.touch()

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...forked import spare_cpu
+from ...child_processes import spare_cpu
 from ...page.model import IndexedFields, RenderedPage
 from ..publish import is_corrupt
 from ..schema import FORMAT_VERSION
