@@ -20,9 +20,7 @@ two hybrid answers swapped every query, each embedding its query afresh):
   picked on the vectors' leading directions and scored exactly (semantic.nearest_rows);
 - the same on a copy of the index read with every vector scanned (the baseline: the exact scan);
 - its parts alone: the query's embedding, and the meaning ranking (semantic.nearest_pages, 10 pages deep) from
-  the shortlist and from the exact scan, and from shortlists on fewer leading directions; and, per query, the
-  keywords, the embedding and the exact ranking added up: the answer as it was when the query was embedded after
-  the keyword side rather than beside it (less the fusion).
+  the shortlist and from the exact scan, and from shortlists on fewer leading directions.
 
 Then whether the shortlist changes any answer: for every judged query, the meaning ranking 10, 50 and 100 pages
 deep (each depth the fused ranking reads, semantic.in_tiers) from the shortlist against the exact scan's, pages,
@@ -224,11 +222,6 @@ def main() -> None:
     scans = Scans(conn, exact_conn, found, exact, others, model)
     load_before = os.getloadavg()[0]
     runs = timed_runs(scans, queries)
-    # What the exact scan's answer cost when the query was embedded after the keyword side, not beside it.
-    parts = ("keywords alone (search)", "the query's embedding alone", "meaning ranking, exact scan")
-    summed = [sum(each) for each in zip(*(runs[part] for part in parts), strict=True)]
-    labels = list(runs)
-    runs = {label: runs[label] for label in labels[:2]} | {"keywords + embedding + exact, summed": summed} | runs
     load_after = os.getloadavg()[0]
     targets = [model.embed([query])[0] for query in queries]
     same = ", ".join(

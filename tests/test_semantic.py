@@ -14,11 +14,9 @@ import hashlib
 import logging
 import os
 import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -226,30 +224,6 @@ def test_a_shortlist_on_the_leading_directions_finds_the_sections_every_vector_w
             assert allowed is None or all(allowed[rows])
             assert (np.diff(scores) <= 0).all()
     assert semantic.nearest_rows(shortlisted, target, np.zeros(len(exact.sections), dtype=bool), 4)[0].tolist() == []
-
-
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="a forked child needs os.fork")
-def test_a_forked_child_embeds_queries_on_threads_of_its_own(tmp_path, model_folder):
-    site = semantic_site(tmp_path, model_folder)
-    site.build()
-    found = semantic.usable_vectors(open_read_only(site.index_path))
-    assert not isinstance(found, str)
-    semantic.query_vector.cache_clear()
-    assert semantic.embed_soon(found.model, "purring").result(timeout=120).shape == (384,)
-    child = os.fork()  # as a server's workers are forked, after the parent's embedding threads started
-    if child == 0:
-        code = 1
-        try:
-            code = 0 if semantic.embed_soon(found.model, "barking").result(timeout=120).shape == (384,) else 1
-        finally:
-            os._exit(code)
-    deadline = time.monotonic() + 150
-    while (ended := os.waitpid(child, os.WNOHANG)) == (0, 0) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    if ended == (0, 0):
-        os.kill(child, signal.SIGKILL)
-        os.waitpid(child, 0)
-    assert ended[0] == child and os.waitstatus_to_exitcode(ended[1]) == 0  # not stuck on its parent's threads
 
 
 def test_the_option_is_checked():

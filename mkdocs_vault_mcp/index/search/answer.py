@@ -2,8 +2,8 @@
 (`search`), and what bounds their work.
 
 `search_answer` runs the plan of one search: the keyword ranking, then the meaning ranking when the index has
-section vectors that can be used for this query (semantic.py ranks by meaning, as one ranker among two; the query
-is embedded while the keyword side ranks), then their fusion (search_plan.fuse). `plan_query` counts what the pure planning (search_plan.py) needs; `search`
+section vectors that can be used for this query (semantic.py ranks by meaning, as one ranker among two), then
+their fusion (search_plan.fuse). `plan_query` counts what the pure planning (search_plan.py) needs; `search`
 tries the strict form, then the relaxed one, and `bounded` narrows an expression that matches too many sections
 for BM25 to rank them all; search_rank.py ranks, rescores and groups the sections, search_marks.py marks them.
 docs/pages/search.md explains the method. Every constant was set on the judged queries of bench/search_queries.json
@@ -72,20 +72,19 @@ def search_answer(
 ) -> SearchResult:
     """The `search` tool's answer: the keyword ranking (`search`), fused with the pages nearest in meaning when
     the index has vectors and their model loads; `_meta.search` says which ran (and why keywords alone)."""
-    check_arguments(query, limit, sections_per_page)
-    vectors = meaning_side(conn, query, filters)
-    style = query_style(query)
-    embedding = None
-    if not isinstance(vectors, str) and style != "code":  # a code name found by its spelling needs no vector
-        # Embedded while the keyword side ranks: onnxruntime and SQLite both let go of the GIL as they work.
-        embedding = semantic.embed_soon(vectors.model, query)
     # As deep as the fused ranking reads it; each answer below is the first `limit` of one ranking (in_tiers).
     keyword = search(conn, query, filters, limit=depth_of(limit), sections_per_page=sections_per_page)
+    vectors = semantic.usable_vectors(conn)
     if isinstance(vectors, str):
         return {"result": keyword[:limit], "_meta": {"search": vectors}}
+    if filters.scope != "all":
+        return {"result": keyword[:limit], "_meta": {"search": f"keywords only: scope {filters.scope!r} names columns"}}
+    if uses_fts_syntax(conn, query, filters.scope):
+        return {"result": keyword[:limit], "_meta": {"search": "keywords only: the query is an FTS5 expression"}}
+    style = query_style(query)
     if style == "code" and keyword:
         return {"result": keyword[:limit], "_meta": {"search": "keywords: a code name, found by its spelling"}}
-    target = embedding.result() if embedding is not None else semantic.query_vector(vectors.model, query)
+    target = semantic.query_vector(vectors.model, query)
 
     def fused(depth: int) -> list[SearchHit]:
         meaning = semantic.nearest_pages(conn, vectors, target, filters, depth, sections_per_page)
@@ -94,32 +93,15 @@ def search_answer(
     return {"result": in_tiers(fused, limit), "_meta": {"search": f"hybrid ({style})"}}
 
 
-def meaning_side(conn: sqlite3.Connection, query: str, filters: Filters) -> semantic.Vectors | str:
-    """The index's vectors, usable for this query, or why keywords alone rank it."""
-    vectors = semantic.usable_vectors(conn)
-    if isinstance(vectors, str):
-        return vectors
-    if filters.scope != "all":
-        return f"keywords only: scope {filters.scope!r} names columns"
-    if uses_fts_syntax(conn, query, filters.scope):
-        return "keywords only: the query is an FTS5 expression"
-    return vectors
-
-
-def check_arguments(query: str, limit: int, sections_per_page: int) -> None:
-    """A clear error for a blank query or a bound out of range, before any work."""
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidArgument("query must not be blank; give keywords, a question, a code name or an FTS5 expression.")
-    check_range("limit", limit, 1, SEARCH_RESULTS)
-    check_range("sections_per_page", sections_per_page, 1, SECTIONS_PER_PAGE)
-
-
 def search(
     conn: sqlite3.Connection, query: str, filters: Filters, limit: int = 10, sections_per_page: int = 2
 ) -> list[SearchHit]:
     """The `limit` best pages for `query`: the first `limit` of one ranking that depends on the query, the filters
     and the index alone (search_rank.in_tiers), never on `limit`."""
-    check_arguments(query, limit, sections_per_page)
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidArgument("query must not be blank; give keywords, a question, a code name or an FTS5 expression.")
+    check_range("limit", limit, 1, SEARCH_RESULTS)
+    check_range("sections_per_page", sections_per_page, 1, SECTIONS_PER_PAGE)
     base = ranked_pages_filter(conn, filters)
     plan = plan_query(conn, query, filters.scope)
     per_page = max(sections_per_page, 1 + OTHER_SECTIONS)

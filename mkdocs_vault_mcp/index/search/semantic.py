@@ -7,8 +7,7 @@ SITE_DIR` and a deployed index use them as they are. Without the option nothing 
 the two SQL statements of `store_vectors` that drop the vectors of an earlier build.
 
 Query side: a ranker that search.py calls. `usable_vectors` says whether the index's vectors can rank here (or
-why not), `query_vector` embeds the query (`embed_soon`: on a thread of its own, while the keyword side ranks),
-and `nearest_pages` ranks the pages whose sections lie nearest it;
+why not), `query_vector` embeds the query, and `nearest_pages` ranks the pages whose sections lie nearest it;
 search.py fuses that ranking with its keyword one (search_plan.fuse), and related.py with its tf-idf one. The
 pages it may rank are those the keyword side may (filters.ranked_pages_filter). The vectors are read once per
 index version into one float32 matrix and scanned with numpy: every vector, up to SHORTLIST_FROM of them; above,
@@ -18,14 +17,11 @@ third of the bytes to read) pick a shortlist, and only its sections are scored e
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 import functools
 import hashlib
 import logging
-import os
 import sqlite3
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -180,24 +176,6 @@ def with_shortlist(found: Vectors, directions: int = LEADING_DIRECTIONS) -> Vect
     _, vectors = np.linalg.eigh(sample.T @ sample)  # ascending eigenvalues
     leading = np.ascontiguousarray(vectors[:, ::-1][:, :directions], dtype=np.float32)
     return dataclasses.replace(found, directions=leading, leading=found.matrix @ leading)
-
-
-# Embeds queries while the keyword side ranks them; made at first use in each process (a forked worker has none of
-# its parent's threads).
-_embedders: list[concurrent.futures.ThreadPoolExecutor] = []
-_embedders_lock = threading.Lock()
-if hasattr(os, "register_at_fork"):  # Windows has no fork
-    os.register_at_fork(after_in_child=_embedders.clear)
-
-
-def embed_soon(model: str, query: str) -> concurrent.futures.Future[np.ndarray]:
-    """`query_vector` on a thread of its own, started now."""
-    with _embedders_lock:
-        if not _embedders:
-            # As many threads as searches run at once, up to the executor's default: a thread is made only when
-            # none is idle.
-            _embedders.append(concurrent.futures.ThreadPoolExecutor(thread_name_prefix="vault-mcp-query-embedding"))
-        return _embedders[0].submit(query_vector, model, query)
 
 
 @functools.lru_cache(maxsize=256)
