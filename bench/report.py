@@ -113,7 +113,9 @@ BENCHMARKS: dict[str, Benchmark] = {
     "search_quality": Benchmark(
         QUALITY, "Plain FTS5 `bm25()` over the same sections, the query's words ORed (and ANDed)."
     ),
-    "semantic_at_scale": Benchmark(SPEED, "Keyword search alone on the same index, query by query in the same pass."),
+    "semantic_at_scale": Benchmark(
+        SPEED, "The scan of every vector, on a copy of the same index, query by query in the same pass."
+    ),
     "semantic_quality": Benchmark(QUALITY, "The keyword ranking alone (the index without vectors), in the same run."),
     "side_by_side": Benchmark(
         SPEED,

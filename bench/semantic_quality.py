@@ -148,7 +148,7 @@ COLD_SAMPLE = 200
 
 EMBED_SAMPLE = """
 import random, resource, sqlite3, sys, time
-from mkdocs_vault_mcp.index import semantic
+from mkdocs_vault_mcp.index.search import semantic
 index, cache, model, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 conn = sqlite3.connect(index, isolation_level=None)
 ids = [row[0] for row in conn.execute("SELECT section_id FROM section_vectors")]

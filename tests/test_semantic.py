@@ -9,6 +9,7 @@ Without them they skip, saying so.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import os
@@ -31,6 +32,8 @@ from helpers.ports import free_port
 from helpers.served import call
 from helpers.site import Site
 from mkdocs_vault_mcp.asgi import ConfigurationError, create_app
+from mkdocs_vault_mcp.index.publish import open_read_only
+from mkdocs_vault_mcp.index.search import semantic
 from mkdocs_vault_mcp.mcp.server import IndexReader, create_server
 
 PAGES = {
@@ -173,6 +176,54 @@ def test_a_server_without_the_model_answers_by_keywords_and_says_so(tmp_path, mo
         # Related pages need only the vectors, not the model.
         related = session.ok("links", show="related", target="animals/cats.md")["result"]
         assert related[0]["path"] == "animals/dogs.md"
+
+
+TOPICS = (
+    "caching responses in memory",
+    "uploading large files",
+    "sending email from a background task",
+    "running the tests in parallel",
+    "logging requests and their timing",
+    "signing users in with a password",
+    "paginating long lists of results",
+    "serving static images",
+    "rate limiting abusive clients",
+    "translating the interface",
+    "storing sessions in a database",
+    "compressing responses",
+)
+
+
+def test_a_shortlist_on_the_leading_directions_finds_the_sections_every_vector_would(tmp_path, model_folder):
+    import numpy as np  # the extra's, as the model is
+
+    site = semantic_site(tmp_path, model_folder)
+    site.write_pages(
+        {
+            f"topics/topic{number}.md": f"# {topic.capitalize()}\n\nHow to go about {topic}.\n\n"
+            f"## Pitfalls\n\nWhat goes wrong when {topic}, and how to notice it.\n"
+            for number, topic in enumerate(TOPICS)
+        }
+    )
+    site.build()
+    conn = open_read_only(site.index_path)
+    exact = semantic.usable_vectors(conn)
+    assert not isinstance(exact, str) and exact.leading is None  # a small index: every vector is scanned
+    # Two sections scored exactly per section wanted: a real shortlist, far fewer than the index holds.
+    shortlisted = dataclasses.replace(semantic.with_shortlist(exact), shortlist=2)
+    assert shortlisted.leading is not None and len(exact.sections) >= 3 * 2 * 4
+    in_topics = np.isin(
+        exact.documents, [row[0] for row in conn.execute("SELECT id FROM documents WHERE folder = 'topics'")]
+    )
+    for query in (PARAPHRASE, "my uploads are too big", "the app forgets who is logged in", "slow pages"):
+        target = semantic.query_vector(exact.model, query)
+        for allowed in (None, in_topics, ~in_topics):
+            rows, scores = semantic.nearest_rows(shortlisted, target, allowed, 4)
+            exact_rows, exact_scores = semantic.nearest_rows(exact, target, allowed, 4)
+            assert rows.tolist() == exact_rows.tolist() and scores.tolist() == exact_scores.tolist()
+            assert allowed is None or all(allowed[rows])
+            assert (np.diff(scores) <= 0).all()
+    assert semantic.nearest_rows(shortlisted, target, np.zeros(len(exact.sections), dtype=bool), 4)[0].tolist() == []
 
 
 def test_the_option_is_checked():

@@ -10,7 +10,9 @@ Query side: a ranker that search.py calls. `usable_vectors` says whether the ind
 why not), `query_vector` embeds the query, and `nearest_pages` ranks the pages whose sections lie nearest it;
 search.py fuses that ranking with its keyword one (search_plan.fuse), and related.py with its tf-idf one. The
 pages it may rank are those the keyword side may (filters.ranked_pages_filter). The vectors are read once per
-index version into one float32 matrix and scanned with numpy.
+index version into one float32 matrix and scanned with numpy: every vector, up to SHORTLIST_FROM of them; above,
+their projections on the LEADING_DIRECTIONS along which the index's vectors vary most (principal components, a
+third of the bytes to read) pick a shortlist, and only its sections are scored exactly (`nearest_rows`).
 """
 
 from __future__ import annotations
@@ -46,6 +48,11 @@ if TYPE_CHECKING:
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
 NEAREST_SECTIONS = 200  # nearest sections read before pages are formed
+# From this many vectors on, a first pass on their leading directions picks the sections scored exactly: below,
+# scanning every vector costs little. Set with bench/semantic_at_scale.py against the exact scan of every vector.
+SHORTLIST_FROM = 20_000
+LEADING_DIRECTIONS = 128  # of the model's 384: with 96, a judged query's nearest pages changed at 100,000 sections
+SHORTLIST = 20  # sections scored exactly for each section wanted
 SNIPPET_WORDS = 30
 
 # --- the build's side: the writer's commit -------------------------------------------------------------------
@@ -112,6 +119,9 @@ class Vectors:
     sections: np.ndarray  # section ids, in the matrix's row order
     documents: np.ndarray  # each row's page
     matrix: np.ndarray  # float32, one unit vector a row
+    directions: np.ndarray | None = None  # the leading directions, one a column (None: every vector is scanned)
+    leading: np.ndarray | None = None  # each row's projection on them
+    shortlist: int = SHORTLIST
 
 
 # Two versions: the one being read and the next, while `mkdocs serve` publishes it (each is a float32 matrix).
@@ -147,12 +157,25 @@ def _read_vectors(conn: sqlite3.Connection, model: str) -> Vectors | None:
     if not rows:
         return None
     matrix = np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float16).reshape(len(rows), -1)
-    return Vectors(
+    found = Vectors(
         model,
         np.array([row[0] for row in rows], dtype=np.int64),
         np.array([row[1] for row in rows], dtype=np.int64),
         matrix.astype(np.float32),
     )
+    return with_shortlist(found) if len(rows) >= SHORTLIST_FROM else found
+
+
+def with_shortlist(found: Vectors, directions: int = LEADING_DIRECTIONS) -> Vectors:
+    """`found` with its rows projected on the `directions` along which they vary most, for `nearest_rows`' first
+    pass: the leading eigenvectors of the rows' second moments (from a sample of rows), which keep most of every
+    dot product."""
+    import numpy as np
+
+    sample = found.matrix[:: max(1, len(found.matrix) // 8192)].astype(np.float64)
+    _, vectors = np.linalg.eigh(sample.T @ sample)  # ascending eigenvalues
+    leading = np.ascontiguousarray(vectors[:, ::-1][:, :directions], dtype=np.float32)
+    return dataclasses.replace(found, directions=leading, leading=found.matrix @ leading)
 
 
 @functools.lru_cache(maxsize=256)
@@ -194,21 +217,14 @@ def nearest_pages(
     import numpy as np
 
     base = ranked_pages_filter(conn, filters)
-    # einsum rather than `@`: BLAS wakes its threads for each product, which costs more than the whole
-    # product on a busy machine; einsum's own loop runs on this thread.
-    similarity = np.einsum("ij,j->i", found.matrix, target)
+    allowed = None
     if base.where != "1" or leave_out is not None:
-        allowed = {row[0] for row in conn.execute(f"SELECT d.id FROM documents d WHERE {base.where}", base.params)}
-        allowed.discard(leave_out)
-        similarity = np.where(np.isin(found.documents, list(allowed)), similarity, -np.inf)
-    count = min(len(similarity), max(NEAREST_SECTIONS, limit * per_page * 4))
-    best = np.argpartition(-similarity, count - 1)[:count]
-    best = best[np.argsort(-similarity[best], kind="stable")]
+        kept = {row[0] for row in conn.execute(f"SELECT d.id FROM documents d WHERE {base.where}", base.params)}
+        kept.discard(leave_out)
+        allowed = np.isin(found.documents, list(kept))
+    best, similarity = nearest_rows(found, target, allowed, max(NEAREST_SECTIONS, limit * per_page * 4))
     chosen: dict[int, list[tuple[int, float]]] = {}
-    for row in best:
-        score = float(similarity[row])
-        if score == -np.inf:
-            break
+    for row, score in zip(best.tolist(), similarity.tolist(), strict=True):
         page = chosen.setdefault(int(found.documents[row]), [])
         if len(page) < per_page:
             page.append((int(found.sections[row]), score))
@@ -216,6 +232,38 @@ def nearest_pages(
             break
     pages = list(chosen.items())[:limit]
     return [_page(conn, document_id, sections) for document_id, sections in pages]
+
+
+def nearest_rows(
+    found: Vectors, target: np.ndarray, allowed: np.ndarray | None, count: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The (up to) `count` rows nearest `target` among the `allowed` ones (a mask; None: all), best first (ties:
+    the first row first), and their similarities.
+
+    With `found.leading`, only the `found.shortlist` * `count` rows nearest on the leading directions are scored
+    exactly: the rest are not read again."""
+    import numpy as np
+
+    rows = np.arange(len(found.matrix)) if allowed is None else np.flatnonzero(allowed)
+    wanted = found.shortlist * count
+    if found.leading is not None and found.directions is not None and len(rows) > wanted:
+        # einsum rather than `@`: BLAS wakes its threads for each product, which costs more than the whole
+        # product on a busy machine; einsum's own loop runs on this thread.
+        rough = np.einsum("ij,j->i", found.leading, np.einsum("ij,i->j", found.directions, target))
+        if allowed is not None:
+            rough = np.where(allowed, rough, -np.inf)
+        rows = np.sort(np.argpartition(-rough, wanted - 1)[:wanted])
+        similarity = np.einsum("ij,j->i", found.matrix[rows], target)
+    elif allowed is None:
+        similarity = np.einsum("ij,j->i", found.matrix, target)
+    else:
+        similarity = np.einsum("ij,j->i", found.matrix[rows], target)
+    count = min(count, len(rows))
+    if not count:
+        return rows, similarity
+    best = np.argpartition(-similarity, count - 1)[:count]
+    best = best[np.lexsort((best, -similarity[best]))]
+    return rows[best], similarity[best]
 
 
 def _page(conn: sqlite3.Connection, document_id: int, sections: list[tuple[int, float]]) -> SearchHit:
