@@ -2,7 +2,7 @@
 this checkout beside another one (`--against`).
 
     .venv/bin/python bench/run.py live_churn [--against DIR] [--runs 3] [--bursts 3] [--ops 100] [--pages 200]
-        [--gap 0.01] [--modes serve,dirty]
+        [--gap 0.01] [--modes serve,dirty] [--name NAME]
 
 A generated site (--pages pages with `tags:` front matter, theme `mkdocs`, one git commit) is copied afresh
 for each run; a real `mkdocs serve` of the checkout's own venv (DIR/.venv/bin/mkdocs; `--dirty` in the `dirty`
@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from report import REPO, describe, table, write_results  # bench/ is on sys.path when a script runs
+from report import REPO, checkout_env, describe, table, write_results  # bench/ is on sys.path when a script runs
 
 OUT = REPO / "bench" / "out" / "live-churn"
 SEED = 11
@@ -97,8 +97,7 @@ class Serve:
         self.started = time.monotonic()
         command = [str(checkout / ".venv" / "bin" / "mkdocs"), "serve", "-f", str(site / "mkdocs.yml")]
         command += ["--dev-addr", f"127.0.0.1:{free_port()}", *(["--dirty"] if dirty else [])]
-        env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-        env.pop("PYTHONPATH", None)  # each checkout's venv imports its own package
+        env = {**checkout_env(checkout), "NO_MKDOCS_2_WARNING": "1"}  # each checkout's venv imports its own package
         self.process = subprocess.Popen(
             command, cwd=site, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )
@@ -312,6 +311,7 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=200)
     parser.add_argument("--gap", type=float, default=0.01, help="seconds between two operations")
     parser.add_argument("--modes", default="serve,dirty", help="serve (plain), dirty (mkdocs serve --dirty)")
+    parser.add_argument("--name", default="live_churn", help="the results file's name")
     args = parser.parse_args()
     args.load = os.getloadavg()[0]
     checkouts = {"this": REPO}
@@ -327,7 +327,7 @@ def main() -> None:
                 measured.setdefault(label, []).extend(results)
     text = report(checkouts, measured, args)
     print("\n" + text)
-    write_results("live_churn", text)
+    write_results(args.name, text)
 
 
 if __name__ == "__main__":

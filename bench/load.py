@@ -14,10 +14,13 @@ per second, p50 / p99 latency under load beside the single client's p50, and the
 its processes) before and after the load.
 
     .venv/bin/python bench/load.py [--site SITE_DIR] [--clients 50] [--duration 60] [--workers 1,2] [--against DIR]
+        [--against-site SITE_DIR]
 
 --against DIR: the same load, right after this checkout's one-worker run, on the server of another checkout of
 the project (DIR/.venv/bin/mkdocs-vault-mcp, one worker, the same index), so that the two are measured in the
-same run on the same machine.
+same run on the same machine. Each server imports its own checkout's package (its root first on PYTHONPATH).
+--against-site: that checkout's own build of the same site, for a checkout that cannot read this one's index
+schema (the single client's in-process baseline always reads --site).
 
 Without --site it uses (and if needed builds) the site of bench/tool_latency.py. Loopback only; every loop is
 bounded by --duration.
@@ -41,7 +44,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from report import command_line, table, write_results  # bench/ is on sys.path when a script runs
+from report import checkout_env, command_line, table, write_results  # bench/ is on sys.path when a script runs
 from tool_latency import DEFAULT_SITE, REPO, SERVER_COMMAND, ensure_site, percentile
 
 CASES: list[tuple[str, str, dict[str, Any]]] = [
@@ -189,6 +192,7 @@ def start_server(command: Path, site: Path, workers: int) -> tuple[subprocess.Po
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=checkout_env(command.parents[2]),  # the checkout whose .venv/bin/ holds the command imports its package
     )
     assert server.stdout is not None and server.stderr is not None
     line = server.stdout.readline()
@@ -199,9 +203,10 @@ def start_server(command: Path, site: Path, workers: int) -> tuple[subprocess.Po
 
 
 def run(
-    command: Path, site: Path, workers: int, clients: int, seconds: float, processes: int, single: int
+    command: Path, site: Path, workers: int, clients: int, seconds: float, processes: int, single: int, served: Path
 ) -> dict[str, Any]:
-    server, port = start_server(command, site, workers)
+    """The load on `command`'s server of `served`; the in-process baseline reads `site`, this checkout's index."""
+    server, port = start_server(command, served, workers)
     try:
         single_latencies, in_process = single_client(site, port, single)
         rss_before = rss_bytes(server.pid)
@@ -297,15 +302,22 @@ def main() -> None:
     parser.add_argument("--client-processes", type=int, default=5)
     parser.add_argument("--single", type=int, default=100, help="calls per case of the single-client baseline")
     parser.add_argument("--against", type=Path, help="another checkout of the project, with its own .venv")
+    parser.add_argument("--name", default="load", help="the results file's name")
+    parser.add_argument(
+        "--against-site",
+        type=Path,
+        help="the --against checkout's own build of the same site, for an older index schema",
+    )
     args = parser.parse_args()
     ensure_site(args.site)
-    servers = [("this checkout", SERVER_COMMAND, int(n)) for n in args.workers.split(",")]
+    servers = [("this checkout", SERVER_COMMAND, int(n), args.site) for n in args.workers.split(",")]
     if args.against is not None:
-        servers.insert(1, (commit_of(args.against), args.against.resolve() / ".venv" / "bin" / "mkdocs-vault-mcp", 1))
+        against = args.against.resolve() / ".venv" / "bin" / "mkdocs-vault-mcp"
+        servers.insert(1, (commit_of(args.against), against, 1, args.against_site or args.site))
     runs = [
         {"server": label}
-        | run(command, args.site, workers, args.clients, args.duration, args.client_processes, args.single)
-        for label, command, workers in servers
+        | run(command, args.site, workers, args.clients, args.duration, args.client_processes, args.single, served)
+        for label, command, workers, served in servers
     ]
 
     rows = [
@@ -376,6 +388,11 @@ def main() -> None:
             f"$ {command}",
             f"{args.clients} clients x {args.duration:g} s on {os.path.relpath(args.site.resolve(), REPO)} ({os.cpu_count()} CPUs, "
             f"Python {platform.python_version()}, load average before: {os.getloadavg()[0]:.2f})",
+            *(
+                [f"the --against server on its own build of it, {os.path.relpath(args.against_site.resolve(), REPO)}"]
+                if args.against and args.against_site
+                else []
+            ),
             "",
             table(rows),
             "",
@@ -386,7 +403,7 @@ def main() -> None:
         ]
     )
     print(report)
-    write_results("load", report)
+    write_results(args.name, report)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import functools
 import io
 import json
 import os
@@ -187,6 +188,24 @@ def describe(folder: Path) -> str:
         return done.stdout.strip() if done.returncode == 0 else "?"
 
     return f"{git('rev-parse', '--short=10', 'HEAD')} ({git('rev-list', '--count', 'HEAD')} commits)"
+
+
+@functools.cache
+def checkout_env(checkout: Path) -> dict[str, str]:
+    """The environment in which `checkout`'s own `.venv` imports `checkout`'s package: its root first on PYTHONPATH,
+    since a worktree's `.venv` may be a link to another checkout's, whose editable install would be imported
+    instead; stops the benchmark if it still is not."""
+    env = dict(os.environ, PYTHONPATH=str(checkout))
+    probe = [
+        str(checkout / ".venv" / "bin" / "python"),
+        "-P",
+        "-c",
+        "import mkdocs_vault_mcp; print(mkdocs_vault_mcp.__file__)",
+    ]
+    where = subprocess.run(probe, env=env, capture_output=True, text=True).stdout.strip()
+    if not where.startswith(str(checkout) + os.sep):
+        sys.exit(f"{Path(sys.argv[0]).stem}: {checkout}/.venv imports the package from {where or 'nowhere'}")
+    return env
 
 
 def commit_note(script: str | None = None) -> str:
