@@ -267,6 +267,7 @@ class VaultMcpPlugin(BasePlugin[VaultMcpConfig]):  # type: ignore[no-untyped-cal
                 **mkdocs_pages.versioning(config, self.config.site_version),
                 summary=SummaryRequest(self.config.tag_fields, self.page_language, self.languages.complete),
                 semantic=plan.semantic,
+                markdown_copies=agent_files.wants_markdown(self.config, self.serving),
             )
             self.state.committed = self.indexing.commit(
                 settings,

@@ -247,6 +247,12 @@ def write_discovery(
     return server_card.CATALOG_URI if write_file(site_dir, server_card.CATALOG_URI, text, owners_own=True) else None
 
 
+def wants_markdown(options: VaultMcpConfig, serving: bool) -> bool:
+    """Whether after_build will write every page's Markdown (its copies, llms-full.txt), which the writer then
+    converts after its commit (agent_pages.keep_markdown_copies)."""
+    return not serving and bool(options.markdown_copies or options.llms_full_txt)
+
+
 def after_build(index: Path, config: Any, options: VaultMcpConfig, serving: bool) -> None:
     """write_agent_files after the plugin's build (MkDocs' `config`); not under `mkdocs serve`, whose preview is
     thrown away and rebuilt at every save."""

@@ -84,10 +84,12 @@ class Site:
         finally:
             os.chdir(previous)
 
-    def modules_a_build_imports(self) -> set[str]:
+    def modules_a_build_imports(self, *, warm: bool = True) -> set[str]:
         """Build the site (mkdocs.yml as `build` writes it) in a fresh Python with nothing imported before it, and
-        give the names of every module that build loaded."""
-        self.build()  # writes mkdocs.yml
+        give the names of every module that build loaded; `warm`: after a build in this process first (which
+        also writes mkdocs.yml)."""
+        if warm:
+            self.build()
         done = subprocess.run(
             [sys.executable, "-c", BUILD_THEN_LIST_MODULES, str(self.root / "mkdocs.yml")],
             cwd=self.root,

@@ -78,3 +78,13 @@ class MarkdownCache:
                 conn.executemany("INSERT INTO markdown (key, text) VALUES (?, ?)", self.used.items())
         except sqlite3.Error as error:
             log.debug(f"vault-mcp: the Markdown cache {self.path} was not written ({error})")
+
+
+def keep_markdown_copies(conn: sqlite3.Connection, index: Path) -> None:
+    """Convert every page whose Markdown the cache lacks, and keep them: the writer does it right after its commit,
+    beside MkDocs rendering the templates (in the writer's process on a first build), so that the files for agents
+    then only read the cache."""
+    cache = MarkdownCache(index)
+    for document in agent_documents(conn):
+        cache.markdown(conn, document.document_id, document.fingerprint, document.url)
+    cache.save()

@@ -19,6 +19,7 @@ from ...instants import now_micros
 from ...page.model import IndexedFields, RenderedPage
 from ...page.paths import site_base_path
 from ..publish import is_corrupt
+from ..query.agent_pages import keep_markdown_copies
 from ..schema import FORMAT_VERSION, TABLES, create_schema
 from .resolve import count_linking_pages, files_digest, mark_listed, mark_nav, resolve_links, set_digest
 from .rows import delete_document, insert_document, insert_source
@@ -61,6 +62,8 @@ class CommitSettings:
     semantic: dict[str, str] | None = None  # semantic.store_vectors' (the model and the cache file), or None
     # how many generated pages (a blog's index, archive, categories) list each page, by its path, if known
     listed: dict[str, int] | None = None
+    # whether the files for agents will want every page's Markdown: the writer converts it after the commit
+    markdown_copies: bool = False
 
 
 # A page whose content HTML is longer than this gives back the memory its document took (give_memory_back).
@@ -240,6 +243,8 @@ class WorkingIndex:
 
         store_vectors(self.conn, settings.semantic, pages_changed)
         self.conn.execute("COMMIT")
+        if settings.markdown_copies:
+            keep_markdown_copies(self.conn, self.path)
         # The page cache (cache_size) is given back: the connection then waits for the next build, which may be
         # none, while the build goes on writing the site with what memory is left.
         self.conn.execute("PRAGMA shrink_memory")
