@@ -71,7 +71,10 @@ class MarkdownCache:
         return text
 
     def save(self) -> None:
-        """Keep the pages of this run only."""
+        """Keep the pages of this run only; nothing to write when the cache holds them already (the writer filled
+        it after its commit, and the files for agents then read every page from it)."""
+        if self.used == self.known:
+            return
         try:
             with contextlib.closing(sqlite3.connect(self.path)) as conn, conn:
                 conn.execute("DELETE FROM markdown")
