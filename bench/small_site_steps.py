@@ -19,8 +19,8 @@ Reported, the best of `--rounds` for each column:
   writer: its index closed (in earlier versions, its process's exit too);
 - `writer`: CPU of the writer thread (making documents, inserts, FTS5, the commit); a build with
   PAGES_FOR_A_PROCESS pages or more to write writes in a process of its own, counted under `git children`,
-  which holds every child process (in earlier versions a forked writer's too, whose exit the build did not
-  wait for: this script does, after the build);
+  which holds every child process, the writer's and its fork server's too (neither is waited for by the build:
+  this script adopts and waits for them after it, report.reap_descendants);
 - `git`: CPU of the thread that reads the git history (parsing, walking, the cache files) and of its git
   processes (a package that reads git on the build's thread counts it under `events` and `git` children);
 - `stats page`: CPU of MkDocs building the plugin's stats page on the build's thread (its template, the other
@@ -42,28 +42,33 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
-from report import describe, write_results  # bench/ is on sys.path when a script runs
+from report import adopt_orphans, describe, reap_descendants, write_results  # bench/ is on sys.path when a script runs
 from small_sites import with_vault
 
 # One build in a process of its own: the CPU of each part, as JSON on the last line of its output.
 ONE_BUILD = textwrap.dedent("""
-    import json, resource, sys, threading, time
+    import functools, json, resource, sys, threading, time
     import jinja2, markdown, mkdocs.commands.build, mkdocs.config, mkdocs.plugins, mkdocs.structure.files
     import mkdocs.structure.nav, mkdocs.structure.pages, mkdocs.theme
 
     cpu = {"import": 0.0, "events": 0.0, "writer": 0.0, "git": 0.0}
     start = time.process_time()
     import mkdocs_vault_mcp.plugin as plugin
-    from mkdocs_vault_mcp.index import working_index as writer
+    try:
+        from mkdocs_vault_mcp.index.write import working_index as writer
+    except ImportError:  # a checkout before index/ was split
+        from mkdocs_vault_mcp.index import working_index as writer
     cpu["import"] = time.process_time() - start
 
     def counted(name, function):
+        @functools.wraps(function)  # pickled by name to a writer process, which runs the method unwrapped
         def run(*args, **kwargs):
             begun = time.thread_time()
             try:
@@ -78,9 +83,14 @@ ONE_BUILD = textwrap.dedent("""
         setattr(writer.WorkingIndex, method.__name__, counted("writer", method))
     # Each page's fingerprint and hand-over, timed by hand rather than under BuildState.timed (and never inside it)
     plugin.VaultMcpPlugin._index_page = counted("events", plugin.VaultMcpPlugin._index_page)
-    from mkdocs_vault_mcp.build import modified
-    if hasattr(modified, "GitTimesRead"):
+    try:
+        from mkdocs_vault_mcp.build_steps import modified
+    except ImportError:  # a checkout before build/ was renamed
+        from mkdocs_vault_mcp.build import modified
+    if hasattr(modified.GitTimesRead, "_read"):
         modified.GitTimesRead._read = counted("git", modified.GitTimesRead._read)
+    elif hasattr(modified.GitTimesRead, "_run"):  # the read runs in Beside._run, on its own thread
+        modified.GitTimesRead._run = counted("git", modified.GitTimesRead._run)
     timed = plugin.BuildState.timed
 
     def timed_cpu(self):
@@ -143,6 +153,7 @@ def main() -> None:
     )
     parser.add_argument("--name", default="small_site_steps", help="the results file's name")
     args = parser.parse_args()
+    adopt_orphans()
     # Each build runs in its site's folder: a relative PYTHONPATH (another checkout to measure) would name nothing
     # there, and the venv's own package would be measured instead, silently.
     if os.environ.get("PYTHONPATH"):
@@ -176,6 +187,7 @@ def main() -> None:
                     one_build, config_file = (BARE_BUILD, config) if kind == "bare" else (ONE_BUILD, vault)
                     # -P: the site's folder is the working directory, and a repository's own package there
                     # (MkDocs' docs hold `mkdocs/`) must not shadow the venv's, as it does not for `mkdocs build`
+                    before = resource.getrusage(resource.RUSAGE_CHILDREN)
                     done = subprocess.run(
                         [sys.executable, "-P", "-c", one_build, str(config_file), str(site_dir)],
                         cwd=config.parent,
@@ -184,8 +196,15 @@ def main() -> None:
                         text=True,
                         check=True,
                     )
+                    reap_descendants()  # a writer process and its fork server, which the build never waits for
+                    after = resource.getrusage(resource.RUSAGE_CHILDREN)
                     if round_number:
                         measured = json.loads(done.stdout.strip().splitlines()[-1])
+                        # The whole tree, from outside: the build's own figure misses what it did not wait for.
+                        whole = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+                        if "git children" in measured:
+                            measured["git children"] += whole - measured["build"]
+                        measured["build"] = whole
                         kept = best.setdefault(kind, measured)
                         for column in measured:
                             kept[column] = min(kept[column], measured[column])

@@ -23,9 +23,10 @@ build and its warm one stay together), so that none always runs first:
   builds importing the plugin from DIR (put first on PYTHONPATH), in the same rounds, so that both packages meet
   the same load; reported as a second row per site
 
-Reported per site: median wall and CPU seconds (user + system, all threads) and their ratio to the same
-round's `none` build, and the plugin's own seconds from its closing log line. With `--metronome`, two more
-columns: the wall ratios with each build's time divided by the CPUs' speed while it ran (bench/build_overhead.py's
+Reported per site: median wall and CPU seconds (user + system, all threads of every process of the build: the
+writer process, started by a fork server the build never waits for, is adopted and waited for here,
+report.reap_descendants) and their ratio to the same round's `none` build, and the plugin's own seconds from
+its closing log line. With `--metronome`, two more columns: the wall ratios with each build's time divided by the CPUs' speed while it ran (bench/build_overhead.py's
 metronome, beside the builds). Under the table, how far the rounds spread: the quartiles of each ratio, beside
 those of the bare build run twice (the noise floor); each median ratio with its 90% bootstrap interval, how far
 the median itself may be off with this many rounds; and each kind's best of the rounds (its fastest build) over the
@@ -56,7 +57,7 @@ from typing import Literal
 import yaml
 
 from build_overhead import beat_seconds, start_metronome  # bench/ is on sys.path when a script runs
-from report import describe, write_results
+from report import adopt_orphans, describe, reap_descendants, write_results
 
 REPO = Path(__file__).resolve().parent.parent
 PLUGIN_LINE = re.compile(r"vault-mcp: Indexed .* in ([\d.]+) seconds")
@@ -107,6 +108,7 @@ def build(mkdocs: Path, config: Path, site_dir: Path, env: dict[str, str]) -> tu
         text=True,
     )
     wall = time.perf_counter() - start
+    reap_descendants()  # the writer and its fork server: their CPU is the build's
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         last = done.stderr.strip().splitlines()[-1:] or [f"status {done.returncode}"]
@@ -186,6 +188,7 @@ def main() -> None:
     )
     parser.add_argument("--cpu", type=int, help="run every build on this CPU alone")
     args = parser.parse_args()
+    adopt_orphans()
     if args.cpu is not None:
         if args.metronome:
             parser.error("--cpu leaves no CPU for the builds' metronome: choose one of --cpu and --metronome")
