@@ -90,7 +90,7 @@ atexit.register(stop)
 
 def convert(fragment: str, base_url: str, languages: dict[str, str], seconds: float) -> tuple[str, str, Any]:
     """(status, markdown, exception): status "done", "out of time" or "failed"."""
-    # In the worker only, for bs4, markdownify and lxml: the server that imports this module never loads them.
+    # In the worker only, for lxml and html-to-markdown: the server that imports this module never loads them.
     from .html_to_markdown import html_to_markdown
 
     try:
