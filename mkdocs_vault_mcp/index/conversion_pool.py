@@ -1,9 +1,10 @@
 """Large pages converted to Markdown in worker processes, not in the server's own.
 
-Parsing and converting a very large page is long Python work, under the GIL and with a great many
-objects for the garbage collector to walk: in the server's process it would slow every other client's call,
-which needs the same interpreter. In a worker process it costs the server one thread that waits. The worker
-keeps to the call's budget of work (budget.py) itself, and its failures come back as the call's.
+Converting a very large page is one long native call that holds the GIL (html-to-markdown's) and that the
+call's budget cannot stop midway: in the server's process it would hold up every other client's call, which
+needs the same interpreter. In a worker process it costs the server one thread that waits. The worker keeps to
+the call's budget of work (budget.py) itself between the conversion's steps, and its failures come back as the
+call's.
 
 A worker is a new Python that child_processes.py starts (`PythonWorker`, running `serve_requests`), never a fork of
 the server. It takes one request at a time on its standard input and answers on its standard output, pickled. It

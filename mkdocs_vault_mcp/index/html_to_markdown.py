@@ -2,8 +2,8 @@
 
 `read` answers with this: what MkDocs, its Markdown extensions and every plugin
 made of the page (generated API reference, snippets, macros), written as plain
-Markdown for an agent, without the theme's chrome. The conversion runs when a
-page is read, not during the build, so it costs the build nothing.
+Markdown for an agent, without the theme's chrome. The same text is each page's
+Markdown copy that the build publishes (index/query/agent_pages.py).
 
 html-to-markdown (a native library) does the conversion; lxml first makes the
 page plain HTML where the library does not know what the theme meant: the
@@ -16,7 +16,9 @@ resolved against the page's address.
 HTML nested deeper than MAX_DEPTH elements (no page a theme renders comes close)
 is cut there: what lies deeper is kept as plain text, and the Markdown ends with
 a note that says so. libxml2 stops parsing at a fixed depth, so a page nested
-deeper than that is cut by counting its tags before it is parsed.
+deeper than that is cut by counting its tags before it is parsed. An element
+with more than MAX_ATTRIBUTES attributes (libxml2 builds those in quadratic
+time) makes its part hostile HTML, which the converter reads on its own.
 """
 
 from __future__ import annotations
@@ -76,7 +78,7 @@ _OPTIONS = native.ConversionOptions(
     bullets="-",
     escape_asterisks=True,
     escape_underscores=False,
-    autolinks=False,
+    autolinks=True,  # a link whose text is its address as <address>
     extract_metadata=False,
     include_blockquote_citations=False,
     hidden_content=native.HiddenContent.ALL,  # what the page hides until asked (a closed block) is the reader's too
