@@ -253,6 +253,6 @@ def test_a_first_build_leaves_the_markdown_conversion_to_the_writers_process(tmp
     shutil.rmtree(site.site_dir)
     modules = site.modules_a_build_imports(warm=False)
     assert "mkdocs_vault_mcp.plugin" in modules
-    assert "markdownify" not in modules and "mkdocs_vault_mcp.index.html_to_markdown" not in modules
+    assert "html_to_markdown" not in modules and "mkdocs_vault_mcp.index.html_to_markdown" not in modules
     copy = (site.site_dir / "page3" / "index.md").read_text(encoding="utf-8")
     assert "The text of page 3." in copy and "## Part" in copy

@@ -24,7 +24,7 @@ def test_a_build_imports_none_of_the_tools_side(tmp_path):
         "mkdocs_vault_mcp.index.html_to_markdown",
         "mcp",
         "uvicorn",
-        "markdownify",
+        "html_to_markdown",
     }
     assert modules & tools_side == set()
 

@@ -108,8 +108,8 @@ DEFERRED_IMPORTS = {
         "index/query/link_queries.py",
         "index.query.related",
     ): "search: the build summary's links never use it, the tools' do",
-    ("index/query/read.py", "index.html_to_markdown"): "bs4, markdownify and lxml: only reading a page uses them",
-    ("index/conversion_pool.py", "index.html_to_markdown"): "bs4, markdownify and lxml: in the worker, not the server",
+    ("index/query/read.py", "index.html_to_markdown"): "lxml and html-to-markdown: only reading a page uses them",
+    ("index/conversion_pool.py", "index.html_to_markdown"): "lxml and html-to-markdown: in the worker, not the server",
     (
         "index/query/agent_pages.py",
         "index.query.read",

@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 
 from helpers.mcp_session import session_over
+from mkdocs_vault_mcp import budget
 from mkdocs_vault_mcp.build_steps.site_folder import PAGE_BYTES
+from mkdocs_vault_mcp.index.html_to_markdown import html_to_markdown
 
 SCRIPT = Path(sys.executable).parent / "mkdocs-vault-mcp"
 SECRET = "TOPSECRET-outside-the-site"
@@ -344,6 +346,22 @@ def test_pages_that_were_quadratic_are_indexed_in_bounded_time(tmp_path: Path) -
     assert titles == {f"{name}.md": name.title() for name in HOSTILE_PIECES}
     for name in HOSTILE_PIECES:
         assert summaries[f"{name}.md"] == f"First words of {name}.", name
+
+
+def test_hostile_html_converts_to_markdown_within_a_calls_budget_and_keeps_its_text() -> None:
+    """An element with 200,000 attributes (libxml2 builds its tree in quadratic time: a minute), control characters
+    in a tab's label and a summary (which lxml refuses in a tree), NUL and a lone surrogate: each converts."""
+    crowded = '<h2 id="a">Crowded</h2><p ' + " ".join(f"a{n}" for n in range(200_000)) + ">Still read.</p>"
+    with budget.limited(20):
+        assert html_to_markdown(crowded, "https://example.org/") == "## Crowded\n\nStill read."
+    tabs = (
+        '<div class="tabbed-set"><input type="radio"><label>Tab\x01 one</label><div class="tabbed-content">'
+        '<div class="tabbed-block"><p>Body</p></div></div></div><details><summary>\x0cMore</summary><p>Hidden</p>'
+        "</details>"
+    )
+    assert html_to_markdown(tabs, "/") == "**Tab one**\n\nBody\n\n> **More**\n>\n> Hidden"
+    # A lone surrogate reaches libxml2 as its three bytes, each shown as U+FFFD.
+    assert html_to_markdown("<p>a\x00b</p><p>c\ud800d</p>", "/") == "a\ufffdb\n\nc" + "\ufffd" * 3 + "d"
 
 
 def test_unclosed_html_reads_as_a_browser_reads_it() -> None:

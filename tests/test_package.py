@@ -24,7 +24,7 @@ from helpers.paths import ROOT
 from mkdocs_vault_mcp import __version__
 
 # Third-party modules the package needs but loads by name rather than imports, and where it names them.
-LOADED_BY_NAME = {"lxml": "index/html_to_markdown.py"}  # BeautifulSoup(fragment, "lxml")
+LOADED_BY_NAME: dict[str, str] = {}
 # The optional extra `semantic`'s modules (index/search/semantic.py imports them where it uses them) and its distributions.
 SEMANTIC_MODULES = {
     "numpy": "numpy",

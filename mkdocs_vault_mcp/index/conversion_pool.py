@@ -1,9 +1,10 @@
 """Large pages converted to Markdown in worker processes, not in the server's own.
 
-Parsing and converting a very large page is long Python work, under the GIL and with a great many
-objects for the garbage collector to walk: in the server's process it would slow every other client's call,
-which needs the same interpreter. In a worker process it costs the server one thread that waits. The worker
-keeps to the call's budget of work (budget.py) itself, and its failures come back as the call's.
+Converting a very large page is one long native call that holds the GIL (html-to-markdown's) and that the
+call's budget cannot stop midway: in the server's process it would hold up every other client's call, which
+needs the same interpreter. In a worker process it costs the server one thread that waits. The worker keeps to
+the call's budget of work (budget.py) itself between the conversion's steps, and its failures come back as the
+call's.
 
 A worker is a new Python that child_processes.py starts (`PythonWorker`, running `serve_requests`), never a fork of
 the server. It takes one request at a time on its standard input and answers on its standard output, pickled. It
@@ -90,7 +91,7 @@ atexit.register(stop)
 
 def convert(fragment: str, base_url: str, languages: dict[str, str], seconds: float) -> tuple[str, str, Any]:
     """(status, markdown, exception): status "done", "out of time" or "failed"."""
-    # In the worker only, for bs4, markdownify and lxml: the server that imports this module never loads them.
+    # In the worker only, for lxml and html-to-markdown: the server that imports this module never loads them.
     from .html_to_markdown import html_to_markdown
 
     try:

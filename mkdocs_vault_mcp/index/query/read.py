@@ -76,7 +76,7 @@ class PageText:
     def markdown(self, index: int) -> str:
         converted = self._markdown.get(index)
         if converted is None:
-            # Imported when a page is first read, for bs4, markdownify and lxml: a server that only counts and
+            # Imported when a page is first read, for lxml and html-to-markdown: a server that only counts and
             # searches never loads them.
             from ..html_to_markdown import HEAVY_CHARS, html_to_markdown
 
