@@ -15,7 +15,7 @@ from helpers.site import Site, built_site
 from mkdocs_vault_mcp.index.html_to_markdown import DEPTH_NOTE, MAX_DEPTH
 
 HUGE_DEPTH = 100_000  # a 1.3 MB page of nested divs
-DEEP_DEPTH = 12_000  # a 160 kB page: converted in a worker process, as the huge one
+DEEP_DEPTH = 30_000  # a 390 kB page: converted in a worker process, as the huge one, long enough to overlap
 READERS = 8
 
 
