@@ -12,6 +12,7 @@ import os
 import posixpath
 import sqlite3
 from dataclasses import dataclass, replace
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
@@ -159,14 +160,23 @@ def site_description(site_dir: Path, root: str) -> str:
         data, _ = read_site_file(site_dir.resolve(), site_dir / root / "index.html", PAGE_BYTES)
     except (Unreadable, OSError):
         return ""
-    # Imported here: only this reads a page's head, and BeautifulSoup is heavy to load for a build that never does.
-    from bs4 import BeautifulSoup
-
-    head = data.split(b"</head>", 1)[0].decode("utf-8", errors="replace")
-    tag = BeautifulSoup(head, "html.parser").find("meta", attrs={"name": "description"})
-    content = tag.get("content") if tag is not None else None
-    text = " ".join(content.split()) if isinstance(content, str) else ""
+    finder = _DescriptionFinder()
+    finder.feed(data.split(b"</head>", 1)[0].decode("utf-8", errors="replace"))
+    text = " ".join(finder.description.split()) if finder.description is not None else ""
     return "" if text == "None" else text  # MkDocs' own theme writes the missing site_description so
+
+
+class _DescriptionFinder(HTMLParser):
+    """The content of the first `<meta name="description">` fed (None without one)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.description: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        named = dict(attrs)
+        if tag == "meta" and self.description is None and named.get("name") == "description":
+            self.description = named.get("content") or ""
 
 
 def write_agent_files(index: Path, site_dir: Path, options: AgentFilesOptions) -> Written:
