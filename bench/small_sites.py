@@ -221,7 +221,8 @@ def main() -> None:
         samples: Samples = {"none": [], "none-again": [], "vault-cold": [], "vault-warm": []}
         if base_path:
             samples |= {"base-cold": [], "base-warm": []}
-        env = build_env()
+        # The venv's commands first on PATH, as in the shell that activated it (uvicorn's docs run `uvicorn --help`).
+        env = build_env() | {"PATH": os.pathsep.join([str(mkdocs.parent), os.environ.get("PATH", "")])}
         if name in args.on_path:
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(config.parent), env.get("PYTHONPATH")]))
         origins.append(f"{name}: {describe(config.parent)}")

@@ -14,9 +14,13 @@ import pytest
 from helpers.live_serve import Serve
 from helpers.ports import free_port
 from helpers.scripted_git import isolate_git, run_git
+from mkdocs_vault_mcp.index.write import writer
 
 # More pages than the writer takes a process of its own for (index/write/writer.py's PAGES_FOR_A_PROCESS).
-PAGES = {f"page-{number}.md": f"# Page {number}\n\nText of page {number}.\n" for number in range(12)}
+PAGES = {
+    f"page-{number}.md": f"# Page {number}\n\nText of page {number}.\n"
+    for number in range(writer.PAGES_FOR_A_PROCESS + 2)
+}
 
 
 def children(pid: int) -> dict[int, str]:

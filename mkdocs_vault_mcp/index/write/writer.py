@@ -40,9 +40,10 @@ log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
 # From this many pages a build may write, the writes go to a process of their own, when there is a second CPU to
 # run it on: each page handed over saves the build's own thread the Python that a writer thread would take from it
-# (the GIL), and below this many the saving is lost in what starting the process costs. On one CPU the process
-# would only take turns with MkDocs.
-PAGES_FOR_A_PROCESS = 10
+# (the GIL), and below this many the saving is lost in what starting the process (a fork server, then a writer
+# importing the package) costs: a small real site's first build is cheaper on a thread in wall and CPU time alike.
+# On one CPU the process would only take turns with MkDocs.
+PAGES_FOR_A_PROCESS = 50
 
 # Waits for a commit, and returns the build summary the commit was asked to read, else None.
 CommitWaiter = Callable[[], "BuildSummary | None"]
