@@ -119,6 +119,9 @@ BENCHMARKS: dict[str, Benchmark] = {
     "semantic_at_scale": Benchmark(
         SPEED, "The scan of every vector, on a copy of the same index, query by query in the same pass."
     ),
+    "semantic_build": Benchmark(
+        SPEED, "The same first build by the `--against` checkout, and fastembed on the same texts, in the same rounds."
+    ),
     "semantic_quality": Benchmark(QUALITY, "The keyword ranking alone (the index without vectors), in the same run."),
     "side_by_side": Benchmark(
         SPEED,

@@ -33,8 +33,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
 
-MAX_TOKENS = 256  # what all-MiniLM-L6-v2 was trained on; longer text is cut
-BATCH = 8  # texts embedded at once: larger batches make onnxruntime hold more memory and are no faster
+# all-MiniLM-L6-v2 was fine-tuned on 128 word pieces: longer text is cut there, which halves the work of a long
+# section and ranked the judged queries no worse (bench/semantic_quality.py).
+MAX_TOKENS = 128
+# Word pieces embedded at once (texts x the longest of them): many short texts or few long ones, so that each
+# run has the same work and the padding stays small; larger batches make onnxruntime hold more memory.
+BATCH_TOKENS = 1024
 PROGRESS_SECONDS = 10  # the build log reports the first embedding run this often
 # Where a model folder (a download, or one of the user's) may hold its ONNX file, first found wins.
 ONNX_FILES = ("model.onnx", "onnx/model.onnx", "onnx/model_quantized.onnx")
@@ -214,24 +218,37 @@ class Model:
         except Exception as error:  # a damaged file: the model is unavailable, the build goes on
             raise ModelUnavailable(f"{tokenizer} could not be loaded: {error}") from None
         self.tokenizer.enable_truncation(MAX_TOKENS)
-        self.tokenizer.enable_padding()
+        self.tokenizer.no_padding()  # a tokenizer.json may pad every text to a fixed length: embed_tokens pads
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3
         options.intra_op_num_threads = threads
         # Threads that spin between runs would take the CPUs from the build and from the numpy scan.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # Every batch has a shape of its own: a memory plan kept per shape would only grow.
+        options.enable_mem_pattern = False
         try:
             self.session = onnxruntime.InferenceSession(str(onnx), options, providers=["CPUExecutionProvider"])
         except Exception as error:
             raise ModelUnavailable(f"{onnx} could not be loaded: {error}") from None
         self.inputs = {model_input.name for model_input in self.session.get_inputs()}
 
+    def tokens(self, texts: list[str]) -> list[np.ndarray]:
+        """Each text's word pieces, cut at MAX_TOKENS (int32: a tenth of a list's memory, for every section)."""
+        return [self.np.array(encoding.ids, dtype=self.np.int32) for encoding in self.tokenizer.encode_batch(texts)]
+
     def embed(self, texts: list[str]) -> np.ndarray:
         """Unit vectors (float32, one row per text): the model's token states, averaged over the real tokens."""
+        return self.embed_tokens(self.tokens(texts))
+
+    def embed_tokens(self, pieces: list[np.ndarray]) -> np.ndarray:
+        """`embed` for texts already cut into word pieces (`tokens`), padded here to the longest."""
         numpy = self.np
-        encoded = self.tokenizer.encode_batch(texts)
-        ids = numpy.array([encoding.ids for encoding in encoded], dtype=numpy.int64)
-        mask = numpy.array([encoding.attention_mask for encoding in encoded], dtype=numpy.int64)
+        longest = max(map(len, pieces))
+        ids = numpy.zeros((len(pieces), longest), dtype=numpy.int64)
+        mask = numpy.zeros((len(pieces), longest), dtype=numpy.int64)
+        for row, text in enumerate(pieces):
+            ids[row, : len(text)] = text
+            mask[row, : len(text)] = 1
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": numpy.zeros_like(ids)}
         states = self.session.run(None, {name: value for name, value in feed.items() if name in self.inputs})[0]
         summed = (states * mask[..., None]).sum(axis=1)
@@ -303,9 +320,11 @@ def cached_vectors(model: str, cache_path: Path, texts: dict[str, str]) -> dict[
 
 
 def _embed_with_progress(model: Model, todo: dict[str, str], cache: sqlite3.Connection) -> dict[str, bytes]:
-    """Embed `todo` (cache key -> text), shortest texts together (less padding), each batch cached as it is
-    made (a build stopped half-way keeps what it embedded); report progress to the build log."""
-    order = sorted(todo, key=lambda key: len(todo[key]))
+    """Embed `todo` (cache key -> text), texts of as many word pieces together (less padding), each batch cached
+    as it is made (a build stopped half-way keeps what it embedded); report progress to the build log."""
+    keys = list(todo)
+    pieces = dict(zip(keys, model.tokens([todo[key] for key in keys]), strict=True))
+    order = sorted(keys, key=lambda key: len(pieces[key]))
     if not log.hasHandlers():  # a writer started as a new Python: its stderr is the build's, without MkDocs' log
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(levelname)-8s-  %(message)s"))
@@ -314,10 +333,9 @@ def _embed_with_progress(model: Model, todo: dict[str, str], cache: sqlite3.Conn
     made: dict[str, bytes] = {}
     started = last_report = time.monotonic()
     log.info(f"vault-mcp: embedding {len(order)} sections for search by meaning (cached for later builds)")
-    for start in range(0, len(order), BATCH):
-        keys = order[start : start + BATCH]
-        vectors = model.embed([todo[key] for key in keys]).astype(model.np.float16)
-        rows = [(key, vector.tobytes()) for key, vector in zip(keys, vectors, strict=True)]
+    for batch in token_batches(order, [len(pieces[key]) for key in order]):
+        vectors = model.embed_tokens([pieces.pop(key) for key in batch]).astype(model.np.float16)
+        rows = [(key, vector.tobytes()) for key, vector in zip(batch, vectors, strict=True)]
         with cache:
             cache.executemany("INSERT OR REPLACE INTO vectors (key, vector) VALUES (?, ?)", rows)
         made.update(rows)
@@ -332,6 +350,19 @@ def _embed_with_progress(model: Model, todo: dict[str, str], cache: sqlite3.Conn
     elapsed = time.monotonic() - started
     log.info(f"vault-mcp: embedded {len(made)} sections in {_duration(elapsed)}")
     return made
+
+
+def token_batches(order: list[str], lengths: list[int]) -> Iterator[list[str]]:
+    """`order` (shortest first; `lengths`: each one's word pieces) in runs of at most BATCH_TOKENS word pieces once
+    padded to the longest of the run (at least one text a run)."""
+    batch: list[str] = []
+    for key, length in zip(order, lengths, strict=True):
+        if batch and (len(batch) + 1) * length > BATCH_TOKENS:
+            yield batch
+            batch = []
+        batch.append(key)
+    if batch:
+        yield batch
 
 
 def _duration(seconds: float) -> str:
