@@ -20,6 +20,7 @@ from helpers.index_command import run_index, summary_line
 from helpers.mcp_session import Session, session_over
 from helpers.site import Site, build_from, built_example_site
 from mkdocs_vault_mcp.child_processes import spare_cpu
+from mkdocs_vault_mcp.index.write import writer
 
 SITE_URL = "https://breeze.example.org/"
 DESCRIPTION = "A tiny open-source weather-station toolkit for ESP32 boards and a Raspberry Pi."
@@ -244,10 +245,14 @@ def test_index_never_writes_through_a_link_or_over_a_folder_of_a_hostile_site(ex
 
 @pytest.mark.skipif(not spare_cpu(), reason="the writer has a process of its own only with a second CPU")
 def test_a_first_build_leaves_the_markdown_conversion_to_the_writers_process(tmp_path: Path) -> None:
-    """Converting every page's HTML to Markdown is most of a first build's cost of the copies: the writer does it
-    after its commit, on the other CPU, and the build's own process never loads the conversion."""
+    """Converting every page's HTML to Markdown is a first build's cost of the copies: where a writer process
+    writes the index, it converts them after its commit, on the other CPU, and the build's own process never loads
+    the conversion."""
     site = Site(tmp_path, {"plugins": [{"vault-mcp": {"cache_dir": "cache"}}]})
-    site.write_pages({f"page{n}.md": f"# Page {n}\n\nThe text of page {n}.\n\n## Part\n\nMore.\n" for n in range(12)})
+    pages = writer.PAGES_FOR_A_PROCESS + 2  # a site whose first build writes in a process of its own
+    site.write_pages(
+        {f"page{n}.md": f"# Page {n}\n\nThe text of page {n}.\n\n## Part\n\nMore.\n" for n in range(pages)}
+    )
     site.build()
     shutil.rmtree(tmp_path / "cache")  # the next build is a first one again: every page to write and convert
     shutil.rmtree(site.site_dir)
