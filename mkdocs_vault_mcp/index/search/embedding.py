@@ -2,7 +2,7 @@
 and the cache file of the vectors it made.
 
 The model is in ONNX (onnxruntime and the model's own tokenizer; mean pooling, unit length), loaded once per
-process. Vectors are cached in the cache dir by the hash of the model and the text, so a rebuild embeds only
+process. Vectors are cached in the cache dir by the hash of the model, the cut and the text, so a rebuild embeds only
 new or changed sections, and a rebuild that changed nothing loads no model.
 
 An index names the model of its vectors by name and content (the SHA-256 of its files), not by where the build

@@ -31,6 +31,7 @@ from ..answer_types import SearchHit, SearchSection
 from ..filters import Filters, ranked_pages_filter
 from ..schema import KeptPerVersion, index_version
 from .embedding import (
+    MAX_TOKENS,
     QUERY_THREADS,
     ModelUnavailable,
     cached_vectors,
@@ -98,7 +99,8 @@ def store_vectors(conn: sqlite3.Connection, semantic: dict[str, str] | None, pag
 
 
 def _embed_sections(conn: sqlite3.Connection, model: str, cache_path: Path, missing: list[tuple[Any, ...]]) -> None:
-    key_of_model = model_key(model)
+    # The cut is part of what made a vector: a cache filled with another cut must not serve this one.
+    key_of_model = f"{model_key(model)}\ncut at {MAX_TOKENS}"
     texts = {section_id: section_text(title, headings, body) for section_id, title, headings, body in missing}
     keys = {
         section_id: hashlib.sha256(f"{key_of_model}\n{text}".encode()).hexdigest() for section_id, text in texts.items()
