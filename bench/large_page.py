@@ -45,7 +45,7 @@ OUT = BENCH / "out" / "large-page"
 CORPUS = REPO.parent / "shared" / "corpora" / "fastapi-docs" / "en" / "docs"
 sys.path.insert(0, str(BENCH))
 
-from report import describe, table, write_results  # noqa: E402
+from report import describe, table, tree_rss_kb, write_results  # noqa: E402
 
 SMALL_PAGES = {
     "index.md": "# Home\n\nA site with one very large page, [Big](big.md).\n",
@@ -142,22 +142,6 @@ def write_site(megabytes: float, seed: int, plain_headings: int | None = None) -
     return OUT
 
 
-def tree_rss_kb(pid: int) -> int:
-    """The summed VmRSS of a process and its descendants, now (0 for what has ended)."""
-    total, pending = 0, [pid]
-    while pending:
-        current = pending.pop()
-        try:
-            status = Path(f"/proc/{current}/status").read_text()
-            resident = re.search(r"VmRSS:\s+(\d+)", status)
-            total += int(resident[1]) if resident else 0
-            for task in Path(f"/proc/{current}/task").iterdir():
-                pending += [int(child) for child in (task / "children").read_text().split()]
-        except (OSError, TypeError):
-            continue
-    return total
-
-
 def du_mb(path: Path) -> float:
     """Megabytes of a file, or of the files under a folder (0 if missing)."""
     if path.is_file():
@@ -178,7 +162,7 @@ def build(site: Path, checkout: Path, config: str) -> dict:
 
     def sample() -> None:
         while not done.wait(SAMPLE_SECONDS):
-            peak[0] = max(peak[0], tree_rss_kb(process.pid))
+            peak[0] = max(peak[0], sum(tree_rss_kb(process.pid)))
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()

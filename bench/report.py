@@ -354,3 +354,19 @@ def reap_descendants(seconds: float = REAP_SECONDS) -> None:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"a process of the measured command is still running after {seconds} s")
             time.sleep(0.002)
+
+
+def tree_rss_kb(pid: int) -> list[int]:
+    """The resident memory (VmRSS, kB) of a process and of each of its descendants, now (none for what has
+    ended)."""
+    sizes, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            resident = re.search(r"VmRSS:\s+(\d+)", Path(f"/proc/{current}/status").read_text())
+            sizes.append(int(resident[1]) if resident else 0)
+            for task in Path(f"/proc/{current}/task").iterdir():
+                pending += [int(child) for child in (task / "children").read_text().split()]
+        except (OSError, TypeError):
+            continue
+    return sizes

@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from mkdocs_vault_mcp.index.search.embedding import MAX_TOKENS  # noqa: E402
 from mkdocs_vault_mcp.index.search.semantic import section_text  # noqa: E402
-from report import checkout_env, describe, write_results  # noqa: E402
+from report import checkout_env, describe, tree_rss_kb, write_results  # noqa: E402
 from search_quality import CONFIG, CORPORA, OUT  # noqa: E402
 from semantic_quality import model_folder  # noqa: E402
 
@@ -79,26 +79,14 @@ class Runs:
     largest: list[float] = field(default_factory=list)
     load: list[float] = field(default_factory=list)
 
-
-def tree_rss(root: int) -> tuple[float, float]:
-    """The resident MB of `root` and its descendants, summed, and of the largest of them (from /proc)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(parent, []).append(int(entry.name))
-    sizes, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        todo.extend(children.get(pid, []))
-        try:
-            sizes.append(int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20)
-        except (OSError, IndexError, ValueError):
-            continue
-    return sum(sizes), max(sizes, default=0.0)
+    def add(self, sections: int, seconds: float, sampled: tuple[float, float, float, list[tuple[float, str]]]) -> None:
+        """One round: `sections` embedded in `seconds`, and run_sampled's wall and memory."""
+        wall, peak, largest, _ = sampled
+        self.sections.append(sections)
+        self.rate.append(sections / seconds)
+        self.wall.append(wall)
+        self.peak.append(peak)
+        self.largest.append(largest)
 
 
 def run_sampled(
@@ -115,8 +103,8 @@ def run_sampled(
     reader.start()
     peak = largest = 0.0
     while process.poll() is None:
-        total, single = tree_rss(process.pid)
-        peak, largest = max(peak, total), max(largest, single)
+        sizes = tree_rss_kb(process.pid)
+        peak, largest = max(peak, sum(sizes) / 1024), max(largest, max(sizes, default=0) / 1024)
         time.sleep(SAMPLE_SECONDS)
     wall = time.perf_counter() - started
     reader.join()
@@ -135,14 +123,11 @@ def build(checkout: Path, folder: Path, runs: Runs) -> Path:
     (work / "mkdocs.yml").write_text(CONFIG.replace("  - vault-mcp\n", f"  - vault-mcp:\n      semantic: {folder}\n"))
     runs.load.append(os.getloadavg()[0])
     mkdocs = checkout / ".venv" / "bin" / "mkdocs"
-    wall, peak, largest, lines = run_sampled([str(mkdocs), "build"], work, checkout_env(checkout))
+    sampled = run_sampled([str(mkdocs), "build"], work, checkout_env(checkout))
+    lines = sampled[3]
     start = next(at for at, line in lines if "vault-mcp: embedding " in line)
     end, count = next((at, int(line.split("embedded ")[1].split()[0])) for at, line in lines if " sections in " in line)
-    runs.sections.append(count)
-    runs.rate.append(count / (end - start))
-    runs.wall.append(wall)
-    runs.peak.append(peak)
-    runs.largest.append(largest)
+    runs.add(count, end - start, sampled)
     return work / "site" / "vault-mcp" / "index.sqlite"
 
 
@@ -172,13 +157,9 @@ def fastembed(venv: Path, folder: Path, index: Path, runs: Runs) -> None:
     runs.load.append(os.getloadavg()[0])
     command = [str(venv / "bin" / "python"), "-c", FASTEMBED, str(folder), str(texts_file)]
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"} | {"HF_HUB_OFFLINE": "1"}
-    wall, peak, largest, lines = run_sampled(command, WORK, env)
-    count, seconds = lines[-1][1].split()
-    runs.sections.append(int(count))
-    runs.rate.append(int(count) / float(seconds))
-    runs.wall.append(wall)
-    runs.peak.append(peak)
-    runs.largest.append(largest)
+    sampled = run_sampled(command, WORK, env)
+    count, seconds = sampled[3][-1][1].split()
+    runs.add(int(count), float(seconds), sampled)
 
 
 def row(name: str, runs: Runs) -> str:

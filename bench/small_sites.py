@@ -25,13 +25,14 @@ build and its warm one stay together), so that none always runs first:
 
 Reported per site: median wall and CPU seconds (user + system, all threads of every process of the build: the
 writer process, started by a fork server the build never waits for, is adopted and waited for here,
-report.reap_descendants) and their ratio to the same round's `none` build, and the plugin's own seconds from
-its closing log line. With `--metronome`, two more columns: the wall ratios with each build's time divided by the CPUs' speed while it ran (bench/build_overhead.py's
-metronome, beside the builds). Under the table, how far the rounds spread: the quartiles of each ratio, beside
-those of the bare build run twice (the noise floor); each median ratio with its 90% bootstrap interval, how far
-the median itself may be off with this many rounds; and each kind's best of the rounds (its fastest build) over the
-bare build's best, the measure first reported ("best of 2"). One untimed build of each configuration comes
-first. Writes bench/results/speed/small_sites.json (`--name`: another name, such as a baseline's).
+report.reap_descendants) and their ratio to the same round's `none` build, and the plugin's own seconds from its
+closing log line. With `--metronome`, two more columns: the wall ratios with each build's time divided by the CPUs'
+speed while it ran (bench/build_overhead.py's metronome, beside the builds). Under the table, how far the rounds
+spread: the quartiles of each ratio, beside those of the bare build run twice (the noise floor); each median ratio
+with its 90% bootstrap interval, how far the median itself may be off with this many rounds; and each kind's best
+of the rounds (its fastest build) over the bare build's best, the measure first reported ("best of 2"). One untimed
+build of each configuration comes first. Writes bench/results/speed/small_sites.json (`--name`: another name, such
+as a baseline's).
 
 `--cpu N` runs every build on CPU N alone (its affinity, inherited by its threads and by git): the builds compared
 then all run on the same one of this machine's two virtual CPUs, whose speeds drift apart. Pinned, the plugin's git
