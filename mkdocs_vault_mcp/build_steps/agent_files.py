@@ -162,7 +162,7 @@ def site_description(site_dir: Path, root: str) -> str:
         return ""
     finder = _DescriptionFinder()
     finder.feed(data.split(b"</head>", 1)[0].decode("utf-8", errors="replace"))
-    text = " ".join(finder.description.split()) if finder.description is not None else ""
+    text = " ".join((finder.description or "").split())
     return "" if text == "None" else text  # MkDocs' own theme writes the missing site_description so
 
 

@@ -222,7 +222,7 @@ def _plain_html(root: lxml.html.HtmlElement) -> None:
     """Drop the chrome and make plain HTML of what the converter would not read as the theme means it."""
     for element in list(root.iter(*_LOOKED_AT)):  # a list: the loop changes the tree
         name = str(element.tag)
-        classes = (element.get("class") or "").split()
+        classes = _classes(element)
         if name in _CHROME or _CHROME_CLASSES.get(name, "-") in classes:
             if element.getparent() is not None:  # not already taken out with what held it
                 element.drop_tree()
@@ -246,8 +246,13 @@ def _resolve_links(root: lxml.html.HtmlElement, base_url: str) -> None:
             element.set(attribute, urljoin(base_url, address))
 
 
-def _is(element: lxml.html.HtmlElement, kind: str) -> bool:
-    return kind in (element.get("class") or "").split()
+def _classes(element: lxml.html.HtmlElement) -> list[str]:
+    return (element.get("class") or "").split()
+
+
+def _words(element: lxml.html.HtmlElement) -> str:
+    """The text of `element` and what it holds, its pieces stripped and joined by a space."""
+    return " ".join(text.strip() for text in element.itertext() if text.strip())
 
 
 def _replace(old: lxml.html.HtmlElement, new: lxml.html.HtmlElement | None) -> None:
@@ -288,11 +293,7 @@ def _bold_paragraph(text: str) -> lxml.html.HtmlElement:
 
 def _plain_tabs(tabs: lxml.html.HtmlElement) -> None:
     """Content tabs as each tab's label in bold over its content (pymdownx.tabbed, both styles)."""
-    labels = [
-        " ".join(text.strip() for text in label.itertext() if text.strip())
-        for label in _TAB_LABELS(tabs)
-        if _TABS_OF(label)[0] is tabs
-    ]
+    labels = [_words(label) for label in _TAB_LABELS(tabs) if _TABS_OF(label)[0] is tabs]
     blocks = _TAB_BLOCKS(tabs) or _TAB_CONTENTS(tabs)
     del tabs[:]
     tabs.text = None
@@ -312,10 +313,10 @@ def _plain_callout(box: lxml.html.HtmlElement) -> None:
         title = titles[0] if titles else None
     label = ""
     if title is not None:
-        label = " ".join(text.strip() for text in title.itertext() if text.strip())
+        label = _words(title)
         title.drop_tree()
     if not label:
-        kinds = [name for name in (box.get("class") or "").split() if name not in ("admonition", "inline", "end")]
+        kinds = [name for name in _classes(box) if name not in ("admonition", "inline", "end")]
         label = kinds[0].capitalize() if kinds else ""
     box.tag = "blockquote"
     box.attrib.clear()
@@ -350,10 +351,10 @@ def code_language(pre: lxml.html.HtmlElement) -> str:
     for element in (pre.find("code"), pre, *pre.iterancestors()):
         if element is None:
             continue
-        for name in (element.get("class") or "").split():
+        for name in _classes(element):
             match = _LANGUAGE_CLASS.match(name)
             if match:
                 return match.group(1)
-        if element.tag == "div" and _is(element, "highlight"):
+        if element.tag == "div" and "highlight" in _classes(element):
             break
     return ""
