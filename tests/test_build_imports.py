@@ -27,6 +27,17 @@ def test_a_build_imports_none_of_the_tools_side(tmp_path):
         "html_to_markdown",
     }
     assert modules & tools_side == set()
+    # Nor what this build has no use for: search by meaning (off), the answers' types (the schemas' source), a
+    # writer process (two pages write on a thread), the suggestions of a mistyped folder.
+    unused = {
+        "mkdocs_vault_mcp.index.search.semantic",
+        "mkdocs_vault_mcp.index.answer_types",
+        "mkdocs_vault_mcp.build_steps.built_site_config",
+        "multiprocessing",
+        "concurrent.futures.process",
+        "difflib",
+    }
+    assert modules & unused == set()
 
 
 def test_the_plugin_loads_no_html_parsing_before_a_document_is_made():

@@ -3,6 +3,7 @@ how the copy in site_dir is replaced, and what a failed build or a damaged worki
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime as dt
 import logging
 import os
@@ -664,7 +665,8 @@ def test_with_no_process_to_be_had_the_index_is_written_on_a_thread(tmp_path, mo
         def submit(self, *args, **kwargs):
             raise BlockingIOError(11, "Resource temporarily unavailable")  # fork()'s error at the limit on processes
 
-    monkeypatch.setattr(writes, "ProcessPoolExecutor", NoProcesses)
+    # writes.py imports it when it starts a writer process
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", NoProcesses)
     caplog.set_level(logging.DEBUG, "mkdocs.plugins.vault-mcp")
     index = writer.IndexWriter(tmp_path / "w.sqlite", "{}", in_process=True)
     try:

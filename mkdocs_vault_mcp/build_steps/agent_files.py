@@ -14,7 +14,7 @@ import sqlite3
 from dataclasses import dataclass, replace
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
 from ..config import VaultMcpConfig
@@ -23,8 +23,10 @@ from ..index.query.agent_pages import MarkdownCache, agent_documents, site_ident
 from ..index.schema import FORMAT_VERSION
 from ..instants import rfc3339
 from . import llms_txt, server_card
-from .built_site_config import SiteConfig
 from .site_folder import PAGE_BYTES, SiteError, Unreadable, leads_outside, read_site_file
+
+if TYPE_CHECKING:
+    from .built_site_config import SiteConfig
 
 log = logging.getLogger("mkdocs.plugins.vault-mcp")
 

@@ -6,8 +6,8 @@ mcp/schemas.py writes each tool's output schema, as `tools/list` publishes it, f
 `index_stale`, which the server adds to the tools whose schema has it: for those, the published answer type is
 the query's result type plus that key.
 
-Typing only, importing nothing of the package: the build's processes and the standalone server import the
-query modules, and with them this one.
+Typing only, importing nothing of the package. The query modules name these types for the type checker only: a
+build reads its summary through them without loading this module; the server loads it for the tools' schemas.
 """
 
 # No `from __future__ import annotations`: Python 3.11 computes `__required_keys__` from the annotations as

@@ -7,7 +7,6 @@ is over the `documents` table under the alias `d`.
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import json
 import re
 import sqlite3
@@ -184,6 +183,8 @@ def check_folder(conn: sqlite3.Connection, folder: str) -> str:
     by_casefold: dict[str, list[str]] = {}
     for name in known:
         by_casefold.setdefault(name.casefold(), []).append(name)
+    import difflib  # only for a folder that matches none: its suggestion
+
     close = difflib.get_close_matches(folder.casefold(), list(by_casefold), n=CLOSEST_FOLDERS, cutoff=0.6)
     closest = [name for key in close for name in by_casefold[key]][:CLOSEST_FOLDERS]
     top = [name for name in known if "/" not in name]

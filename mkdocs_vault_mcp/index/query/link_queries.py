@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ...errors import InvalidArgument
 from ...limits import ROWS, SEARCH_RESULTS
-from ..answer_types import HistoryEntry, LinkedPage, LinkRow, LinksResult, Listing, SearchHit
 from ..filters import Filters, check_choice, check_range, compile_filters, no_document, split_target
+
+if TYPE_CHECKING:
+    from ..answer_types import HistoryEntry, LinkedPage, LinkRow, LinksResult, Listing, SearchHit
 
 SHOWS = ("backlinks", "outlinks", "broken", "orphans", "most_linked", "related", "history")
 WITH_TARGET = ("backlinks", "related", "history")

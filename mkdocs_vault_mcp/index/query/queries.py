@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...instants import rfc3339
 from ...limits import ROWS
-from ..answer_types import Aggregation, Bucket, DocumentPage, DocumentRow, Stats
 from ..filters import (
     Compiled,
     Filters,
@@ -24,6 +23,9 @@ from ..filters import (
     site_languages,
 )
 from ..schema import KeptPerVersion, index_version
+
+if TYPE_CHECKING:
+    from ..answer_types import Aggregation, Bucket, DocumentPage, DocumentRow, Stats
 
 DOCUMENT_COLUMNS = "d.path, d.title, d.folder, d.url, d.modified, d.summary, d.meta, d.language, d.fallback_of"
 
@@ -94,7 +96,8 @@ def aggregate_documents(
             f"SELECT count(DISTINCT document_id) FROM field_values WHERE field = ?{pages}", params
         ).fetchone()[0]
         missing = total - with_value
-    buckets = sorted((Bucket(key=key, count=count) for key, count in conn.execute(sql, params)), key=bucket_order)
+    buckets: list[Bucket] = [{"key": key, "count": count} for key, count in conn.execute(sql, params)]
+    buckets.sort(key=bucket_order)
     return {"total": total, "buckets": buckets[:limit], "missing": missing, "truncated": len(buckets) > limit}
 
 

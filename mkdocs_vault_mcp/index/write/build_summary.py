@@ -5,15 +5,17 @@ queries."""
 from __future__ import annotations
 
 import sqlite3
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from ...instants import now_micros, rfc3339
 from ...limits import ROWS  # the largest limit aggregate_documents accepts
-from ..answer_types import Stats
 from ..filters import Filters
 from ..query.link_queries import link_summary, links
 from ..query.queries import aggregate_documents, index_stats
 from .summary_request import SummaryRequest
+
+if TYPE_CHECKING:
+    from ..answer_types import Stats
 
 SCHEMA_VERSION = 1
 BROKEN_LISTED = 50  # the stats page lists this many broken links; the links tool pages through the rest

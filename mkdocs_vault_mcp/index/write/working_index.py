@@ -153,6 +153,12 @@ class WorkingIndex:
             return None
         return row[0] if row else None
 
+    def _has_table(self, name: str) -> bool:
+        return (
+            self.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [name]).fetchone()
+            is not None
+        )
+
     def _write_info(self, **values: str) -> None:
         self.conn.executemany("INSERT OR REPLACE INTO info (key, value) VALUES (?, ?)", values.items())
 
@@ -237,11 +243,7 @@ class WorkingIndex:
             package_version=__version__,
         )
         self._sections_added = 0
-        # Here, on the writer's side: embedding the sections a first build adds can take minutes. Imported here, as
-        # build_summary is below: the build's own process imports this module and never loads the query side.
-        from ..search.semantic import store_vectors
-
-        store_vectors(self.conn, settings.semantic, pages_changed)
+        self._store_vectors(settings.semantic, pages_changed)
         self.conn.execute("COMMIT")
         if settings.markdown_copies:
             keep_markdown_copies(self.conn, self.path)
@@ -256,6 +258,15 @@ class WorkingIndex:
         from .build_summary import read_build_summary
 
         return read_build_summary(self.conn, settings.summary)
+
+    def _store_vectors(self, semantic: dict[str, str] | None, pages_changed: bool) -> None:
+        """Here, on the writer's side: embedding the sections a first build adds can take minutes. Imported here, as
+        build_summary is in `commit`, and only when there are vectors to make or to drop: a build without meaning
+        never loads search by meaning."""
+        if semantic is not None or self._has_table("section_vectors"):
+            from ..search.semantic import store_vectors
+
+            store_vectors(self.conn, semantic, pages_changed)
 
     def close(self) -> None:
         if getattr(self, "conn", None) is not None:

@@ -10,13 +10,11 @@ their HTML and Markdown as UTF-8 bytes) and each method is sent as the function 
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import signal
 import sys
 from collections.abc import Callable
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import BrokenExecutor, Executor, Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar
 
@@ -90,6 +88,11 @@ class ExecutorWrites:
         self._executor: Executor
         self._index: WorkingIndex | None  # the thread's; a process holds its own (_worker_index)
         if in_process:
+            # Imported here: a build that writes on a thread (every build of a small site, every warm one) never
+            # loads multiprocessing.
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
             method = "forkserver" if sys.platform == "linux" else "spawn"
             self._executor = ProcessPoolExecutor(
                 1, multiprocessing.get_context(method), initializer=_start_worker, initargs=(path,)
@@ -150,7 +153,7 @@ class ExecutorWrites:
         def result() -> T:
             try:
                 return done.result()
-            except BrokenProcessPool:
+            except BrokenExecutor:  # a process pool's BrokenProcessPool (a thread pool has no initializer to fail)
                 raise WriterStopped(STOPPED) from None
             finally:
                 failure, self._failure = self._failure, None
@@ -166,12 +169,12 @@ class ExecutorWrites:
             if self._index is not None:
                 return self._executor.submit(method, self._index, *args, **kwargs)
             return self._executor.submit(OnWorkerIndex(method), *args, **kwargs)
-        except BrokenProcessPool:
+        except BrokenExecutor:
             raise WriterStopped(STOPPED) from None
 
     def _note_failure(self, future: Future[None]) -> None:
         if not future.cancelled() and (error := future.exception()) is not None and self._failure is None:
-            self._failure = WriterStopped(STOPPED) if isinstance(error, BrokenProcessPool) else error
+            self._failure = WriterStopped(STOPPED) if isinstance(error, BrokenExecutor) else error
 
 
 # The writer process's WorkingIndex: one a process, as its executor has one worker.
