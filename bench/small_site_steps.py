@@ -50,7 +50,7 @@ import textwrap
 from pathlib import Path
 
 from report import adopt_orphans, describe, reap_descendants, write_results  # bench/ is on sys.path when a script runs
-from small_sites import with_vault
+from small_sites import build_env, with_vault
 
 # One build in a process of its own: the CPU of each part, as JSON on the last line of its output.
 ONE_BUILD = textwrap.dedent("""
@@ -171,8 +171,9 @@ def main() -> None:
         config = Path(path).resolve()
         vault = with_vault(config)
         cache = config.parent / ".cache" / "plugin" / "vault-mcp"
-        env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
-        env.pop("PYTHONDONTWRITEBYTECODE", None)  # as bench/small_sites.py: an installed package comes compiled
+        # As bench/small_sites.py builds: bytecode written, the venv's commands first on PATH (a site's hook may run
+        # one: uvicorn's docs run `uvicorn --help`).
+        env = build_env() | {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
         if name in args.on_path:
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(config.parent), env.get("PYTHONPATH")]))
         origins.append(f"{name}: {describe(config.parent)}")
