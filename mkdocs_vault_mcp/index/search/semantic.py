@@ -3,8 +3,8 @@
 Build side. When the option names a model, the writer's commit gives every section without a vector one: its
 page title, heading trail and text, embedded by the model (index/search/embedding.py loads it and caches what it
 embeds). The index keeps them in `section_vectors` (section id, float16 BLOB) and names the model in `info`: `serve
-SITE_DIR` and a deployed index use them as they are. Without the option nothing here is imported by a build but
-the two SQL statements of `store_vectors` that drop the vectors of an earlier build.
+SITE_DIR` and a deployed index use them as they are. Without the option a build imports nothing here, unless an
+earlier build left vectors: `store_vectors` then drops them.
 
 Query side: a ranker that search.py calls. `usable_vectors` says whether the index's vectors can rank here (or
 why not), `query_vector` embeds the query, and `nearest_pages` ranks the pages whose sections lie nearest it;
