@@ -260,9 +260,9 @@ class WorkingIndex:
         return read_build_summary(self.conn, settings.summary)
 
     def _store_vectors(self, semantic: dict[str, str] | None, pages_changed: bool) -> None:
-        """Here, on the writer's side: embedding the sections a first build adds can take minutes. Imported here, as
-        build_summary is in `commit`, and only when there are vectors to make or to drop: a build without meaning
-        never loads search by meaning."""
+        """semantic.store_vectors, on the writer's side (embedding the sections a first build adds can take minutes),
+        imported only when there are vectors to make or to drop: a build without meaning never loads search by
+        meaning."""
         if semantic is not None or self._has_table("section_vectors"):
             from ..search.semantic import store_vectors
 

@@ -88,7 +88,7 @@ class ExecutorWrites:
         self._executor: Executor
         self._index: WorkingIndex | None  # the thread's; a process holds its own (_worker_index)
         if in_process:
-            # Imported here: a build that writes on a thread (every build of a small site, every warm one) never
+            # Imported here: a build that writes on a thread (a small site's, or one with few pages to write) never
             # loads multiprocessing.
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
