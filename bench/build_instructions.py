@@ -116,7 +116,7 @@ def main() -> None:
     require_valgrind()
     venv = args.venv.absolute()
     python, mkdocs = venv / "bin" / "python", venv / "bin" / "mkdocs"
-    env = build_env() | {"PYTHONHASHSEED": "0"}
+    env = build_env(mkdocs.parent) | {"PYTHONHASHSEED": "0"}
     plugins = {"vault": (env, plugin_package(mkdocs))}
     if args.baseline:
         base_env = {**env, "PYTHONPATH": str(args.baseline.resolve())}

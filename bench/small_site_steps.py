@@ -171,9 +171,7 @@ def main() -> None:
         config = Path(path).resolve()
         vault = with_vault(config)
         cache = config.parent / ".cache" / "plugin" / "vault-mcp"
-        # As bench/small_sites.py builds: bytecode written, the venv's commands first on PATH (a site's hook may run
-        # one: uvicorn's docs run `uvicorn --help`).
-        env = build_env() | {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
+        env = build_env(Path(sys.executable).parent)  # as bench/small_sites.py builds
         if name in args.on_path:
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(config.parent), env.get("PYTHONPATH")]))
         origins.append(f"{name}: {describe(config.parent)}")

@@ -83,12 +83,15 @@ def with_vault(config: Path) -> Path:
     return child
 
 
-def build_env() -> dict[str, str]:
-    """The environment of a measured build: this one, without MkDocs 2's notice, and writing bytecode. An installed
-    package comes byte-compiled; an editable one is compiled by its first import, unless this shell forbids it:
-    then every build compiled the plugin's modules again (about 0.2 s of a cold build)."""
+def build_env(commands: Path) -> dict[str, str]:
+    """The environment of a measured build: this one, without MkDocs 2's notice, writing bytecode, and with the
+    venv's `commands` folder first on PATH, as in a shell that activated it (a site's hook may run one: uvicorn's
+    docs run `uvicorn --help`). An installed package comes byte-compiled; an editable one is compiled by its first
+    import, unless this shell forbids it: then every build compiled the plugin's modules again (about 0.2 s of a
+    cold build)."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PATH"] = os.pathsep.join([str(commands), os.environ.get("PATH", "")])
     return env
 
 
@@ -222,8 +225,7 @@ def main() -> None:
         samples: Samples = {"none": [], "none-again": [], "vault-cold": [], "vault-warm": []}
         if base_path:
             samples |= {"base-cold": [], "base-warm": []}
-        # The venv's commands first on PATH, as in the shell that activated it (uvicorn's docs run `uvicorn --help`).
-        env = build_env() | {"PATH": os.pathsep.join([str(mkdocs.parent), os.environ.get("PATH", "")])}
+        env = build_env(mkdocs.parent)
         if name in args.on_path:
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(config.parent), env.get("PYTHONPATH")]))
         origins.append(f"{name}: {describe(config.parent)}")
