@@ -36,6 +36,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -68,6 +69,15 @@ print(len(vectors), time.perf_counter() - started)
 """
 
 
+class Sampled(NamedTuple):
+    """What run_sampled saw of one command."""
+
+    wall: float  # seconds
+    peak: float  # MB resident, the process tree summed, at its largest
+    largest: float  # MB resident of its largest process
+    lines: list[tuple[float, str]]  # its stderr lines, each with the second it arrived (from the start), then stdout
+
+
 @dataclass
 class Runs:
     """One system's rounds: sections, sections/s of the embedding, wall s, peak RSS (MB, tree sum and largest)."""
@@ -79,21 +89,17 @@ class Runs:
     largest: list[float] = field(default_factory=list)
     load: list[float] = field(default_factory=list)
 
-    def add(self, sections: int, seconds: float, sampled: tuple[float, float, float, list[tuple[float, str]]]) -> None:
+    def add(self, sections: int, seconds: float, sampled: Sampled) -> None:
         """One round: `sections` embedded in `seconds`, and run_sampled's wall and memory."""
-        wall, peak, largest, _ = sampled
         self.sections.append(sections)
         self.rate.append(sections / seconds)
-        self.wall.append(wall)
-        self.peak.append(peak)
-        self.largest.append(largest)
+        self.wall.append(sampled.wall)
+        self.peak.append(sampled.peak)
+        self.largest.append(sampled.largest)
 
 
-def run_sampled(
-    command: list[str], cwd: Path, env: dict[str, str]
-) -> tuple[float, float, float, list[tuple[float, str]]]:
-    """Run `command`: its wall seconds, peak tree RSS and largest process RSS (MB), and its stderr lines, each
-    with the second it arrived (from the start)."""
+def run_sampled(command: list[str], cwd: Path, env: dict[str, str]) -> Sampled:
+    """Run `command` and sample its process tree's memory while it runs."""
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines: list[tuple[float, str]] = []
@@ -112,7 +118,7 @@ def run_sampled(
     if process.returncode:
         sys.exit(f"semantic_build: {' '.join(command)} failed:\n{''.join(line for _, line in lines)}{output}")
     lines.append((wall, output))
-    return wall, peak, largest, lines
+    return Sampled(wall, peak, largest, lines)
 
 
 def build(checkout: Path, folder: Path, runs: Runs) -> Path:
@@ -124,7 +130,7 @@ def build(checkout: Path, folder: Path, runs: Runs) -> Path:
     runs.load.append(os.getloadavg()[0])
     mkdocs = checkout / ".venv" / "bin" / "mkdocs"
     sampled = run_sampled([str(mkdocs), "build"], work, checkout_env(checkout))
-    lines = sampled[3]
+    lines = sampled.lines
     start = next(at for at, line in lines if "vault-mcp: embedding " in line)
     end, count = next((at, int(line.split("embedded ")[1].split()[0])) for at, line in lines if " sections in " in line)
     runs.add(count, end - start, sampled)
@@ -158,7 +164,7 @@ def fastembed(venv: Path, folder: Path, index: Path, runs: Runs) -> None:
     command = [str(venv / "bin" / "python"), "-c", FASTEMBED, str(folder), str(texts_file)]
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"} | {"HF_HUB_OFFLINE": "1"}
     sampled = run_sampled(command, WORK, env)
-    count, seconds = sampled[3][-1][1].split()
+    count, seconds = sampled.lines[-1][1].split()
     runs.add(int(count), float(seconds), sampled)
 
 

@@ -87,8 +87,7 @@ def build_env(commands: Path) -> dict[str, str]:
     """The environment of a measured build: this one, without MkDocs 2's notice, writing bytecode, and with the
     venv's `commands` folder first on PATH, as in a shell that activated it (a site's hook may run one: uvicorn's
     docs run `uvicorn --help`). An installed package comes byte-compiled; an editable one is compiled by its first
-    import, unless this shell forbids it: then every build compiled the plugin's modules again (about 0.2 s of a
-    cold build)."""
+    import, unless this shell forbids it: then every build would compile the plugin's modules again."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PATH"] = os.pathsep.join([str(commands), os.environ.get("PATH", "")])
